@@ -1,0 +1,1 @@
+"""Ashlar's shared floor: config, RPC, database, context, policy, rules."""

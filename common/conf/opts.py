@@ -1,0 +1,16 @@
+"""Entry point for oslo-config-generator (``oslo.config.opts``)."""
+
+from common.conf import api
+from common.conf import database
+from common.conf import default
+from common.conf import scheduler
+from common.conf import upgrade_levels
+from common.conf import volume
+
+
+def list_opts() -> list:
+    """Return (group, options) pairs for every Ashlar option."""
+    result = []
+    for module in (default, api, scheduler, upgrade_levels, volume, database):
+        result.extend(module.list_opts())
+    return result

@@ -1,0 +1,44 @@
+"""Names that every process agrees on: topics, binaries, statuses."""
+
+# RPC topics (see DESIGN.md "Processes and the bus").
+API_TOPIC = "ashlar-api"
+SCHEDULER_TOPIC = "ashlar-scheduler"
+VOLUME_TOPIC = "ashlar-volume"
+CAPABILITIES_TOPIC = "ashlar-capabilities"
+
+# Service binaries as shown by /os-services.  Cinder clients only print them,
+# so Ashlar reports its own names.
+SCHEDULER_BINARY = "ashlar-scheduler"
+VOLUME_BINARY = "ashlar-volume"
+
+DEFAULT_TYPE_NAME = "__DEFAULT__"
+
+
+class VolumeStatus:
+    """Values of ``volumes.status``."""
+
+    CREATING = "creating"
+    AVAILABLE = "available"
+    RESERVED = "reserved"
+    ATTACHING = "attaching"
+    IN_USE = "in-use"
+    DETACHING = "detaching"
+    DELETING = "deleting"
+    ERROR = "error"
+    ERROR_DELETING = "error_deleting"
+    EXTENDING = "extending"
+    ERROR_EXTENDING = "error_extending"
+    RETYPING = "retyping"
+    MAINTENANCE = "maintenance"
+
+
+class AttachStatus:
+    """Values of ``volumes.attach_status`` and ``volume_attachment.attach_status``."""
+
+    DETACHED = "detached"
+    RESERVED = "reserved"
+    ATTACHING = "attaching"
+    ATTACHED = "attached"
+    DETACHING = "detaching"
+    ERROR_ATTACHING = "error_attaching"
+    ERROR_DETACHING = "error_detaching"

@@ -1,0 +1,68 @@
+"""The request context: who asks, for which project, under which request id.
+
+It travels across RPC as a dict (``to_dict``/``from_dict``) and provides the
+oslo.db enginefacade transaction slots used by ``common/db/api``.
+"""
+
+from typing import Any
+
+from oslo_context import context as oslo_context
+from oslo_db.sqlalchemy import enginefacade
+
+from common import policy
+
+
+@enginefacade.transaction_context_provider
+class RequestContext(oslo_context.RequestContext):
+    """An oslo.context RequestContext with policy checks."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        is_admin = kwargs.pop("is_admin", None)
+        super().__init__(*args, **kwargs)
+        if is_admin is None:
+            is_admin = policy.check_is_admin(self)
+        self.is_admin = is_admin
+
+    def can(self, action: str, target: dict | None = None,
+            fatal: bool = True) -> bool:
+        """Check ``action`` against policy for this caller.
+
+        :param target: the object's attributes (``project_id`` at least);
+            defaults to the caller's own project.
+        :raises common.exception.PolicyNotAuthorized: when denied and fatal.
+        """
+        if target is None:
+            target = {"project_id": self.project_id, "user_id": self.user_id}
+        return policy.authorize(self, action, target, fatal=fatal)
+
+    def to_dict(self) -> dict:
+        values = super().to_dict()
+        values["is_admin"] = self.is_admin
+        return values
+
+    @classmethod
+    def from_dict(cls, values: dict) -> "RequestContext":
+        return cls(user_id=values.get("user_id") or values.get("user"),
+                   project_id=(values.get("project_id")
+                               or values.get("project_name")
+                               or values.get("tenant")),
+                   roles=values.get("roles") or [],
+                   service_roles=values.get("service_roles") or [],
+                   is_admin=values.get("is_admin"),
+                   request_id=values.get("request_id"),
+                   global_request_id=values.get("global_request_id"),
+                   overwrite=False)
+
+    def elevated(self) -> "RequestContext":
+        """Return a copy of this context with admin rights."""
+        ctx = self.from_dict(self.to_dict())
+        ctx.is_admin = True
+        if "admin" not in ctx.roles:
+            ctx.roles.append("admin")
+        return ctx
+
+
+def get_admin_context() -> RequestContext:
+    """Return a context for work a service does on its own account."""
+    return RequestContext(user_id=None, project_id=None, roles=["admin"],
+                          is_admin=True, overwrite=False)

@@ -1,0 +1,1 @@
+"""Database: models, alembic migrations and the per-table-family API."""

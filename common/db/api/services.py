@@ -1,0 +1,81 @@
+"""Service records and heartbeats."""
+
+import uuid
+from typing import Any
+
+import sqlalchemy as sa
+from oslo_db import exception as db_exc
+
+from common import exception
+from common.db import models
+from common.db.api import reader
+from common.db.api import retry_on_deadlock
+from common.db.api import utcnow
+from common.db.api import writer
+
+
+@retry_on_deadlock
+@writer
+def service_register(context: Any, host: str, binary: str, topic: str,
+                     availability_zone: str) -> models.Service:
+    """Create or refresh the row of a starting service, with a heartbeat."""
+    query = sa.select(models.Service).where(models.Service.host == host,
+                                            models.Service.binary == binary)
+    row = context.session.execute(query).scalars().first()
+    if row is None:
+        row = models.Service(uuid=str(uuid.uuid4()), host=host, binary=binary,
+                             disabled=False)
+        context.session.add(row)
+    row.topic = topic
+    row.availability_zone = availability_zone
+    row.heartbeat_at = utcnow()
+    try:
+        context.session.flush()
+    except db_exc.DBDuplicateEntry:
+        raise db_exc.RetryRequest(db_exc.DBDuplicateEntry())
+    return row
+
+
+@retry_on_deadlock
+@writer
+def service_heartbeat(context: Any, service_id: int) -> None:
+    """Stamp the service alive now."""
+    context.session.execute(
+        sa.update(models.Service).where(models.Service.id == service_id)
+        .values(heartbeat_at=utcnow()))
+
+
+@reader
+def service_list(context: Any, host: str | None = None,
+                 binary: str | None = None) -> list[models.Service]:
+    """List services; ``host`` also matches that host's ``host@backend``."""
+    query = sa.select(models.Service).order_by(models.Service.id)
+    if binary:
+        query = query.where(models.Service.binary == binary)
+    if host:
+        query = query.where(sa.or_(models.Service.host == host,
+                                   models.Service.host.like(host + "@%")))
+    return list(context.session.execute(query).scalars())
+
+
+@retry_on_deadlock
+@writer
+def service_set_disabled(context: Any, host: str, binary: str,
+                         disabled: bool, reason: str | None) -> models.Service:
+    query = sa.select(models.Service).where(models.Service.host == host,
+                                            models.Service.binary == binary)
+    row = context.session.execute(query).scalars().first()
+    if row is None:
+        raise exception.ServiceNotFound(service_id="%s on host %s"
+                                        % (binary, host))
+    row.disabled = disabled
+    row.disabled_reason = reason if disabled else None
+    row.updated_at = utcnow()
+    return row
+
+
+def is_up(row: models.Service, service_down_time: int) -> bool:
+    """Whether the service heartbeat is younger than ``service_down_time``."""
+    if row.heartbeat_at is None:
+        return False
+    return (utcnow() - row.heartbeat_at).total_seconds() <= service_down_time

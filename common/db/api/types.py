@@ -1,0 +1,143 @@
+"""Volume types, their extra specs and project access."""
+
+import uuid
+from typing import Any
+
+import sqlalchemy as sa
+from oslo_db import exception as db_exc
+
+from common import exception
+from common.db import models
+from common.db.api import reader
+from common.db.api import retry_on_deadlock
+from common.db.api import writer
+
+
+def _get(session: Any, type_id: str) -> models.VolumeType:
+    row = session.get(models.VolumeType, type_id)
+    if row is None:
+        raise exception.VolumeTypeNotFound(volume_type_id=type_id)
+    return row
+
+
+def _in_use(session: Any, type_id: str) -> bool:
+    query = sa.select(models.Volume.id).where(
+        models.Volume.volume_type_id == type_id).limit(1)
+    return session.execute(query).first() is not None
+
+
+@retry_on_deadlock
+@writer
+def type_create(context: Any, name: str, description: str | None = None,
+                is_public: bool = True,
+                extra_specs: dict | None = None) -> models.VolumeType:
+    """Create a type; :raises VolumeTypeExists: when the name is taken."""
+    row = models.VolumeType(id=str(uuid.uuid4()), name=name,
+                            description=description, is_public=is_public)
+    row.extra_specs = [models.VolumeTypeExtraSpec(key=k, value=v)
+                       for k, v in (extra_specs or {}).items()]
+    context.session.add(row)
+    try:
+        context.session.flush()
+    except db_exc.DBDuplicateEntry:
+        raise exception.VolumeTypeExists(name=name)
+    return row
+
+
+@reader
+def type_get(context: Any, type_id: str) -> models.VolumeType:
+    return _get(context.session, type_id)
+
+
+@reader
+def type_get_by_name(context: Any, name: str) -> models.VolumeType:
+    query = sa.select(models.VolumeType).where(models.VolumeType.name == name)
+    row = context.session.execute(query).scalars().first()
+    if row is None:
+        raise exception.VolumeTypeNotFoundByName(volume_type_name=name)
+    return row
+
+
+def type_get_by_name_or_id(context: Any, name_or_id: str) -> models.VolumeType:
+    """Resolve what a create or retype names: an id first, then a name."""
+    try:
+        return type_get(context, name_or_id)
+    except exception.VolumeTypeNotFound:
+        return type_get_by_name(context, name_or_id)
+
+
+@reader
+def type_list(context: Any, is_public: bool | None = None,
+              filters: dict | None = None) -> list[models.VolumeType]:
+    """List types, newest first; ``is_public=None`` means all."""
+    query = sa.select(models.VolumeType)
+    if is_public is not None:
+        query = query.where(models.VolumeType.is_public == is_public)
+    for key in ("name", "description"):
+        if filters and key in filters:
+            query = query.where(getattr(models.VolumeType, key) == filters[key])
+    query = query.order_by(models.VolumeType.created_at.desc(),
+                           models.VolumeType.id.desc())
+    return list(context.session.execute(query).scalars())
+
+
+@retry_on_deadlock
+@writer
+def type_update(context: Any, type_id: str,
+                values: dict) -> models.VolumeType:
+    row = _get(context.session, type_id)
+    for key, value in values.items():
+        setattr(row, key, value)
+    try:
+        context.session.flush()
+    except db_exc.DBDuplicateEntry:
+        raise exception.VolumeTypeExists(name=values.get("name"))
+    return row
+
+
+@retry_on_deadlock
+@writer
+def type_delete(context: Any, type_id: str) -> None:
+    """Delete an unused type; :raises VolumeTypeInUse: when volumes use it."""
+    row = _get(context.session, type_id)
+    if _in_use(context.session, type_id):
+        raise exception.VolumeTypeInUse()
+    context.session.execute(sa.delete(models.VolumeTypeProject).where(
+        models.VolumeTypeProject.volume_type_id == type_id))
+    context.session.delete(row)
+
+
+@retry_on_deadlock
+@writer
+def extra_specs_update(context: Any, type_id: str, specs: dict) -> dict:
+    """Merge ``specs`` into the type's extra specs (refused while in use)."""
+    row = _get(context.session, type_id)
+    if _in_use(context.session, type_id):
+        raise exception.VolumeTypeInUse()
+    existing = {spec.key: spec for spec in row.extra_specs}
+    for key, value in specs.items():
+        if key in existing:
+            existing[key].value = value
+        else:
+            row.extra_specs.append(
+                models.VolumeTypeExtraSpec(key=key, value=value))
+    return specs
+
+
+@retry_on_deadlock
+@writer
+def extra_spec_delete(context: Any, type_id: str, key: str) -> None:
+    row = _get(context.session, type_id)
+    if _in_use(context.session, type_id):
+        raise exception.VolumeTypeInUse()
+    for spec in row.extra_specs:
+        if spec.key == key:
+            row.extra_specs.remove(spec)
+            return
+    raise exception.VolumeTypeExtraSpecsNotFound(volume_type_id=type_id,
+                                                 extra_specs_key=key)
+
+
+def specs_of(row: models.VolumeType) -> dict:
+    """The extra specs of a loaded type as a plain dict."""
+    return {spec.key: spec.value for spec in row.extra_specs}

@@ -1,0 +1,114 @@
+"""Volumes and their metadata."""
+
+from typing import Any
+
+import sqlalchemy as sa
+from oslo_db.sqlalchemy import utils as db_utils
+
+from common import exception
+from common.db import models
+from common.db.api import conditional_update
+from common.db.api import reader
+from common.db.api import retry_on_deadlock
+from common.db.api import utcnow
+from common.db.api import writer
+
+#: Columns a list may be sorted or filtered by (API names map onto them).
+SORT_KEYS = ("created_at", "updated_at", "id", "display_name", "size",
+             "status", "availability_zone", "volume_type_id", "host")
+FILTER_KEYS = ("display_name", "status", "size", "availability_zone",
+               "bootable", "multiattach", "volume_type_id", "host",
+               "attach_status", "migration_status", "user_id")
+
+
+@retry_on_deadlock
+@writer
+def volume_create(context: Any, values: dict,
+                  metadata: dict | None = None) -> models.Volume:
+    row = models.Volume(**values)
+    row.volume_metadata = [models.VolumeMetadata(key=k, value=v)
+                           for k, v in (metadata or {}).items()]
+    context.session.add(row)
+    context.session.flush()
+    return _get(context.session, row.id)
+
+
+def _get(session: Any, volume_id: str) -> models.Volume:
+    row = session.get(models.Volume, volume_id, populate_existing=True)
+    if row is None:
+        raise exception.VolumeNotFound(volume_id=volume_id)
+    return row
+
+
+@reader
+def volume_get(context: Any, volume_id: str) -> models.Volume:
+    """:raises VolumeNotFound:"""
+    return _get(context.session, volume_id)
+
+
+@reader
+def volume_list(context: Any, project_id: str | None = None,
+                filters: dict | None = None, limit: int | None = None,
+                marker: str | None = None, sort_keys: list | None = None,
+                sort_dirs: list | None = None,
+                offset: int | None = None) -> list[models.Volume]:
+    """List volumes of ``project_id`` (all projects when None).
+
+    :raises VolumeNotFound: for an unknown marker, as Cinder does.
+    """
+    query = context.session.query(models.Volume)
+    if project_id is not None:
+        query = query.filter(models.Volume.project_id == project_id)
+    for key, value in (filters or {}).items():
+        query = query.filter(getattr(models.Volume, key) == value)
+    marker_row = _get(context.session, marker) if marker else None
+    sort_keys = list(sort_keys or ["created_at"])
+    sort_dirs = list(sort_dirs or ["desc"] * len(sort_keys))
+    if "id" not in sort_keys:
+        sort_keys.append("id")
+        sort_dirs.append(sort_dirs[-1])
+    query = db_utils.paginate_query(query, models.Volume, limit, sort_keys,
+                                    marker=marker_row, sort_dirs=sort_dirs)
+    if offset:
+        query = query.offset(offset)
+    return list(query.all())
+
+
+@retry_on_deadlock
+@writer
+def volume_update(context: Any, volume_id: str, values: dict,
+                  metadata: dict | None = None) -> models.Volume:
+    """Change non-status fields; ``metadata`` replaces the whole set."""
+    row = _get(context.session, volume_id)
+    for key, value in values.items():
+        setattr(row, key, value)
+    if metadata is not None:
+        row.volume_metadata = [models.VolumeMetadata(key=k, value=v)
+                               for k, v in metadata.items()]
+    row.updated_at = utcnow()
+    return row
+
+
+@retry_on_deadlock
+@writer
+def volume_cas(context: Any, volume_id: str, expected: dict,
+               values: dict) -> bool:
+    """Compare-and-swap the volume's status fields; see conditional_update."""
+    return conditional_update(context.session, models.Volume, volume_id,
+                              expected, values)
+
+
+@retry_on_deadlock
+@writer
+def volume_destroy(context: Any, volume_id: str) -> None:
+    """Remove the row (the caller made sure nothing is attached)."""
+    session = context.session
+    session.execute(sa.delete(models.VolumeMetadata).where(
+        models.VolumeMetadata.volume_id == volume_id))
+    session.execute(sa.delete(models.Volume).where(
+        models.Volume.id == volume_id))
+
+
+def metadata_of(row: models.Volume) -> dict:
+    return {item.key: item.value for item in row.volume_metadata}
+

@@ -1,0 +1,161 @@
+"""SQLAlchemy models: the only source of truth for Ashlar's state.
+
+Tables: services, volume types (+ extra specs, project access), volumes
+(+ metadata), attachments (+ attachment specs: the connector as key/value
+rows, one row per key).  Status columns hold the strings of
+``common.constants``; every change to them is a compare-and-swap in
+``common/db/api``.
+"""
+
+from oslo_db.sqlalchemy import models as oslo_models
+from sqlalchemy import Boolean
+from sqlalchemy import Column
+from sqlalchemy import DateTime
+from sqlalchemy import ForeignKey
+from sqlalchemy import Index
+from sqlalchemy import Integer
+from sqlalchemy import MetaData
+from sqlalchemy import String
+from sqlalchemy import Text
+from sqlalchemy import UniqueConstraint
+from sqlalchemy import orm
+
+NAMING = {
+    "ix": "ix_%(table_name)s_%(column_0_name)s",
+    "uq": "uniq_%(table_name)s0%(column_0_N_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+
+class _Base(oslo_models.TimestampMixin, oslo_models.ModelBase):
+    pass
+
+
+BASE = orm.declarative_base(cls=_Base, metadata=MetaData(naming_convention=NAMING))
+
+
+class Service(BASE):
+    """A scheduler or volume process; ``heartbeat_at`` says it is alive."""
+
+    __tablename__ = "services"
+    __table_args__ = (UniqueConstraint("host", "binary"),)
+
+    id = Column(Integer, primary_key=True, autoincrement=True)
+    uuid = Column(String(36), nullable=False, unique=True)
+    host = Column(String(255), nullable=False)
+    binary = Column(String(255), nullable=False)
+    topic = Column(String(255), nullable=False)
+    availability_zone = Column(String(255), nullable=False)
+    disabled = Column(Boolean, nullable=False, default=False)
+    disabled_reason = Column(String(255))
+    heartbeat_at = Column(DateTime)
+
+
+class VolumeType(BASE):
+    __tablename__ = "volume_types"
+
+    id = Column(String(36), primary_key=True)
+    name = Column(String(255), nullable=False, unique=True)
+    description = Column(String(255))
+    is_public = Column(Boolean, nullable=False, default=True)
+    extra_specs = orm.relationship(
+        "VolumeTypeExtraSpec", lazy="selectin", cascade="all, delete-orphan")
+
+
+class VolumeTypeExtraSpec(BASE):
+    __tablename__ = "volume_type_extra_specs"
+    __table_args__ = (UniqueConstraint("volume_type_id", "key"),)
+
+    id = Column(Integer, primary_key=True, autoincrement=True)
+    volume_type_id = Column(String(36), ForeignKey("volume_types.id"),
+                            nullable=False)
+    key = Column(String(255), nullable=False)
+    value = Column(String(255))
+
+
+class VolumeTypeProject(BASE):
+    """Projects that may use a private volume type."""
+
+    __tablename__ = "volume_type_projects"
+    __table_args__ = (UniqueConstraint("volume_type_id", "project_id"),)
+
+    id = Column(Integer, primary_key=True, autoincrement=True)
+    volume_type_id = Column(String(36), ForeignKey("volume_types.id"),
+                            nullable=False)
+    project_id = Column(String(255), nullable=False)
+
+
+class Volume(BASE):
+    __tablename__ = "volumes"
+    __table_args__ = (Index("ix_volumes_project_created", "project_id",
+                            "created_at"),)
+
+    id = Column(String(36), primary_key=True)
+    project_id = Column(String(255), nullable=False)
+    user_id = Column(String(255))
+    display_name = Column(String(255))
+    display_description = Column(String(255))
+    size = Column(Integer, nullable=False)
+    status = Column(String(255), nullable=False)
+    previous_status = Column(String(255))
+    attach_status = Column(String(255), nullable=False)
+    migration_status = Column(String(255))
+    host = Column(String(255))
+    availability_zone = Column(String(255))
+    volume_type_id = Column(String(36), ForeignKey("volume_types.id"),
+                            nullable=False)
+    multiattach = Column(Boolean, nullable=False, default=False)
+    bootable = Column(Boolean, nullable=False, default=False)
+    readonly = Column(Boolean, nullable=False, default=False)
+    encrypted = Column(Boolean, nullable=False, default=False)
+    provider_location = Column(String(255))
+    service_uuid = Column(String(36))
+    #: Why the volume is in an error status, in words a user can act on.
+    error_reason = Column(Text)
+    volume_type = orm.relationship("VolumeType", lazy="joined")
+    volume_metadata = orm.relationship(
+        "VolumeMetadata", lazy="selectin", cascade="all, delete-orphan")
+    attachments = orm.relationship("VolumeAttachment", lazy="selectin",
+                                   viewonly=True)
+
+
+class VolumeMetadata(BASE):
+    __tablename__ = "volume_metadata"
+    __table_args__ = (UniqueConstraint("volume_id", "key"),)
+
+    id = Column(Integer, primary_key=True, autoincrement=True)
+    volume_id = Column(String(36), ForeignKey("volumes.id"), nullable=False)
+    key = Column(String(255), nullable=False)
+    value = Column(String(255))
+
+
+class VolumeAttachment(BASE):
+    __tablename__ = "volume_attachment"
+
+    id = Column(String(36), primary_key=True)
+    volume_id = Column(String(36), ForeignKey("volumes.id"), nullable=False,
+                       index=True)
+    instance_uuid = Column(String(36))
+    attached_host = Column(String(255))
+    mountpoint = Column(String(255))
+    attach_status = Column(String(255), nullable=False)
+    attach_mode = Column(String(36), nullable=False, default="null")
+    connection_info = Column(Text)
+    attach_time = Column(DateTime)
+    detach_time = Column(DateTime)
+    specs = orm.relationship(
+        "AttachmentSpec", lazy="selectin", cascade="all, delete-orphan")
+
+
+class AttachmentSpec(BASE):
+    """One key of an attachment's connector."""
+
+    __tablename__ = "attachment_specs"
+    __table_args__ = (UniqueConstraint("attachment_id", "key"),)
+
+    id = Column(Integer, primary_key=True, autoincrement=True)
+    attachment_id = Column(String(36), ForeignKey("volume_attachment.id"),
+                           nullable=False)
+    key = Column(String(255), nullable=False)
+    value = Column(Text)

@@ -1,0 +1,16 @@
+"""Policy defaults, one module per resource, Cinder's rule names."""
+
+import itertools
+
+from common.policies import attachments
+from common.policies import base
+from common.policies import services
+from common.policies import types
+from common.policies import volumes
+
+
+def list_rules() -> list:
+    """Return every default rule (oslo.policy.policies entry point)."""
+    return list(itertools.chain(base.list_rules(), volumes.list_rules(),
+                                types.list_rules(), attachments.list_rules(),
+                                services.list_rules()))

@@ -1,0 +1,127 @@
+"""A running service: its RPC server, its heartbeat and its periodic tasks.
+
+One process may run several (a volume node runs one per backend; the
+embedded mode runs the scheduler and the volume backends together).
+"""
+
+import signal
+import sys
+import threading
+from typing import Any, Callable
+
+import oslo_messaging as messaging
+from oslo_config import cfg
+from oslo_log import log as logging
+
+from common import conf as ashlar_conf
+from common import context as ashlar_context
+from common import rpc
+from common.db import api as db_api
+from common.db.api import services as services_db
+
+LOG = logging.getLogger(__name__)
+
+
+class Manager:
+    """What a Service runs: an RPC endpoint plus optional periodic tasks."""
+
+    target = messaging.Target(version="1.0")
+
+    def init_host(self, service_uuid: str) -> None:
+        """Prepare before the RPC server starts consuming messages."""
+
+    def after_start(self) -> None:
+        """Run once the RPC server consumes (e.g. announce capabilities)."""
+
+    def periodic_tasks(self) -> list[tuple[float, Callable[[], None]]]:
+        """Return (interval seconds, function) pairs to run in the background."""
+        return []
+
+
+class Service:
+    """Register, heartbeat, serve RPC on ``topic`` as ``server=host``."""
+
+    def __init__(self, conf: cfg.ConfigOpts, host: str, binary: str,
+                 topic: str, manager: Manager,
+                 extra_targets: list | None = None) -> None:
+        self.conf = conf
+        self.host = host
+        self.binary = binary
+        self.topic = topic
+        self.manager = manager
+        self.extra_targets = extra_targets or []
+        self._servers: list = []
+        self._stop = threading.Event()
+        self._threads: list[threading.Thread] = []
+        self.service_id: int | None = None
+
+    def start(self) -> None:
+        ctxt = ashlar_context.get_admin_context()
+        row = services_db.service_register(
+            ctxt, self.host, self.binary, self.topic,
+            self.conf.storage_availability_zone)
+        self.service_id = row.id
+        self.manager.init_host(row.uuid)
+        targets = [messaging.Target(topic=self.topic, server=self.host)]
+        targets += self.extra_targets
+        for target in targets:
+            server = rpc.get_server(target, [self.manager])
+            server.start()
+            self._servers.append(server)
+        self._spawn(self.conf.report_interval, self._heartbeat)
+        for interval, task in self.manager.periodic_tasks():
+            self._spawn(interval, task)
+        self.manager.after_start()
+        LOG.info("Started %(binary)s on %(host)s",
+                 {"binary": self.binary, "host": self.host})
+
+    def _heartbeat(self) -> None:
+        services_db.service_heartbeat(ashlar_context.get_admin_context(),
+                                      self.service_id)
+
+    def _spawn(self, interval: float, task: Callable[[], Any]) -> None:
+        def loop() -> None:
+            while not self._stop.wait(interval):
+                try:
+                    task()
+                except Exception:
+                    LOG.exception("Periodic task %s failed", task)
+        thread = threading.Thread(target=loop, daemon=True,
+                                  name="%s-%s" % (self.binary, task.__name__))
+        thread.start()
+        self._threads.append(thread)
+
+    def stop(self) -> None:
+        self._stop.set()
+        for server in self._servers:
+            server.stop()
+        for server in self._servers:
+            server.wait()
+        LOG.info("Stopped %(binary)s on %(host)s",
+                 {"binary": self.binary, "host": self.host})
+
+
+def wait_for_signal(services: list[Service]) -> None:
+    """Block until SIGTERM/SIGINT, then stop ``services``."""
+    stopped = threading.Event()
+
+    def _handler(signum: int, _frame: Any) -> None:
+        stopped.set()
+    signal.signal(signal.SIGTERM, _handler)
+    signal.signal(signal.SIGINT, _handler)
+    while not stopped.wait(1):
+        pass
+    for service in services:
+        service.stop()
+
+
+def prepare_process(argv: list[str] | None, project: str = "ashlar",
+                    embedded: bool = False) -> cfg.ConfigOpts:
+    """Parse config files and arguments, set up logging, the DB and the bus."""
+    conf = ashlar_conf.CONF
+    logging.register_options(conf)
+    conf(sys.argv[1:] if argv is None else argv, project=project)
+    logging.setup(conf, project)
+    db_api.configure(conf)
+    rpc.init(conf, embedded=embedded)
+    return conf

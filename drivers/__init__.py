@@ -1,0 +1,1 @@
+"""Volume backend drivers: the interface in ``base`` and one module per backend."""

@@ -1,0 +1,288 @@
+"""The volume driver interface: what the volume service may ask of a backend.
+
+The volume service (``services/volume/``) is the only caller.  For each entry
+of ``enabled_backends`` it loads a driver class by short name with
+:func:`load_driver`, registers the driver's options in the backend's group
+with ``cls.register_opts(conf, group)``, and builds
+``cls(conf[group], backend_name, host)``.  It then calls :meth:`do_setup` and
+:meth:`check_for_setup_error` once; only when both return does it send any
+other call, and it never sends two calls for the same volume at once.
+
+Drivers never see database rows: each call carries a :class:`DriverVolume`.
+Model updates a driver returns are saved on the volume row by the service.
+"""
+
+import abc
+import dataclasses
+from typing import Any
+
+from oslo_config import cfg
+from oslo_log import log as logging
+from stevedore import driver as stevedore_driver
+from stevedore import exception as stevedore_exception
+
+from common import exception
+
+LOG = logging.getLogger(__name__)
+
+#: Entry-point group that maps a driver's short name to its class.
+DRIVER_NAMESPACE = "ashlar.volume.drivers"
+
+#: Group name under which ``list_opts`` shows backend options in samples; the
+#: real groups are the names listed in ``enabled_backends``.
+SAMPLE_GROUP = "backend"
+
+VENDOR_NAME = "Ashlar"
+
+BACKEND_OPTS = [
+    cfg.StrOpt(
+        "volume_backend_name",
+        help="Backend name reported to the scheduler and matched by the "
+        "volume_backend_name extra spec. Defaults to the name of this "
+        "backend's section.",
+    ),
+    cfg.IntOpt(
+        "reserved_percentage",
+        default=0,
+        min=0,
+        max=100,
+        help="Percentage of the backend's capacity that the scheduler "
+        "keeps free.",
+    ),
+    cfg.FloatOpt(
+        "max_over_subscription_ratio",
+        default=20.0,
+        min=1.0,
+        help="Ratio of provisioned to real capacity that the scheduler "
+        "allows on thin-provisioned pools.",
+    ),
+]
+
+
+@dataclasses.dataclass(frozen=True)
+class DriverVolume:
+    """What a driver knows of a volume.
+
+    :ivar id: The volume's id (a UUID in practice).
+    :ivar size: Size in GiB.
+    :ivar name: The user's display name, for logs only.
+    :ivar provider_location: What the driver returned under that key from
+        :meth:`VolumeDriver.create_volume`, or ``None``.
+    """
+
+    id: str
+    size: int
+    name: str | None = None
+    provider_location: str | None = None
+
+
+def validate_size(size: int) -> None:
+    """Check that ``size`` is a usable volume size.
+
+    :raises InvalidInput: ``size`` is not a positive integer (GiB).
+    """
+    if isinstance(size, bool) or not isinstance(size, int) or size < 1:
+        raise exception.InvalidInput(
+            reason=f"Volume size {size!r} must be a positive number of GiB.")
+
+
+def validate_new_size(volume: DriverVolume, new_size: int) -> None:
+    """Check that ``new_size`` grows ``volume``.
+
+    :raises InvalidInput: ``new_size`` is not an integer larger than
+        ``volume.size``.
+    """
+    validate_size(new_size)
+    if new_size <= volume.size:
+        raise exception.InvalidInput(
+            reason=f"New size {new_size} GiB must be larger than the "
+            f"current size {volume.size} GiB of volume {volume.id}.")
+
+
+class VolumeDriver(abc.ABC):
+    """A volume backend, one instance per configured backend.
+
+    :param conf: The backend's option group (``conf[backend_name]``) after
+        :meth:`register_opts` registered this driver's options in it.
+    :param backend_name: Name of the backend's config section.
+    :param host: The volume service's ``host@backend`` name.
+    """
+
+    #: Version reported as ``driver_version``.
+    VERSION: str
+    #: Reported as ``storage_protocol``.
+    STORAGE_PROTOCOL: str
+    #: This driver's own options, registered besides :data:`BACKEND_OPTS`.
+    driver_opts: tuple[cfg.Opt, ...] = ()
+
+    def __init__(self, conf: cfg.ConfigOpts.GroupAttr, backend_name: str,
+                 host: str) -> None:
+        self.conf = conf
+        self.backend_name = backend_name
+        self.host = host
+
+    @classmethod
+    def register_opts(cls, conf: cfg.ConfigOpts, group: str) -> None:
+        """Register :data:`BACKEND_OPTS` and this driver's options.
+
+        :param conf: The service's configuration.
+        :param group: The backend's section name.
+        """
+        conf.register_opts([*BACKEND_OPTS, *cls.driver_opts], group=group)
+
+    @classmethod
+    def list_opts(cls) -> list[tuple[str, list[cfg.Opt]]]:
+        """Return the options for oslo-config-generator."""
+        return [(SAMPLE_GROUP, [*BACKEND_OPTS, *cls.driver_opts])]
+
+    @property
+    def volume_backend_name(self) -> str:
+        """The backend name reported to the scheduler."""
+        return self.conf.volume_backend_name or self.backend_name
+
+    @abc.abstractmethod
+    def do_setup(self) -> None:
+        """Prepare the backend; called once, before any other method.
+
+        :raises VolumeBackendAPIException: The backend cannot be prepared.
+        """
+
+    @abc.abstractmethod
+    def check_for_setup_error(self) -> None:
+        """Check that the backend can serve; called once after do_setup.
+
+        :raises DriverNotInitialized: The backend is not usable; the service
+            keeps the driver out of service.
+        """
+
+    @abc.abstractmethod
+    def get_volume_stats(self, refresh: bool = False) -> dict[str, Any]:
+        """Return the capability report for the scheduler.
+
+        Called on every capability-report timer tick and after changes.
+        An unreachable backend is reported with ``backend_state`` ``'down'``
+        rather than by raising.
+
+        :param refresh: Measure the backend again; otherwise the last report
+            may be returned (a first call always measures).
+        :returns: Backend-level keys ``volume_backend_name``, ``vendor_name``,
+            ``driver_version`` and ``storage_protocol``, and ``pools``: a list
+            of dicts with ``pool_name``, ``total_capacity_gb``,
+            ``free_capacity_gb``, ``allocated_capacity_gb``,
+            ``provisioned_capacity_gb`` (floats, GiB),
+            ``reserved_percentage`` (int), ``max_over_subscription_ratio``
+            (float), ``thin_provisioning_support``,
+            ``thick_provisioning_support``, ``multiattach`` (bools),
+            ``backend_state`` (``'up'`` or ``'down'``) and ``total_volumes``
+            (int), plus any capability of the driver's own (such as
+            ``online_extend_support``).  Backend-level keys apply to every
+            pool that does not set them itself.
+        """
+
+    @abc.abstractmethod
+    def create_volume(self, volume: DriverVolume) -> dict[str, Any]:
+        """Create an empty volume of ``volume.size`` GiB.
+
+        Called once the scheduler placed the volume on this backend.  A
+        volume that exists already is never overwritten.
+
+        :returns: A model update for the volume row, such as
+            ``{'provider_location': ...}``; may be empty.
+        :raises InvalidInput: The size is not a positive integer, or the id
+            is not one this backend can store.
+        :raises VolumeBackendAPIException: A volume with this id exists, or
+            the backend failed; nothing is left behind.
+        """
+
+    @abc.abstractmethod
+    def delete_volume(self, volume: DriverVolume) -> None:
+        """Delete a volume and its data.
+
+        Idempotent: a volume the backend does not have is not an error.
+
+        :raises VolumeBackendAPIException: The backend failed.
+        """
+
+    @abc.abstractmethod
+    def extend_volume(self, volume: DriverVolume, new_size: int) -> None:
+        """Grow a volume to ``new_size`` GiB, keeping its data.
+
+        ``volume.size`` is the size before the call.  Repeating a call that
+        completed is harmless.
+
+        :raises InvalidInput: ``new_size`` is not larger than ``volume.size``.
+        :raises VolumeNotFound: The backend does not have the volume.
+        :raises VolumeBackendAPIException: The backend cannot grow it.
+        """
+
+    @abc.abstractmethod
+    def initialize_connection(self, volume: DriverVolume,
+                              connector: dict[str, Any]) -> dict[str, Any]:
+        """Give a host access to a volume.
+
+        Called for each attachment that brings a connector, so possibly
+        several times for one multiattach volume.
+
+        :param connector: os-brick connector properties of the host
+            (``host``, ``initiator``, ...).
+        :returns: os-brick ``connection_info``:
+            ``{'driver_volume_type': <protocol>, 'data': {...}}``, where
+            ``data`` holds at least ``volume_id`` and what the protocol's
+            os-brick connector needs.
+        :raises VolumeNotFound: The backend does not have the volume.
+        :raises VolumeBackendAPIException: The backend failed.
+        """
+
+    @abc.abstractmethod
+    def terminate_connection(self, volume: DriverVolume,
+                             connector: dict[str, Any] | None) -> None:
+        """Remove a host's access to a volume.
+
+        Idempotent: a connection that does not exist is not an error.
+
+        :param connector: The connector given to
+            :meth:`initialize_connection`, or ``None`` to remove every host's
+            access (force detach).
+        :raises VolumeBackendAPIException: The backend failed.
+        """
+
+    def _build_stats(self, **pool: Any) -> dict[str, Any]:
+        """Wrap one pool's figures in a report with the backend-level keys."""
+        name = self.volume_backend_name
+        pool_stats = {
+            "pool_name": name,
+            "reserved_percentage": self.conf.reserved_percentage,
+            "max_over_subscription_ratio":
+                self.conf.max_over_subscription_ratio,
+            **pool,
+        }
+        return {
+            "volume_backend_name": name,
+            "vendor_name": VENDOR_NAME,
+            "driver_version": self.VERSION,
+            "storage_protocol": self.STORAGE_PROTOCOL,
+            "pools": [pool_stats],
+        }
+
+
+def load_driver(name: str) -> type[VolumeDriver]:
+    """Return the driver class registered under ``name``.
+
+    :param name: Short name in the ``ashlar.volume.drivers`` entry-point group
+        (``file``, ``fake``).
+    :raises InvalidInput: No driver class is registered under that name.
+    """
+    try:
+        manager = stevedore_driver.DriverManager(DRIVER_NAMESPACE, name)
+    except stevedore_exception.NoMatches as exc:
+        raise exception.InvalidInput(
+            reason=f"No volume driver named {name!r} in {DRIVER_NAMESPACE}."
+        ) from exc
+    driver_cls = manager.driver
+    if not (isinstance(driver_cls, type)
+            and issubclass(driver_cls, VolumeDriver)):
+        raise exception.InvalidInput(
+            reason=f"Entry point {name!r} is not a VolumeDriver class.")
+    LOG.debug("Loaded volume driver %(name)s: %(cls)s",
+              {"name": name, "cls": driver_cls.__qualname__})
+    return driver_cls

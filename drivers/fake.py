@@ -1,0 +1,136 @@
+"""In-memory driver for unit tests of the volume service.
+
+It keeps volumes and connections in dicts and follows the same contract as a
+real backend, so manager tests can assert what reached the driver.  Capacity
+and multiattach come from options or constructor keywords.
+"""
+
+import threading
+from typing import Any
+
+from oslo_config import cfg
+from oslo_log import log as logging
+
+from common import exception
+from drivers import base
+
+LOG = logging.getLogger(__name__)
+
+FAKE_OPTS = [
+    cfg.FloatOpt(
+        "fake_total_capacity_gb",
+        default=1000.0,
+        min=0.0,
+        help="Total capacity the fake backend reports, in GiB.",
+    ),
+    cfg.BoolOpt(
+        "fake_multiattach",
+        default=True,
+        help="Whether the fake backend reports multiattach support.",
+    ),
+]
+
+
+class FakeDriver(base.VolumeDriver):
+    """Volumes as entries of :attr:`volumes`; connections in
+    :attr:`connections`.
+
+    :param total_capacity_gb: Overrides ``fake_total_capacity_gb``.
+    :param multiattach: Overrides ``fake_multiattach``.
+    """
+
+    VERSION = "1.0.0"
+    STORAGE_PROTOCOL = "fake"
+    driver_opts = tuple(FAKE_OPTS)
+
+    def __init__(self, conf: cfg.ConfigOpts.GroupAttr, backend_name: str,
+                 host: str, total_capacity_gb: float | None = None,
+                 multiattach: bool | None = None) -> None:
+        super().__init__(conf, backend_name, host)
+        self.total_capacity_gb = (conf.fake_total_capacity_gb
+                                  if total_capacity_gb is None
+                                  else total_capacity_gb)
+        self.multiattach = (conf.fake_multiattach if multiattach is None
+                            else multiattach)
+        #: Volume id -> size in GiB.
+        self.volumes: dict[str, int] = {}
+        #: Volume id -> connectors given to initialize_connection.
+        self.connections: dict[str, list[dict[str, Any]]] = {}
+        self._lock = threading.Lock()
+
+    def do_setup(self) -> None:
+        """Nothing to prepare."""
+
+    def check_for_setup_error(self) -> None:
+        """Nothing can be wrong."""
+
+    def get_volume_stats(self, refresh: bool = False) -> dict[str, Any]:
+        """Report the configured capacity minus the volumes' sizes."""
+        with self._lock:
+            allocated = float(sum(self.volumes.values()))
+            count = len(self.volumes)
+        return self._build_stats(
+            total_capacity_gb=self.total_capacity_gb,
+            free_capacity_gb=max(0.0, self.total_capacity_gb - allocated),
+            allocated_capacity_gb=allocated,
+            provisioned_capacity_gb=allocated,
+            thin_provisioning_support=True,
+            thick_provisioning_support=False,
+            multiattach=self.multiattach,
+            backend_state="up",
+            total_volumes=count,
+        )
+
+    def create_volume(self, volume: base.DriverVolume) -> dict[str, Any]:
+        """Record the volume."""
+        base.validate_size(volume.size)
+        with self._lock:
+            if volume.id in self.volumes:
+                raise exception.VolumeBackendAPIException(
+                    data=f"volume {volume.id} already exists")
+            self.volumes[volume.id] = volume.size
+        LOG.info("Created fake volume %(id)s", {"id": volume.id})
+        return {"provider_location": f"fake://{volume.id}"}
+
+    def delete_volume(self, volume: base.DriverVolume) -> None:
+        """Forget the volume and its connections."""
+        with self._lock:
+            self.volumes.pop(volume.id, None)
+            self.connections.pop(volume.id, None)
+
+    def extend_volume(self, volume: base.DriverVolume, new_size: int) -> None:
+        """Record the new size."""
+        base.validate_new_size(volume, new_size)
+        with self._lock:
+            self._require(volume.id)
+            self.volumes[volume.id] = new_size
+
+    def initialize_connection(self, volume: base.DriverVolume,
+                              connector: dict[str, Any]) -> dict[str, Any]:
+        """Record the connector; ``data`` holds only ``volume_id``."""
+        with self._lock:
+            self._require(volume.id)
+            self.connections.setdefault(volume.id, []).append(connector)
+        return {"driver_volume_type": "fake",
+                "data": {"volume_id": volume.id}}
+
+    def terminate_connection(self, volume: base.DriverVolume,
+                             connector: dict[str, Any] | None) -> None:
+        """Drop the connections of ``connector``'s host, or all of them."""
+        with self._lock:
+            if connector is None:
+                self.connections.pop(volume.id, None)
+                return
+            kept = [known for known in self.connections.get(volume.id, [])
+                    if known.get("host") != connector.get("host")]
+            if kept:
+                self.connections[volume.id] = kept
+            else:
+                self.connections.pop(volume.id, None)
+
+    def _require(self, volume_id: str) -> None:
+        if volume_id not in self.volumes:
+            raise exception.VolumeNotFound(volume_id=volume_id)
+
+
+register_opts = FakeDriver.register_opts

@@ -1,0 +1,1 @@
+"""Ashlar's processes: api, scheduler, volume (and the embedded all-in-one)."""

@@ -1,0 +1,47 @@
+"""``ashlar-api``: serve the REST API with gunicorn workers.
+
+The app is loaded in each worker after the fork (no preload), so broker,
+database and fanout listener connections are per worker.
+"""
+
+import os
+import sys
+from typing import Any
+
+from gunicorn.app import base as gunicorn_base
+from oslo_log import log as logging
+
+from common import conf as ashlar_conf
+
+
+class _Server(gunicorn_base.BaseApplication):
+    def __init__(self, options: dict) -> None:
+        self.options = options
+        super().__init__()
+
+    def load_config(self) -> None:
+        for key, value in self.options.items():
+            self.cfg.set(key, value)
+
+    def load(self) -> Any:
+        from services.api import wsgi
+        return wsgi.application
+
+
+def main(argv: list[str] | None = None) -> None:
+    argv = sys.argv[1:] if argv is None else argv
+    conf = ashlar_conf.CONF
+    logging.register_options(conf)
+    conf(argv, project="ashlar")
+    os.environ["ASHLAR_CONFIG_FILES"] = ",".join(conf.config_file or [])
+    _Server({"bind": "%s:%d" % (conf.api.bind_host, conf.api.bind_port),
+             "workers": conf.api.workers, "threads": conf.api.threads,
+             "worker_class": "gthread", "preload_app": False,
+             "keepalive": 30, "graceful_timeout": 10,
+             "accesslog": None}).run()
+
+
+if __name__ == "__main__":
+    main()
+
+

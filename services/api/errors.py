@@ -1,0 +1,58 @@
+"""Map exceptions to Cinder's fault envelope, once, for the whole app."""
+
+from typing import Any
+
+import falcon
+from oslo_log import log as logging
+
+from common import exception
+from services.api import faults
+
+LOG = logging.getLogger(__name__)
+
+
+def _respond(resp: falcon.Response, status: int, message: str) -> None:
+    resp.status = falcon.code_to_http_status(status)
+    resp.media = faults.fault_body(status, message)
+
+
+def handle_domain(req: falcon.Request, resp: falcon.Response,
+                  ex: exception.AshlarException, params: Any) -> None:
+    """A domain exception: its own code and user message."""
+    if ex.code >= 500:
+        LOG.error("%(cls)s: %(msg)s", {"cls": type(ex).__name__, "msg": ex.msg})
+        _respond(resp, ex.code, faults.GENERIC_SERVER_ERROR)
+        return
+    _respond(resp, ex.code, ex.user_message())
+
+
+def handle_http(req: falcon.Request, resp: falcon.Response,
+                ex: falcon.HTTPError, params: Any) -> None:
+    """falcon's own errors (unrouted path, bad method) in Cinder's envelope."""
+    message = ex.description or ex.title or faults.GENERIC_NOT_FOUND
+    if ex.status_code in (404, 405):
+        # NOTE(ashlar): Cinder answers unknown paths and methods with a 404.
+        _respond(resp, 404, faults.GENERIC_NOT_FOUND if ex.status_code == 405
+                 else message)
+        return
+    _respond(resp, ex.status_code, message)
+    for name, value in (ex.headers or {}).items():
+        resp.set_header(name, value)
+
+
+def handle_unexpected(req: falcon.Request, resp: falcon.Response,
+                      ex: Exception, params: Any) -> None:
+    """Anything else is a logged 500 with Cinder's generic text."""
+    if isinstance(ex, falcon.HTTPError):
+        handle_http(req, resp, ex, params)
+        return
+    LOG.exception("Unexpected error on %(method)s %(path)s",
+                  {"method": req.method, "path": req.path})
+    _respond(resp, 500, faults.GENERIC_SERVER_ERROR)
+
+
+def register(app: falcon.App) -> None:
+    # falcon picks the most specific handler by the exception's class.
+    app.add_error_handler(Exception, handle_unexpected)
+    app.add_error_handler(falcon.HTTPError, handle_http)
+    app.add_error_handler(exception.AshlarException, handle_domain)

@@ -1,0 +1,1 @@
+"""REST resources: parse, authorize, call an operation, serialize."""

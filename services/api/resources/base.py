@@ -1,0 +1,84 @@
+"""Helpers every resource uses: context, version, body, list parameters."""
+
+from typing import Any
+
+import falcon
+
+from common import exception
+from services.api import microversion
+from services.api import middleware
+from services.api import validation
+from services.api.schemas import Versioned
+
+
+def ctxt(req: falcon.Request) -> Any:
+    return req.context.ctxt
+
+
+def version(req: falcon.Request) -> microversion.APIVersion:
+    return req.context.api_version
+
+
+def require(req: falcon.Request, minimum: microversion.APIVersion) -> None:
+    """404, as Cinder answers, for a method newer than the request's version."""
+    if version(req) < minimum:
+        raise middleware.not_found_at_version()
+
+
+def body(req: falcon.Request, table: Versioned) -> Any:
+    """The request body, validated against the schema for its version."""
+    data = middleware.read_body(req)
+    try:
+        schema = validation.schema_for(table, version(req))
+    except LookupError:
+        raise middleware.not_found_at_version()
+    validation.validate(schema, data)
+    return data
+
+
+def base_url(req: falcon.Request) -> str:
+    return req.prefix
+
+
+def url_project(req: falcon.Request) -> str | None:
+    return req.context.url_project
+
+
+def flag(req: falcon.Request, name: str, default: bool = False) -> bool:
+    """A strict boolean query parameter."""
+    value = req.params.get(name)
+    if value is None:
+        return default
+    return validation.parse_bool_param(name, value)
+
+
+def list_params(req: falcon.Request, max_limit: int, sort_map: dict[str, str]
+                ) -> dict:
+    """limit/marker/offset/sort as keyword arguments of a DB list call.
+
+    :param sort_map: API sort key -> column name.
+    """
+    pairs = validation.parse_sort(req.params, sort_map)
+    return {"limit": validation.parse_limit(req.params, max_limit),
+            "marker": validation.parse_marker(req.params),
+            "offset": validation.parse_offset(req.params) or None,
+            "sort_keys": [sort_map[key] for key, _dir in pairs],
+            "sort_dirs": [direction for _key, direction in pairs]}
+
+
+def filters(req: falcon.Request, allowed: dict[str, str],
+            bools: tuple[str, ...] = ()) -> dict:
+    """Known filter parameters mapped to columns; unknown ones are ignored."""
+    result = {}
+    for key, column in allowed.items():
+        value = req.params.get(key)
+        if value is None:
+            continue
+        if key in bools:
+            value = validation.parse_bool_param(key, value)
+        result[column] = value
+    return result
+
+
+def not_found(message: str) -> exception.NotFound:
+    return exception.NotFound(message)

@@ -1,0 +1,16 @@
+"""``/``, ``/v3`` and ``/v3/``: the version document, without auth."""
+
+import falcon
+
+from services.api import versions
+
+
+class Versions:
+    def __init__(self, status: str = falcon.HTTP_300) -> None:
+        self.status = status
+
+    def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
+        resp.status = self.status
+        resp.media = versions.versions_document(req.prefix)
+
+    on_head = on_get

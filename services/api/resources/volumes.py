@@ -1,0 +1,104 @@
+"""/volumes, /volumes/detail, /volumes/{id}."""
+
+import falcon
+
+from common import exception
+from services.api import faults
+from services.api import validation
+from services.api.operations import volumes as volume_ops
+from services.api.resources import base
+from services.api.schemas import volumes as schemas
+from services.api.views import volumes as views
+
+SORT_MAP = {"created_at": "created_at", "updated_at": "updated_at",
+            "id": "id", "name": "display_name", "size": "size",
+            "status": "status", "availability_zone": "availability_zone"}
+FILTER_MAP = {"name": "display_name", "status": "status", "size": "size",
+              "availability_zone": "availability_zone",
+              "bootable": "bootable", "migration_status": "migration_status"}
+
+
+class _Lister:
+    def __init__(self, ops: volume_ops.VolumeOperations, max_limit: int) -> None:
+        self.ops = ops
+        self.max_limit = max_limit
+
+    def _list(self, req: falcon.Request) -> list:
+        kwargs = base.list_params(req, self.max_limit, SORT_MAP)
+        return self.ops.list(base.ctxt(req),
+                             all_tenants=base.flag(req, "all_tenants"),
+                             filters=base.filters(req, FILTER_MAP,
+                                                  bools=("bootable",)),
+                             **kwargs)
+
+
+class Collection(_Lister):
+    def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
+        resp.media = {"volumes": [
+            views.summary(row, base.base_url(req), base.url_project(req))
+            for row in self._list(req)]}
+
+    def on_post(self, req: falcon.Request, resp: falcon.Response) -> None:
+        data = base.body(req, schemas.CREATE)["volume"]
+        if data.get("size") is None:
+            # NOTE(ashlar): no clone sources yet, so a size is required.
+            raise exception.Invalid(faults.GENERIC_BAD_REQUEST)
+        multiattach = ("multiattach" in data and validation.parse_bool_param(
+            "multiattach", data["multiattach"]))
+        row = self.ops.create(
+            base.ctxt(req), size=int(data["size"]),
+            name=data.get("name", data.get("display_name")),
+            description=data.get("description",
+                                 data.get("display_description")),
+            volume_type=data.get("volume_type"),
+            availability_zone=data.get("availability_zone"),
+            metadata=data.get("metadata"),
+            multiattach=multiattach)
+        resp.status = falcon.HTTP_202
+        resp.media = {"volume": views.detail(
+            row, base.ctxt(req), base.version(req), base.base_url(req),
+            base.url_project(req), with_os_attrs=False)}
+
+
+class Detail(_Lister):
+    def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
+        ctxt = base.ctxt(req)
+        resp.media = {"volumes": [
+            views.detail(row, ctxt, base.version(req), base.base_url(req),
+                         base.url_project(req))
+            for row in self._list(req)]}
+
+
+class Item:
+    def __init__(self, ops: volume_ops.VolumeOperations) -> None:
+        self.ops = ops
+
+    def on_get(self, req: falcon.Request, resp: falcon.Response,
+               volume_id: str) -> None:
+        row = self.ops.get(base.ctxt(req), volume_id)
+        resp.media = {"volume": views.detail(
+            row, base.ctxt(req), base.version(req), base.base_url(req),
+            base.url_project(req))}
+
+    def on_put(self, req: falcon.Request, resp: falcon.Response,
+               volume_id: str) -> None:
+        data = base.body(req, schemas.UPDATE)["volume"]
+        values = {}
+        for key, column in (("name", "display_name"),
+                            ("display_name", "display_name"),
+                            ("description", "display_description"),
+                            ("display_description", "display_description")):
+            if key in data and column not in values:
+                values[column] = data[key]
+        row = self.ops.update(base.ctxt(req), volume_id, values,
+                              data.get("metadata"))
+        resp.media = {"volume": views.detail(
+            row, base.ctxt(req), base.version(req), base.base_url(req),
+            base.url_project(req), with_os_attrs=False)}
+
+    def on_delete(self, req: falcon.Request, resp: falcon.Response,
+                  volume_id: str) -> None:
+        force = (base.version(req) >= (3, 23) and base.flag(req, "force"))
+        base.flag(req, "cascade")
+        self.ops.delete(base.ctxt(req), volume_id, force=force)
+        resp.status = falcon.HTTP_202

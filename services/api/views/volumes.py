@@ -1,0 +1,83 @@
+"""Volume views: summary, detail, and the attachments inside a volume."""
+
+from typing import Any
+
+from common import constants
+from common.db.api import volumes as volumes_db
+from services.api import microversion
+from services.api import views
+
+V = microversion.APIVersion
+
+
+def summary(row: Any, base_url: str, url_project: str | None) -> dict:
+    return {"id": row.id, "name": row.display_name,
+            "links": views.links(base_url, url_project, "volumes", row.id)}
+
+
+def _attachments(row: Any, show_host: bool) -> list[dict]:
+    result = []
+    for att in row.attachments:
+        if att.attach_status != constants.AttachStatus.ATTACHED:
+            continue
+        result.append({"id": row.id, "attachment_id": att.id,
+                       "volume_id": row.id, "server_id": att.instance_uuid,
+                       "host_name": att.attached_host if show_host else None,
+                       "device": att.mountpoint,
+                       "attached_at": views.timestamp(att.attach_time)})
+    return result
+
+
+def detail(row: Any, ctxt: Any, version: V, base_url: str,
+           url_project: str | None, with_os_attrs: bool = True) -> dict:
+    """The detail view; ``with_os_attrs`` False for create/update answers."""
+    type_name = row.volume_type.name if row.volume_type else None
+    body = {
+        "id": row.id, "status": row.status, "size": row.size,
+        "availability_zone": row.availability_zone,
+        "created_at": views.timestamp(row.created_at),
+        "updated_at": views.timestamp(row.updated_at),
+        "name": row.display_name, "description": row.display_description,
+        "volume_type": type_name or row.volume_type_id,
+        "snapshot_id": None, "source_volid": None,
+        "metadata": _metadata(row),
+        "links": views.links(base_url, url_project, "volumes", row.id),
+        "user_id": row.user_id,
+        "bootable": "true" if row.bootable else "false",
+        "encrypted": bool(row.encrypted), "replication_status": None,
+        "consistencygroup_id": None, "multiattach": bool(row.multiattach),
+        "attachments": _attachments(row, ctxt.is_admin),
+        "migration_status": row.migration_status,
+        "error_reason": row.error_reason,
+    }
+    _add_versioned(body, row, version)
+    if with_os_attrs:
+        body["os-vol-tenant-attr:tenant_id"] = row.project_id
+        if ctxt.is_admin:
+            body["os-vol-host-attr:host"] = row.host
+            body["os-vol-mig-status-attr:migstat"] = row.migration_status
+            body["os-vol-mig-status-attr:name_id"] = None
+    return body
+
+
+def _metadata(row: Any) -> dict:
+    metadata = volumes_db.metadata_of(row)
+    if row.readonly:
+        metadata["readonly"] = "True"
+    return metadata
+
+
+def _add_versioned(body: dict, row: Any, version: V) -> None:
+    if version >= V(3, 13):
+        body["group_id"] = None
+    if version >= V(3, 21):
+        body["provider_id"] = None
+    if version >= V(3, 48):
+        body["shared_targets"] = True
+        body["service_uuid"] = row.service_uuid
+    if version >= V(3, 61):
+        body["cluster_name"] = None
+    if version >= V(3, 63):
+        body["volume_type_id"] = row.volume_type_id
+    if version >= V(3, 65):
+        body["consumes_quota"] = True

@@ -1,0 +1,1 @@
+"""ashlar-scheduler: capability store, filters, weighers, placement."""

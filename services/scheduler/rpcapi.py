@@ -1,0 +1,50 @@
+"""Client side of the scheduler's RPC API, and the capability fanout."""
+
+from typing import Any
+
+from common import constants
+from common import rpc
+
+
+class SchedulerAPI(rpc.RPCAPI):
+    """Client of ``ashlar-scheduler``.
+
+    API version history::
+
+        1.0 - Initial version: create_volume, get_pools.
+    """
+
+    TOPIC = constants.SCHEDULER_TOPIC
+    BINARY = constants.SCHEDULER_BINARY
+    RPC_API_VERSION = "1.0"
+
+    def create_volume(self, ctxt: Any, volume_id: str) -> None:
+        """Place the volume and hand it to a backend (cast)."""
+        self._prepare(version="1.0").cast(ctxt, "create_volume",
+                                          volume_id=volume_id)
+
+    def get_pools(self, ctxt: Any) -> dict:
+        """Return each backend's last report: {host: {age, timestamp,
+        capabilities}}."""
+        return self._prepare(version="1.0").call(ctxt, "get_pools")
+
+
+class CapabilitiesAPI(rpc.RPCAPI):
+    """Fanout of capability reports to every scheduler and API worker.
+
+    API version history::
+
+        1.0 - Initial version: update_service_capabilities.
+    """
+
+    TOPIC = constants.CAPABILITIES_TOPIC
+    BINARY = constants.SCHEDULER_BINARY
+    RPC_API_VERSION = "1.0"
+
+    def update_service_capabilities(self, ctxt: Any, service_host: str,
+                                    capabilities: dict,
+                                    timestamp: float) -> None:
+        """Broadcast one backend's report (fanout cast)."""
+        self._prepare(fanout=True, version="1.0").cast(
+            ctxt, "update_service_capabilities", service_host=service_host,
+            capabilities=capabilities, timestamp=timestamp)

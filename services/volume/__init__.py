@@ -1,0 +1,1 @@
+"""ashlar-volume: one manager per backend, capability reports, connections."""

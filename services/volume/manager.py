@@ -1,0 +1,150 @@
+"""The volume service's RPC endpoint: one manager per enabled backend.
+
+Methods are thin: load the row, call the driver, compare-and-swap the status,
+report capacity.  A failed cast has no caller to tell, so failures become an
+``error`` status with a reason the user can read.
+"""
+
+import time
+from typing import Any, Callable
+
+import oslo_messaging as messaging
+from oslo_config import cfg
+from oslo_log import log as logging
+
+from common import constants
+from common import context as ashlar_context
+from common import exception
+from common import service
+from common.db.api import volumes as volumes_db
+from drivers import base as driver_base
+from services.scheduler import rpcapi as scheduler_rpcapi
+from services.volume import rpcapi as volume_rpcapi
+
+LOG = logging.getLogger(__name__)
+STATUS = constants.VolumeStatus
+
+
+def _driver_volume(row: Any) -> driver_base.DriverVolume:
+    return driver_base.DriverVolume(id=row.id, size=row.size,
+                                    name=row.display_name,
+                                    provider_location=row.provider_location)
+
+
+class VolumeManager(service.Manager):
+    """Serves ``ashlar-volume`` as ``host@backend`` for one driver."""
+
+    target = messaging.Target(version=volume_rpcapi.VolumeAPI.RPC_API_VERSION)
+
+    def __init__(self, conf: cfg.ConfigOpts, host: str, backend: str,
+                 driver: driver_base.VolumeDriver) -> None:
+        self.conf = conf
+        self.service_host = "%s@%s" % (host, backend)
+        self.backend = backend
+        self.driver = driver
+        self.capabilities_rpcapi = scheduler_rpcapi.CapabilitiesAPI(conf)
+
+    # -- lifecycle -------------------------------------------------------
+    def init_host(self, service_uuid: str) -> None:
+        self.service_uuid = service_uuid
+        self.driver.do_setup()
+        self.driver.check_for_setup_error()
+        self._finish_interrupted_work()
+
+    def after_start(self) -> None:
+        self.report_capabilities()
+
+    def periodic_tasks(self) -> list[tuple[float, Callable[[], None]]]:
+        return [(self.conf.backend_stats_polling_interval,
+                 self.report_capabilities)]
+
+    def _my_volumes(self, status: str) -> list:
+        ctxt = ashlar_context.get_admin_context()
+        prefix = self.service_host + "#"
+        return [row for row in volumes_db.volume_list(
+                    ctxt, filters={"status": status})
+                if (row.host or "").startswith(prefix)]
+
+    def _finish_interrupted_work(self) -> None:
+        """Finish creates and deletes a previous run of this backend began.
+
+        RPC messages are acknowledged before they are handled, so work that
+        was in hand when the process died is not redelivered.
+        """
+        ctxt = ashlar_context.get_admin_context()
+        for row in self._my_volumes(STATUS.CREATING):
+            LOG.info("Resuming create of volume %s", row.id)
+            self.create_volume(ctxt, row.id)
+        for row in self._my_volumes(STATUS.DELETING):
+            LOG.info("Resuming delete of volume %s", row.id)
+            self.delete_volume(ctxt, row.id)
+
+    # -- RPC methods -----------------------------------------------------
+    def create_volume(self, ctxt: Any, volume_id: str) -> None:
+        """Create the volume on the backend; ``creating`` -> ``available``."""
+        try:
+            row = volumes_db.volume_get(ctxt, volume_id)
+        except exception.VolumeNotFound:
+            return
+        if row.status != STATUS.CREATING:
+            LOG.info("Volume %(id)s is %(status)s, not creating it",
+                     {"id": volume_id, "status": row.status})
+            return
+        try:
+            update = self.driver.create_volume(_driver_volume(row)) or {}
+        except Exception as exc:
+            LOG.exception("Driver failed to create volume %s", volume_id)
+            volumes_db.volume_cas(ctxt, volume_id,
+                                  {"status": STATUS.CREATING},
+                                  {"status": STATUS.ERROR,
+                                   "error_reason": "Backend %s failed to "
+                                   "create the volume: %s"
+                                   % (self.service_host, exc)})
+            return
+        values = dict(update, status=STATUS.AVAILABLE,
+                      service_uuid=self.service_uuid)
+        if not volumes_db.volume_cas(ctxt, volume_id,
+                                     {"status": STATUS.CREATING}, values):
+            LOG.warning("Volume %s changed status while being created",
+                        volume_id)
+        LOG.info("Created volume %(id)s on %(host)s",
+                 {"id": volume_id, "host": self.service_host})
+        self.report_capabilities()
+
+    def delete_volume(self, ctxt: Any, volume_id: str) -> None:
+        """Remove the volume from the backend, then its row."""
+        try:
+            row = volumes_db.volume_get(ctxt, volume_id)
+        except exception.VolumeNotFound:
+            return
+        if row.status != STATUS.DELETING:
+            return
+        try:
+            self.driver.delete_volume(_driver_volume(row))
+        except Exception as exc:
+            LOG.exception("Driver failed to delete volume %s", volume_id)
+            volumes_db.volume_cas(ctxt, volume_id,
+                                  {"status": STATUS.DELETING},
+                                  {"status": STATUS.ERROR_DELETING,
+                                   "error_reason": "Backend %s failed to "
+                                   "delete the volume: %s"
+                                   % (self.service_host, exc)})
+            return
+        volumes_db.volume_destroy(ctxt, volume_id)
+        LOG.info("Deleted volume %s", volume_id)
+        self.report_capabilities()
+
+    def publish_service_capabilities(self, ctxt: Any) -> None:
+        """Report now: a scheduler or API worker just started."""
+        self.report_capabilities()
+
+    # -- capability reports ----------------------------------------------
+    def report_capabilities(self) -> None:
+        """Fanout this backend's stats, stamped with time and sender."""
+        stats = dict(self.driver.get_volume_stats(refresh=True))
+        stats.setdefault("volume_backend_name", self.backend)
+        stats.setdefault("availability_zone",
+                         self.conf.storage_availability_zone)
+        self.capabilities_rpcapi.update_service_capabilities(
+            ashlar_context.get_admin_context(), self.service_host, stats,
+            time.time())

@@ -1,0 +1,277 @@
+"""The driver contract (drivers/base.py docstrings) against every driver."""
+
+import uuid
+
+import pytest
+from oslo_config import cfg
+from stevedore import extension
+
+from common import exception
+from drivers import base
+from drivers import fake as fake_driver
+from drivers import file as file_driver
+
+BACKEND = "backend1"
+HOST = "node1@backend1"
+CONNECTOR = {"host": "compute1", "initiator": "iqn.1993-08.org.debian:01:1"}
+
+POOL_KEYS = {
+    "pool_name": str,
+    "total_capacity_gb": float,
+    "free_capacity_gb": float,
+    "allocated_capacity_gb": float,
+    "provisioned_capacity_gb": float,
+    "reserved_percentage": int,
+    "max_over_subscription_ratio": float,
+    "thin_provisioning_support": bool,
+    "thick_provisioning_support": bool,
+    "multiattach": bool,
+    "backend_state": str,
+    "total_volumes": int,
+}
+
+
+def _file(tmp_path, fmt):
+    return file_driver.FileDriver, {
+        "file_volume_dir": str(tmp_path / "volumes"),
+        "file_volume_format": fmt,
+    }
+
+
+DRIVERS = {
+    "file-raw": lambda tmp_path: _file(tmp_path, "raw"),
+    "file-qcow2": lambda tmp_path: _file(tmp_path, "qcow2"),
+    "fake": lambda tmp_path: (fake_driver.FakeDriver, {}),
+}
+
+
+def make_driver(driver_cls, overrides):
+    conf = cfg.ConfigOpts()
+    driver_cls.register_opts(conf, BACKEND)
+    conf(args=[], default_config_files=[])
+    for name, value in overrides.items():
+        conf.set_override(name, value, group=BACKEND)
+    driver = driver_cls(conf[BACKEND], BACKEND, HOST)
+    driver.do_setup()
+    driver.check_for_setup_error()
+    return driver
+
+
+@pytest.fixture(params=sorted(DRIVERS))
+def driver(request, tmp_path):
+    return make_driver(*DRIVERS[request.param](tmp_path))
+
+
+def new_volume(size=1):
+    return base.DriverVolume(id=str(uuid.uuid4()), size=size, name="vol")
+
+
+def only_pool(driver, refresh=True):
+    stats = driver.get_volume_stats(refresh=refresh)
+    assert len(stats["pools"]) == 1
+    return stats["pools"][0]
+
+
+def test_stats_shape(driver):
+    stats = driver.get_volume_stats(refresh=True)
+    assert stats["volume_backend_name"] == BACKEND
+    for key in ("vendor_name", "driver_version", "storage_protocol"):
+        assert isinstance(stats[key], str) and stats[key]
+    pool = stats["pools"][0]
+    for key, kind in POOL_KEYS.items():
+        assert type(pool[key]) is kind, key
+    assert pool["backend_state"] == "up"
+    assert pool["total_volumes"] == 0
+    assert 0 <= pool["free_capacity_gb"] <= pool["total_capacity_gb"]
+
+
+def test_stats_follow_options(tmp_path):
+    driver_cls, overrides = DRIVERS["fake"](tmp_path)
+    driver = make_driver(driver_cls, {
+        **overrides, "volume_backend_name": "gold",
+        "reserved_percentage": 5, "max_over_subscription_ratio": 2.5})
+    stats = driver.get_volume_stats(refresh=True)
+    assert stats["volume_backend_name"] == "gold"
+    assert stats["pools"][0]["pool_name"] == "gold"
+    assert stats["pools"][0]["reserved_percentage"] == 5
+    assert stats["pools"][0]["max_over_subscription_ratio"] == 2.5
+
+
+def test_refresh_measures_again(driver):
+    assert only_pool(driver)["total_volumes"] == 0
+    driver.create_volume(new_volume())
+    assert only_pool(driver, refresh=True)["total_volumes"] == 1
+
+
+def test_create_counts_in_stats(driver):
+    update = driver.create_volume(new_volume(size=3))
+    assert isinstance(update, dict)
+    pool = only_pool(driver)
+    assert pool["total_volumes"] == 1
+    assert pool["provisioned_capacity_gb"] == 3.0
+    assert pool["allocated_capacity_gb"] == 3.0
+
+
+def test_create_twice_refuses(driver):
+    volume = new_volume()
+    driver.create_volume(volume)
+    with pytest.raises(exception.VolumeBackendAPIException):
+        driver.create_volume(volume)
+    assert only_pool(driver)["total_volumes"] == 1
+
+
+@pytest.mark.parametrize("size", [0, -1, 1.5, True, "1"])
+def test_create_rejects_bad_size(driver, size):
+    with pytest.raises(exception.InvalidInput):
+        driver.create_volume(base.DriverVolume(id="v1", size=size))
+    assert only_pool(driver)["total_volumes"] == 0
+
+
+def test_extend_grows(driver):
+    volume = new_volume(size=1)
+    driver.create_volume(volume)
+    driver.extend_volume(volume, 4)
+    assert only_pool(driver)["provisioned_capacity_gb"] == 4.0
+
+
+def test_extend_repeated_is_harmless(driver):
+    volume = new_volume(size=1)
+    driver.create_volume(volume)
+    driver.extend_volume(volume, 2)
+    driver.extend_volume(volume, 2)
+    assert only_pool(driver)["provisioned_capacity_gb"] == 2.0
+
+
+@pytest.mark.parametrize("new_size", [1, 0])
+def test_extend_rejects_not_larger(driver, new_size):
+    volume = new_volume(size=1)
+    driver.create_volume(volume)
+    with pytest.raises(exception.InvalidInput):
+        driver.extend_volume(volume, new_size)
+
+
+def test_extend_missing_volume(driver):
+    with pytest.raises(exception.VolumeNotFound):
+        driver.extend_volume(new_volume(), 2)
+
+
+def test_delete(driver):
+    volume = new_volume()
+    driver.create_volume(volume)
+    driver.delete_volume(volume)
+    assert only_pool(driver)["total_volumes"] == 0
+
+
+def test_delete_is_idempotent(driver):
+    volume = new_volume()
+    driver.create_volume(volume)
+    driver.delete_volume(volume)
+    driver.delete_volume(volume)
+    driver.delete_volume(new_volume())
+
+
+def test_create_after_delete(driver):
+    volume = new_volume()
+    driver.create_volume(volume)
+    driver.delete_volume(volume)
+    driver.create_volume(volume)
+    assert only_pool(driver)["total_volumes"] == 1
+
+
+def test_initialize_connection_shape(driver):
+    volume = new_volume()
+    driver.create_volume(volume)
+    info = driver.initialize_connection(volume, CONNECTOR)
+    assert isinstance(info["driver_volume_type"], str)
+    assert info["data"]["volume_id"] == volume.id
+
+
+def test_initialize_connection_missing_volume(driver):
+    with pytest.raises(exception.VolumeNotFound):
+        driver.initialize_connection(new_volume(), CONNECTOR)
+
+
+def test_multiattach_connections_are_independent(driver):
+    volume = new_volume()
+    driver.create_volume(volume)
+    first = driver.initialize_connection(volume, CONNECTOR)
+    second = driver.initialize_connection(volume, {"host": "compute2"})
+    assert first == second
+    driver.terminate_connection(volume, CONNECTOR)
+    driver.terminate_connection(volume, CONNECTOR)
+    driver.terminate_connection(volume, None)
+
+
+def test_terminate_connection_unknown_volume(driver):
+    driver.terminate_connection(new_volume(), CONNECTOR)
+    driver.terminate_connection(new_volume(), None)
+
+
+@pytest.fixture
+def fresh_entry_points(monkeypatch):
+    # NOTE(ashlar): stevedore remembers each namespace's entry points for the
+    # life of the process; start these tests from an empty memory.
+    monkeypatch.setattr(extension.ExtensionManager, "ENTRY_POINT_CACHE", {})
+
+
+@pytest.mark.usefixtures("fresh_entry_points")
+def test_load_driver_unknown_name():
+    with pytest.raises(exception.InvalidInput):
+        base.load_driver("no-such-driver")
+
+
+def register_entry_point(tmp_path, monkeypatch, name, target):
+    dist_info = tmp_path / "ashlar_entry_points-0.dist-info"
+    dist_info.mkdir()
+    (dist_info / "METADATA").write_text(
+        "Metadata-Version: 2.1\nName: ashlar-entry-points\nVersion: 0\n")
+    (dist_info / "entry_points.txt").write_text(
+        f"[{base.DRIVER_NAMESPACE}]\n{name} = {target}\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+
+
+@pytest.mark.usefixtures("fresh_entry_points")
+@pytest.mark.parametrize("name, driver_cls", [
+    ("file", file_driver.FileDriver),
+    ("fake", fake_driver.FakeDriver),
+])
+def test_load_driver_by_entry_point(tmp_path, monkeypatch, name, driver_cls):
+    register_entry_point(tmp_path, monkeypatch, name,
+                         f"{driver_cls.__module__}:{driver_cls.__name__}")
+    assert base.load_driver(name) is driver_cls
+
+
+@pytest.mark.usefixtures("fresh_entry_points")
+def test_load_driver_refuses_other_classes(tmp_path, monkeypatch):
+    register_entry_point(tmp_path, monkeypatch, "odd",
+                         "drivers.base:DriverVolume")
+    with pytest.raises(exception.InvalidInput):
+        base.load_driver("odd")
+
+
+# The fake's own knobs, which volume-manager tests rely on.
+
+def test_fake_constructor_overrides_options():
+    conf = cfg.ConfigOpts()
+    fake_driver.register_opts(conf, BACKEND)
+    conf(args=[], default_config_files=[])
+    driver = fake_driver.FakeDriver(conf[BACKEND], BACKEND, HOST,
+                             total_capacity_gb=10.0, multiattach=False)
+    driver.create_volume(new_volume(size=4))
+    pool = only_pool(driver)
+    assert pool["total_capacity_gb"] == 10.0
+    assert pool["free_capacity_gb"] == 6.0
+    assert pool["multiattach"] is False
+
+
+def test_fake_records_connections():
+    driver = make_driver(fake_driver.FakeDriver, {"fake_multiattach": False})
+    assert only_pool(driver)["multiattach"] is False
+    volume = new_volume()
+    driver.create_volume(volume)
+    driver.initialize_connection(volume, CONNECTOR)
+    driver.initialize_connection(volume, {"host": "compute2"})
+    driver.terminate_connection(volume, CONNECTOR)
+    assert driver.connections[volume.id] == [{"host": "compute2"}]
+    driver.terminate_connection(volume, None)
+    assert volume.id not in driver.connections

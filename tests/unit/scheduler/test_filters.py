@@ -1,0 +1,234 @@
+"""Tests for services.scheduler.filters: Cinder's default filters."""
+
+import dataclasses
+
+import pytest
+
+from services.scheduler import filters
+from services.scheduler.filters import (
+    PlacementRequest,
+    availability_zone_ok,
+    backend_up,
+    capabilities_ok,
+    capacity_ok,
+    over_subscription_ratio,
+    passes,
+)
+
+THICK = {"provisioning:type": "thick"}
+
+
+def thick_pool(**overrides):
+    pool = {
+        "pool_name": "thick",
+        "total_capacity_gb": 1000,
+        "free_capacity_gb": 100,
+        "allocated_capacity_gb": 900,
+        "provisioned_capacity_gb": 900,
+        "reserved_percentage": 0,
+        "max_over_subscription_ratio": 1.0,
+        "thin_provisioning_support": False,
+        "thick_provisioning_support": True,
+        "multiattach": False,
+        "backend_state": "up",
+        "availability_zone": "nova",
+    }
+    pool.update(overrides)
+    return pool
+
+
+def thin_pool(**overrides):
+    pool = thick_pool(pool_name="thin", total_capacity_gb=100,
+                      free_capacity_gb=10, provisioned_capacity_gb=150,
+                      allocated_capacity_gb=150,
+                      max_over_subscription_ratio=2.0,
+                      thin_provisioning_support=True,
+                      thick_provisioning_support=False)
+    pool.update(overrides)
+    return pool
+
+
+@pytest.mark.parametrize("state, expected", [
+    ("up", True), (None, True), ("down", False)])
+def test_backend_up(state, expected):
+    assert backend_up({"backend_state": state}) is expected
+
+
+def test_backend_up_without_state():
+    assert backend_up({}) is True
+
+
+@pytest.mark.parametrize("pool_az, wanted, expected", [
+    ("nova", None, True),
+    ("nova", "", True),
+    (None, None, True),
+    ("nova", "nova", True),
+    ("nova", "az2", False),
+    (None, "nova", False),
+])
+def test_availability_zone_ok(pool_az, wanted, expected):
+    pool = {} if pool_az is None else {"availability_zone": pool_az}
+    assert availability_zone_ok(pool, wanted) is expected
+
+
+@pytest.mark.parametrize("size, expected", [(50, True), (100, True),
+                                            (101, False)])
+def test_thick_capacity(size, expected):
+    assert capacity_ok(thick_pool(), size, {}) is expected
+
+
+@pytest.mark.parametrize("size, expected", [(50, True), (51, False)])
+def test_reserved_percentage_is_taken_from_total(size, expected):
+    # 5% of 1000 is 50, leaving 50 of the 100 free.
+    pool = thick_pool(reserved_percentage=5)
+    assert capacity_ok(pool, size, {}) is expected
+
+
+def test_reserved_space_is_floored():
+    # 5% of 999 is 49.95, floored to 49: 51 GiB stay usable.
+    pool = thick_pool(total_capacity_gb=999, reserved_percentage=5)
+    assert capacity_ok(pool, 51, {}) is True
+    assert capacity_ok(pool, 52, {}) is False
+
+
+@pytest.mark.parametrize("free", ["infinite", "unknown"])
+def test_unbounded_free_always_fits(free):
+    pool = thick_pool(free_capacity_gb=free, total_capacity_gb=0,
+                      reserved_percentage=50)
+    assert capacity_ok(pool, 10 ** 6, {}) is True
+
+
+@pytest.mark.parametrize("total", ["infinite", "unknown"])
+def test_unbounded_total_fits_only_without_reserve(total):
+    assert capacity_ok(thick_pool(total_capacity_gb=total), 10 ** 6, {})
+    assert not capacity_ok(
+        thick_pool(total_capacity_gb=total, reserved_percentage=10), 1, {})
+
+
+@pytest.mark.parametrize("total", [0, -1])
+def test_no_total_capacity_fails(total):
+    assert capacity_ok(thick_pool(total_capacity_gb=total), 1, {}) is False
+
+
+def test_unreported_free_capacity_fails():
+    assert capacity_ok(thick_pool(free_capacity_gb=None), 1, {}) is False
+
+
+def test_missing_capacity_keys_read_as_zero():
+    assert capacity_ok({}, 1, {}) is False
+
+
+def test_zero_size_is_a_manage_request_and_fits():
+    assert capacity_ok(thick_pool(free_capacity_gb=0), 0, {}) is True
+
+
+def test_thin_pool_over_subscribes_free_space():
+    # (150 + 20) / 100 = 1.7 <= 2 and 10 * 2 >= 20.
+    assert capacity_ok(thin_pool(), 20, {}) is True
+    assert capacity_ok(thin_pool(), 21, {}) is False
+
+
+def test_thin_pool_provisioned_ratio_limit():
+    pool = thin_pool(free_capacity_gb=50, provisioned_capacity_gb=180)
+    # (180 + 20) / 100 = 2.0 is not above the ratio.
+    assert capacity_ok(pool, 20, {}) is True
+    # (180 + 21) / 100 > 2 although 50 * 2 >= 21.
+    assert capacity_ok(pool, 21, {}) is False
+
+
+def test_thin_pool_reserve_applies_before_over_subscription():
+    pool = thin_pool(free_capacity_gb=20, reserved_percentage=10)
+    # (20 - 10) * 2 = 20.
+    assert capacity_ok(pool, 20, {}) is True
+    assert capacity_ok(pool, 21, {}) is False
+
+
+def test_thick_request_on_thin_pool_uses_free_space_only():
+    assert capacity_ok(thin_pool(), 10, THICK) is True
+    assert capacity_ok(thin_pool(), 11, THICK) is False
+
+
+def test_thin_spec_does_not_change_capacity_accounting():
+    specs = {"capabilities:thick_provisioning_support": "<is> True",
+             "provisioning:type": "thin"}
+    assert capacity_ok(thin_pool(), 20, specs) is True
+
+
+def test_thin_pool_with_ratio_below_one_is_filtered_out():
+    pool = thin_pool(max_over_subscription_ratio=0.5,
+                     provisioned_capacity_gb=0)
+    assert capacity_ok(pool, 1, {}) is False
+    assert capacity_ok(pool, 1, THICK) is True
+
+
+def test_ratio_is_ignored_without_thin_support():
+    pool = thick_pool(max_over_subscription_ratio=0.5)
+    assert capacity_ok(pool, 100, {}) is True
+
+
+def test_provisioned_defaults_to_allocated():
+    pool = thin_pool(free_capacity_gb=50, allocated_capacity_gb=190)
+    del pool["provisioned_capacity_gb"]
+    # (190 + 11) / 100 > 2.
+    assert capacity_ok(pool, 11, {}) is False
+    assert capacity_ok(pool, 10, {}) is True
+
+
+@pytest.mark.parametrize("overrides, expected", [
+    ({}, 2.0),
+    ({"max_over_subscription_ratio": "1.5"}, 1.5),
+    ({"max_over_subscription_ratio": None}, 20.0),
+    ({"max_over_subscription_ratio": 0}, 20.0),
+    ({"thin_provisioning_support": False}, 1.0),
+    ({"total_capacity_gb": "infinite"}, 1.0),
+    ({"free_capacity_gb": "unknown"}, 1.0),
+    ({"max_over_subscription_ratio": "auto",
+      "provisioned_capacity_gb": 0}, 20.0),
+    # 1 + 150 / (100 - 10 + 1)
+    ({"max_over_subscription_ratio": "auto"}, 1 + 150 / 91),
+])
+def test_over_subscription_ratio(overrides, expected):
+    assert over_subscription_ratio(thin_pool(**overrides)) == pytest.approx(
+        expected)
+
+
+def test_over_subscription_ratio_default_when_unreported():
+    pool = thin_pool()
+    del pool["max_over_subscription_ratio"]
+    assert over_subscription_ratio(pool) == (
+        filters.DEFAULT_MAX_OVER_SUBSCRIPTION_RATIO)
+
+
+def test_capabilities_ok():
+    pool = thick_pool(multiattach=True)
+    assert capabilities_ok(pool, {"multiattach": "<is> True"}) is True
+    assert capabilities_ok(thick_pool(), {"multiattach": "<is> True"}) is False
+    assert capabilities_ok(thick_pool(), {}) is True
+
+
+def request(size=10, specs=None, az=None):
+    return PlacementRequest(size_gb=size, extra_specs=specs or {},
+                            availability_zone=az)
+
+
+def test_passes():
+    assert passes(thick_pool(), request()) is None
+    assert passes(thick_pool(multiattach=True),
+                  request(100, {"multiattach": "<is> True"}, "nova")) is None
+
+
+@pytest.mark.parametrize("pool, req, failed", [
+    (thick_pool(backend_state="down"), request(10 ** 6, {"x": "y"}, "az9"),
+     "BackendStateFilter"),
+    (thick_pool(), request(10 ** 6, {"x": "y"}, "az9"),
+     "AvailabilityZoneFilter"),
+    (thick_pool(), request(10 ** 6, {"x": "y"}, "nova"), "CapacityFilter"),
+    (thick_pool(), request(10, {"x": "y"}, "nova"), "CapabilitiesFilter"),
+])
+def test_passes_names_the_first_failing_filter(pool, req, failed):
+    assert passes(pool, req) == failed
+
+
+def test_placement_request_is_frozen():
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        request().size_gb = 1
