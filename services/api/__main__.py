@@ -9,9 +9,9 @@ import sys
 from typing import Any
 
 from gunicorn.app import base as gunicorn_base
-from oslo_log import log as logging
+from oslo_config import cfg
 
-from common import conf as ashlar_conf
+from common.conf import api as api_conf
 
 
 class _Server(gunicorn_base.BaseApplication):
@@ -30,8 +30,10 @@ class _Server(gunicorn_base.BaseApplication):
 
 def main(argv: list[str] | None = None) -> None:
     argv = sys.argv[1:] if argv is None else argv
-    conf = ashlar_conf.CONF
-    logging.register_options(conf)
+    # NOTE(ashlar): the master reads only [api] into a private ConfigOpts;
+    # each worker parses the global CONF itself after the fork (wsgi.py).
+    conf = cfg.ConfigOpts()
+    api_conf.register_opts(conf)
     conf(argv, project="ashlar")
     os.environ["ASHLAR_CONFIG_FILES"] = ",".join(conf.config_file or [])
     _Server({"bind": "%s:%d" % (conf.api.bind_host, conf.api.bind_port),

@@ -1,7 +1,7 @@
 """The scheduler's RPC endpoint: capability store, placement, get_pools."""
 
 import threading
-from typing import Any
+from typing import Any, Callable
 
 import oslo_messaging as messaging
 from oslo_config import cfg
@@ -12,6 +12,7 @@ from common import constants
 from common import context as ashlar_context
 from common import exception
 from common import service
+from common.db import api as db_api
 from common.db.api import services as services_db
 from common.db.api import types as types_db
 from common.db.api import volumes as volumes_db
@@ -32,6 +33,10 @@ def up_volume_hosts(conf: cfg.ConfigOpts) -> set[str]:
                                                       conf.service_down_time)}
 
 
+def _older_than(when: Any, seconds: float) -> bool:
+    return (db_api.utcnow() - when).total_seconds() > seconds
+
+
 class SchedulerManager(service.Manager):
     """Serves ``ashlar-scheduler`` and listens to ``ashlar-capabilities``."""
 
@@ -50,6 +55,35 @@ class SchedulerManager(service.Manager):
     def after_start(self) -> None:
         self.volume_rpcapi.publish_service_capabilities(
             ashlar_context.get_admin_context())
+
+    def periodic_tasks(self) -> list[tuple[float, Callable[[], None]]]:
+        return [(max(1.0, self.conf.service_down_time / 2),
+                 self.fail_orphaned_creates)]
+
+    def fail_orphaned_creates(self) -> None:
+        """Turn ``creating`` volumes whose volume service died into ``error``.
+
+        The cast stays queued for the service; if it comes back it finds the
+        volume in ``error`` and leaves it, and the user can delete it.
+        """
+        ctxt = ashlar_context.get_admin_context()
+        up = up_volume_hosts(self.conf)
+        for row in volumes_db.volume_list(ctxt,
+                                          filters={"status": STATUS.CREATING}):
+            backend = (row.host or "").partition("#")[0]
+            if not backend or backend in up or not _older_than(
+                    row.updated_at or row.created_at,
+                    self.conf.service_down_time):
+                continue
+            reason = ("Volume service %s is down; the volume was not "
+                      "created. Delete it and create it again." % backend)
+            if volumes_db.volume_cas(ctxt, row.id,
+                                     {"status": STATUS.CREATING,
+                                      "provider_location": None},
+                                     {"status": STATUS.ERROR,
+                                      "error_reason": reason}):
+                LOG.warning("Volume %(id)s: %(reason)s",
+                            {"id": row.id, "reason": reason})
 
     def update_service_capabilities(self, ctxt: Any, service_host: str,
                                     capabilities: dict,

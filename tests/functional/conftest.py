@@ -1,0 +1,37 @@
+"""Fixtures that start real Ashlar processes on the real broker and DBs."""
+
+import pytest
+
+from tests.functional import harness
+
+
+@pytest.fixture(scope="module")
+def vhost():
+    url, remove = harness.broker_vhost()
+    yield url
+    remove()
+
+
+def _deployment(tmp_path, transport_url, kind, **options):
+    db_url, drop = harness.database(kind)
+    dep = harness.Deployment(tmp_path, transport_url, db_url, **options)
+    dep.db_sync()
+    return dep, drop
+
+
+@pytest.fixture(params=["postgresql", "mysql"])
+def cluster(request, tmp_path, vhost):
+    """api (gunicorn, 2 workers) + scheduler + two volume nodes."""
+    dep, drop = _deployment(tmp_path, vhost, request.param)
+    dep.start("scheduler", "services.scheduler", "sched")
+    dep.start("volume1", "services.volume", "node1")
+    dep.start("volume2", "services.volume", "node2")
+    dep.start("api", "services.api", "api")
+    client = harness.Client(dep.endpoint)
+    try:
+        harness.wait_for(lambda: len(client.pools()) == 2, timeout=60,
+                         what="both volume nodes to report pools")
+        yield dep, client
+    finally:
+        dep.stop_all()
+        drop()

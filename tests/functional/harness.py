@@ -1,0 +1,251 @@
+"""Real services for functional tests: broker vhosts, databases, processes.
+
+Defaults point at the services on 127.0.0.1; ``TEST_TRANSPORT_URL``,
+``TEST_PG_URL`` and ``TEST_MYSQL_URL`` override them.  Under ``CI=true`` a
+service that cannot be reached fails the test with a clear message instead
+of skipping it.
+"""
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import uuid
+
+import pytest
+import requests
+import sqlalchemy as sa
+
+RABBIT_URL = os.environ.get("TEST_TRANSPORT_URL",
+                            "rabbit://guest:guest@127.0.0.1:5672/")
+DB_URLS = {
+    "postgresql": os.environ.get(
+        "TEST_PG_URL", "postgresql+psycopg2://postgres@127.0.0.1:5432/postgres"),
+    "mysql": os.environ.get(
+        "TEST_MYSQL_URL", "mysql+pymysql://root@127.0.0.1:3306/test"),
+}
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__))))
+
+
+def unavailable(what: str, error: Exception) -> None:
+    """Fail under CI, skip elsewhere: a missing service is never silent."""
+    message = "%s is not reachable: %s" % (what, error)
+    if os.environ.get("CI", "").lower() == "true":
+        pytest.fail(message, pytrace=False)
+    pytest.skip(message)
+
+
+def wait_for(predicate, timeout: float = 30.0, interval: float = 0.05,
+             what: str = "condition"):
+    """Poll ``predicate`` until it returns a truthy value or time runs out."""
+    deadline = time.monotonic() + timeout
+    last = None
+    while time.monotonic() < deadline:
+        try:
+            last = predicate()
+        except Exception as exc:  # noqa: BLE001 - retried until the deadline
+            last = exc
+        else:
+            if last:
+                return last
+        time.sleep(interval)
+    raise AssertionError("timed out after %.0fs waiting for %s (last: %r)"
+                         % (timeout, what, last))
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+# -- broker ---------------------------------------------------------------
+def broker_vhost() -> tuple[str, callable]:
+    """A transport URL on a fresh vhost, and a function that removes it.
+
+    Without rabbitmqctl (a remote broker) the configured URL is used as is.
+    """
+    _check_tcp(RABBIT_URL, 5672, "RabbitMQ")
+    if "TEST_TRANSPORT_URL" in os.environ:
+        return RABBIT_URL, lambda: None
+    vhost = "ashlar-test-%s" % uuid.uuid4().hex[:8]
+    try:
+        subprocess.run(["rabbitmqctl", "-q", "add_vhost", vhost], check=True,
+                       capture_output=True, timeout=60)
+        subprocess.run(["rabbitmqctl", "-q", "set_permissions", "-p", vhost,
+                        "guest", ".*", ".*", ".*"], check=True,
+                       capture_output=True, timeout=60)
+    except (OSError, subprocess.SubprocessError) as exc:
+        unavailable("rabbitmqctl (to make a test vhost)", exc)
+
+    def remove() -> None:
+        subprocess.run(["rabbitmqctl", "-q", "delete_vhost", vhost],
+                       capture_output=True, timeout=60)
+    return RABBIT_URL.rstrip("/") + "/" + vhost, remove
+
+
+def _check_tcp(url: str, default_port: int, what: str) -> None:
+    netloc = sa.engine.make_url(url.replace("rabbit://", "mysql://", 1))
+    host, port = netloc.host or "127.0.0.1", netloc.port or default_port
+    try:
+        socket.create_connection((host, port), timeout=5).close()
+    except OSError as exc:
+        unavailable("%s at %s:%s" % (what, host, port), exc)
+
+
+# -- databases ------------------------------------------------------------
+def database(kind: str) -> tuple[str, callable]:
+    """Create an empty database; return its URL and a function to drop it."""
+    if kind == "sqlite":
+        path = "/tmp/ashlar-test-%s.sqlite" % uuid.uuid4().hex[:8]
+        return "sqlite:///" + path, lambda: os.path.exists(path) and \
+            os.remove(path)
+    admin_url = sa.engine.make_url(DB_URLS[kind])
+    name = "ashlar_test_%s" % uuid.uuid4().hex[:10]
+    try:
+        engine = sa.create_engine(admin_url, isolation_level="AUTOCOMMIT")
+        with engine.connect() as conn:
+            conn.exec_driver_sql("CREATE DATABASE %s" % name)
+    except Exception as exc:  # noqa: BLE001 - any driver error means down
+        unavailable("%s at %s" % (kind, admin_url.render_as_string(
+            hide_password=True)), exc)
+
+    def drop() -> None:
+        with engine.connect() as conn:
+            conn.exec_driver_sql("DROP DATABASE IF EXISTS %s" % name)
+        engine.dispose()
+    return admin_url.set(database=name).render_as_string(
+        hide_password=False), drop
+
+
+# -- processes ------------------------------------------------------------
+class Deployment:
+    """Config files and real Ashlar processes in a temporary folder."""
+
+    def __init__(self, tmp_path, transport_url: str | None, db_url: str,
+                 **options) -> None:
+        self.tmp = tmp_path
+        self.transport_url = transport_url
+        self.db_url = db_url
+        self.port = free_port()
+        self.options = options
+        self.procs: dict[str, subprocess.Popen] = {}
+        self.endpoint = "http://127.0.0.1:%d/v3/%s" % (
+            self.port, "ba5eba11ba5eba11ba5eba11ba5eba11")
+
+    def config(self, name: str, host: str, backends: str = "file",
+               extra: str = "") -> str:
+        state = self.tmp / ("state-" + host)
+        lines = ["[DEFAULT]", "host = %s" % host, "state_path = %s" % state,
+                 "enabled_backends = %s" % backends,
+                 "report_interval = %s" % self.options.get("report_interval", 1),
+                 "service_down_time = %s"
+                 % self.options.get("service_down_time", 5),
+                 "backend_stats_polling_interval = %s"
+                 % self.options.get("polling_interval", 2),
+                 "debug = %s" % self.options.get("debug", False)]
+        if self.transport_url:
+            lines.append("transport_url = %s" % self.transport_url)
+        lines += ["[database]", "connection = %s" % self.db_url,
+                  "[api]", "bind_port = %d" % self.port,
+                  "workers = %s" % self.options.get("api_workers", 2)]
+        path = self.tmp / ("%s.conf" % name)
+        path.write_text("\n".join(lines) + "\n" + extra)
+        return str(path)
+
+    def db_sync(self) -> None:
+        conf = self.config("manage", "manage")
+        subprocess.run([sys.executable, "-m", "services.manage",
+                        "--config-file", conf, "db", "sync"], check=True,
+                       cwd=REPO, capture_output=True, timeout=120)
+
+    def start(self, name: str, module: str, host: str, **kwargs) -> None:
+        conf = self.config(name, host, **kwargs)
+        log = open(self.tmp / ("%s.log" % name), "ab")
+        self.procs[name] = subprocess.Popen(
+            [sys.executable, "-m", module, "--config-file", conf],
+            cwd=REPO, stdout=log, stderr=subprocess.STDOUT,
+            start_new_session=True)
+
+    def stop(self, name: str, sig: int = signal.SIGTERM) -> None:
+        proc = self.procs.pop(name, None)
+        if proc is None or proc.poll() is not None:
+            return
+        os.killpg(proc.pid, sig)
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=20)
+
+    def stop_all(self) -> None:
+        for name in list(self.procs):
+            self.stop(name)
+
+    def log(self, name: str) -> str:
+        path = self.tmp / ("%s.log" % name)
+        return path.read_text(errors="replace") if path.exists() else ""
+
+
+class Client:
+    """A tiny Cinder v3 client over requests (noauth)."""
+
+    def __init__(self, endpoint: str, version: str = "3.60",
+                 token: str | None = None, headers: dict | None = None):
+        self.endpoint = endpoint
+        project = endpoint.rstrip("/").rsplit("/", 1)[-1]
+        self.session = requests.Session()
+        self.session.headers.update({
+            "X-Auth-Token": token or "admin:%s" % project,
+            "OpenStack-API-Version": "volume %s" % version,
+            "Content-Type": "application/json"})
+        self.session.headers.update(headers or {})
+
+    def request(self, method: str, path: str, **kwargs) -> requests.Response:
+        return self.session.request(method, self.endpoint + path, timeout=30,
+                                    **kwargs)
+
+    def get(self, path, **kw):
+        return self.request("GET", path, **kw)
+
+    def post(self, path, body=None, **kw):
+        return self.request("POST", path, json=body, **kw)
+
+    def put(self, path, body=None, **kw):
+        return self.request("PUT", path, json=body, **kw)
+
+    def delete(self, path, **kw):
+        return self.request("DELETE", path, **kw)
+
+    def volume_status(self, volume_id: str) -> str | None:
+        resp = self.get("/volumes/%s" % volume_id)
+        if resp.status_code == 404:
+            return None
+        resp.raise_for_status()
+        return resp.json()["volume"]["status"]
+
+    def wait_status(self, volume_id: str, wanted: str | None,
+                    timeout: float = 30.0) -> None:
+        """Wait until the volume shows ``wanted`` (None: until it is gone)."""
+        wait_for(lambda: self.volume_status(volume_id) == wanted,
+                 timeout=timeout,
+                 what="volume %s to be %s" % (volume_id, wanted))
+
+    def create_volume(self, size: int = 1, **fields) -> dict:
+        resp = self.post("/volumes", {"volume": dict(size=size, **fields)})
+        assert resp.status_code == 202, resp.text
+        return resp.json()["volume"]
+
+    def services_up(self) -> dict:
+        resp = self.get("/os-services")
+        resp.raise_for_status()
+        return {(s["binary"], s["host"]): s["state"]
+                for s in resp.json()["services"]}
+
+    def pools(self) -> dict:
+        resp = self.get("/scheduler-stats/get_pools", params={"detail": "true"})
+        resp.raise_for_status()
+        return {p["name"]: p["capabilities"] for p in resp.json()["pools"]}

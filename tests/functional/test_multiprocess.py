@@ -1,0 +1,75 @@
+"""Separate api/scheduler/volume processes on RabbitMQ and PostgreSQL/MariaDB."""
+
+import signal
+
+from tests.functional import harness
+
+
+def test_create_list_show_delete(cluster):
+    dep, client = cluster
+    volume = client.create_volume(size=1, name="fv1")
+    assert volume["status"] == "creating"
+    client.wait_status(volume["id"], "available")
+
+    shown = client.get("/volumes/%s" % volume["id"]).json()["volume"]
+    assert shown["os-vol-host-attr:host"].split("@")[0] in ("node1", "node2")
+    names = [v["name"] for v in client.get("/volumes").json()["volumes"]]
+    assert "fv1" in names
+
+    assert client.delete("/volumes/%s" % volume["id"]).status_code == 202
+    client.wait_status(volume["id"], None)
+
+
+def test_services_heartbeat(cluster):
+    dep, client = cluster
+    states = harness.wait_for(
+        lambda: (lambda s: s if len(s) == 3 else None)(client.services_up()),
+        what="three services")
+    assert states == {("ashlar-scheduler", "sched"): "up",
+                      ("ashlar-volume", "node1@file"): "up",
+                      ("ashlar-volume", "node2@file"): "up"}
+
+
+def test_burst_spreads_and_all_become_available(cluster):
+    dep, client = cluster
+    ids = [client.create_volume(size=1)["id"] for _ in range(10)]
+    for vid in ids:
+        client.wait_status(vid, "available")
+    hosts = {client.get("/volumes/%s" % vid).json()["volume"][
+        "os-vol-host-attr:host"] for vid in ids}
+    assert hosts == {"node1@file#file", "node2@file#file"}
+    for vid in ids:
+        assert client.delete("/volumes/%s" % vid).status_code == 202
+    for vid in ids:
+        client.wait_status(vid, None)
+
+
+def test_volume_node_stopped_midway(cluster):
+    """A create whose node died shows ``error`` with a reason; delete works."""
+    dep, client = cluster
+    dep.stop("volume1", signal.SIGKILL)
+    dep.stop("volume2", signal.SIGKILL)
+    volume = client.create_volume(size=1)
+    client.wait_status(volume["id"], "error", timeout=60)
+    shown = client.get("/volumes/%s" % volume["id"]).json()["volume"]
+    assert "is down" in shown["error_reason"]
+    assert client.delete("/volumes/%s" % volume["id"]).status_code == 202
+    client.wait_status(volume["id"], None)
+
+
+def test_bad_input_writes_nothing(cluster):
+    dep, client = cluster
+    before = len(client.get("/volumes").json()["volumes"])
+    cases = [
+        (client.post("/volumes", {"volume": {"size": 0}}), 400),
+        (client.post("/volumes", {"volume": {"size": "abc"}}), 400),
+        (client.post("/volumes", {"volume": {"size": 1,
+                                             "volume_type": "nope"}}), 404),
+        (client.request("POST", "/volumes", data="{not json"), 400),
+        (client.get("/volumes/00000000-0000-0000-0000-000000000000"), 404),
+    ]
+    for resp, code in cases:
+        assert resp.status_code == code, resp.text
+        body = resp.json()
+        assert list(body.values())[0]["code"] == code
+    assert len(client.get("/volumes").json()["volumes"]) == before
