@@ -122,7 +122,9 @@ class VolumeOperations:
                 ctxt, volume_id, expected, {"status": STATUS.DELETING}):
             raise exception.InvalidVolume(
                 reason=_DELETE_REFUSED % ("" if not force else " "))
-        if row.host is None:
+        if row.host is None or (row.status == STATUS.ERROR
+                                and row.provider_location is None):
+            # Nothing was made on a backend: no volume service is needed.
             volumes_db.volume_destroy(ctxt, volume_id)
         else:
             self.volume.delete_volume(ctxt, volume_id, row.host)
