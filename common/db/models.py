@@ -113,6 +113,13 @@ class Volume(BASE):
     service_uuid = Column(String(36))
     #: Why the volume is in an error status, in words a user can act on.
     error_reason = Column(Text)
+    #: Live attachment rows, and those of them whose mode is not ``ro``.
+    #: Reservations change them with one conditional UPDATE, which is what
+    #: makes "at most N attachments" hold under races on every database.
+    attachment_count = Column(Integer, nullable=False, default=0,
+                              server_default="0")
+    writer_count = Column(Integer, nullable=False, default=0,
+                          server_default="0")
     volume_type = orm.relationship("VolumeType", lazy="joined")
     volume_metadata = orm.relationship(
         "VolumeMetadata", lazy="selectin", cascade="all, delete-orphan")
@@ -144,6 +151,8 @@ class VolumeAttachment(BASE):
     connection_info = Column(Text)
     attach_time = Column(DateTime)
     detach_time = Column(DateTime)
+    #: The operation in flight (``common.states.Transition``), NULL at rest.
+    transition = Column(String(36), index=True)
     specs = orm.relationship(
         "AttachmentSpec", lazy="selectin", cascade="all, delete-orphan")
 

@@ -1,0 +1,29 @@
+"""[DEFAULT] options of attachments: limits and the stuck-transition check."""
+
+from oslo_config import cfg
+
+opts = [
+    cfg.IntOpt("max_attachments_per_volume", default=128, min=1,
+               help="Most attachments (of any status) a multiattach volume "
+                    "may have at once. A volume type overrides it with the "
+                    "extra spec ashlar:max_attachments=<n>. A volume that "
+                    "is not multiattach takes one."),
+    cfg.IntOpt("attachment_transition_timeout", default=120, min=1,
+               help="Seconds an attachment may stay in flight (being "
+                    "connected or disconnected by a volume service) before "
+                    "that volume service resolves it as stuck: it "
+                    "terminates the backend connection, then rolls a "
+                    "connect back or finishes a delete. Keep it above "
+                    "rpc_call_timeout."),
+    cfg.IntOpt("attachment_check_interval", default=60, min=1,
+               help="Seconds between two checks for stuck attachments in "
+                    "each volume service (also run at its start)."),
+]
+
+
+def register_opts(conf: cfg.ConfigOpts) -> None:
+    conf.register_opts(opts)
+
+
+def list_opts() -> list:
+    return [("DEFAULT", opts)]

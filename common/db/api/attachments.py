@@ -1,0 +1,356 @@
+"""Attachments, their connector rows, and the volume status they drive.
+
+Every function that changes an attachment runs one short transaction that
+
+1. locks the volume row first (a conditional ``UPDATE`` of its counters, or
+   ``SELECT .. FOR UPDATE``), so all changes to one volume's attachments are
+   serialised and always take their locks in the same order;
+2. changes the attachment row with a compare-and-swap on its
+   ``attach_status``/``transition``;
+3. recomputes the volume's ``status``/``attach_status`` from the live rows
+   (``common.states.volume_status``), read with a locking read so MySQL's
+   repeatable-read snapshot cannot hide a row committed meanwhile.
+
+The reservation is step 1 alone deciding: ``UPDATE volumes SET
+attachment_count = attachment_count + 1 ... WHERE id = :id AND status IN
+(...) AND attachment_count < :limit ...``.  The database re-evaluates the
+``WHERE`` against the latest committed row after waiting for the lock
+(PostgreSQL, InnoDB) or runs writers one at a time (SQLite, ``BEGIN
+IMMEDIATE``), so however many reservations race, the counter admits exactly
+as many as the guard allows; a loser's transaction inserted nothing.
+"""
+
+import json
+from typing import Any
+
+import sqlalchemy as sa
+from oslo_db.sqlalchemy import utils as db_utils
+
+from common import exception
+from common import states
+from common.db import models
+from common.db.api import conditional_update
+from common.db.api import reader
+from common.db.api import retry_on_deadlock
+from common.db.api import utcnow
+from common.db.api import writer
+
+VA = models.VolumeAttachment
+VOL = models.Volume
+
+SORT_KEYS = ("created_at", "updated_at", "id", "attach_status",
+             "instance_uuid", "volume_id")
+FILTER_KEYS = ("volume_id", "attach_status", "instance_uuid")
+
+
+# -- connector rows ---------------------------------------------------------
+
+def _spec_rows(attachment_id: str, connector: dict | None) -> list[dict]:
+    """One ``attachment_specs`` row per connector key, values as JSON."""
+    return [{"attachment_id": attachment_id, "key": str(key),
+             "value": json.dumps(value), "created_at": utcnow()}
+            for key, value in (connector or {}).items()]
+
+
+def connector_of(row: models.VolumeAttachment) -> dict:
+    """The connector an attachment was given, or ``{}``."""
+    result = {}
+    for spec in row.specs:
+        try:
+            result[spec.key] = json.loads(spec.value)
+        except (TypeError, ValueError):
+            result[spec.key] = spec.value
+    return result
+
+
+def connection_info_of(row: models.VolumeAttachment) -> dict:
+    return json.loads(row.connection_info) if row.connection_info else {}
+
+
+def _replace_specs(session: Any, attachment_id: str,
+                   connector: dict | None) -> None:
+    session.execute(sa.delete(models.AttachmentSpec).where(
+        models.AttachmentSpec.attachment_id == attachment_id))
+    rows = _spec_rows(attachment_id, connector)
+    if rows:
+        session.execute(sa.insert(models.AttachmentSpec), rows)
+
+
+# -- helpers ----------------------------------------------------------------
+
+def _get(session: Any, attachment_id: str) -> models.VolumeAttachment:
+    row = session.get(VA, attachment_id, populate_existing=True)
+    if row is None:
+        raise exception.AttachmentNotFound(attachment_id=attachment_id)
+    return row
+
+
+def _lock_volume(session: Any, volume_id: str, writer_delta: int = 0,
+                 count_delta: int = 0) -> None:
+    """Take the volume row's lock, adjusting its counters if asked."""
+    if writer_delta or count_delta:
+        session.execute(sa.update(VOL).where(VOL.id == volume_id).values(
+            attachment_count=VOL.attachment_count + count_delta,
+            writer_count=VOL.writer_count + writer_delta,
+            updated_at=utcnow()).execution_options(synchronize_session=False))
+        return
+    found = session.execute(sa.select(VOL.id).where(
+        VOL.id == volume_id).with_for_update()).first()
+    if found is None:
+        raise exception.VolumeNotFound(volume_id=volume_id)
+
+
+def _sync_volume(session: Any, volume_id: str,
+                 force_from: str | None = None) -> tuple[str, str]:
+    """Recompute the volume's statuses from its live rows (lock held).
+
+    :param force_from: derive ``status`` even when the volume is in this
+        non-attach status (the end of an extend or a retype).
+    """
+    statuses = session.execute(sa.select(VA.attach_status).where(
+        VA.volume_id == volume_id).with_for_update()).scalars().all()
+    current, current_attach = session.execute(
+        sa.select(VOL.status, VOL.attach_status).where(
+            VOL.id == volume_id)).one()
+    base = states.VOL.AVAILABLE if current == force_from else current
+    status, attach_status = states.volume_status(statuses, base)
+    if (status, attach_status) != (current, current_attach):
+        conditional_update(session, VOL, volume_id, {"status": current},
+                           {"status": status, "attach_status": attach_status})
+    return status, attach_status
+
+
+def _shared(session: Any, volume_id: str, attachment_id: str,
+            host: str | None) -> list[str]:
+    """Other live rows of the volume connected (or connecting) on ``host``."""
+    if not host:
+        return []
+    query = sa.select(VA.id).where(
+        VA.volume_id == volume_id, VA.id != attachment_id,
+        VA.attached_host == host,
+        VA.attach_status.in_(list(states.CONNECTED))).order_by(VA.created_at)
+    return list(session.execute(query).scalars())
+
+
+# -- reads ----------------------------------------------------------------
+
+@reader
+def attachment_get(context: Any, attachment_id: str
+                   ) -> models.VolumeAttachment:
+    """:raises AttachmentNotFound:"""
+    return _get(context.session, attachment_id)
+
+
+@reader
+def attachment_get_shared(context: Any, attachment_id: str
+                          ) -> tuple[models.VolumeAttachment, list[str]]:
+    """The row and its ``shared_connections_by_attachment``, read together."""
+    row = _get(context.session, attachment_id)
+    return row, _shared(context.session, row.volume_id, row.id,
+                        row.attached_host)
+
+
+@reader
+def attachment_list(context: Any, project_id: str | None = None,
+                    filters: dict | None = None, limit: int | None = None,
+                    marker: str | None = None,
+                    sort_keys: list | None = None,
+                    sort_dirs: list | None = None,
+                    offset: int | None = None
+                    ) -> list[models.VolumeAttachment]:
+    """Attachments of volumes in ``project_id`` (all when None).
+
+    :raises AttachmentNotFound: for an unknown marker.
+    """
+    query = context.session.query(VA)
+    if project_id is not None:
+        query = query.join(VOL, VOL.id == VA.volume_id).filter(
+            VOL.project_id == project_id)
+    for key, value in (filters or {}).items():
+        query = query.filter(getattr(VA, key) == value)
+    marker_row = _get(context.session, marker) if marker else None
+    sort_keys = list(sort_keys or ["created_at"])
+    sort_dirs = list(sort_dirs or ["desc"] * len(sort_keys))
+    if "id" not in sort_keys:
+        sort_keys.append("id")
+        sort_dirs.append(sort_dirs[-1])
+    query = db_utils.paginate_query(query, VA, limit, sort_keys,
+                                    marker=marker_row, sort_dirs=sort_dirs)
+    if offset:
+        query = query.offset(offset)
+    return list(query.all())
+
+
+@reader
+def attachments_of_volume(context: Any, volume_id: str
+                          ) -> list[models.VolumeAttachment]:
+    query = sa.select(VA).where(VA.volume_id == volume_id).order_by(
+        VA.created_at)
+    return list(context.session.execute(query).scalars())
+
+
+@reader
+def attachments_in_transition(context: Any, backend: str,
+                              older_than: Any) -> list[models.VolumeAttachment]:
+    """Rows of ``backend``'s volumes in flight since before ``older_than``."""
+    query = sa.select(VA).join(VOL, VOL.id == VA.volume_id).where(
+        VA.transition.is_not(None),
+        sa.func.coalesce(VA.updated_at, VA.created_at) < older_than,
+        VOL.host.like(backend + "#%"))
+    return list(context.session.execute(query).scalars())
+
+
+@reader
+def connection_holders(context: Any, volume_id: str, attachment_id: str,
+                       host: str | None) -> list[str]:
+    """Rows besides ``attachment_id`` that use the volume's ``host``
+    connection (what decides whether terminating it is safe)."""
+    return _shared(context.session, volume_id, attachment_id, host)
+
+
+# -- writes ---------------------------------------------------------------
+
+@retry_on_deadlock
+@writer
+def attachment_reserve(context: Any, volume_id: str,
+                       guard: states.ReserveGuard, values: dict,
+                       connector: dict | None = None
+                       ) -> models.VolumeAttachment | None:
+    """Reserve a place on the volume and insert the row, atomically.
+
+    :param values: columns of the new row (``id`` included).
+    :returns: the new row, or None when the guard refused (nothing written).
+    """
+    session = context.session
+    conditions = [VOL.id == volume_id,
+                  VOL.status.in_(list(states.RESERVABLE)),
+                  VOL.multiattach == guard.multiattach]
+    if guard.multiattach:
+        conditions.append(VOL.attachment_count < guard.limit)
+    else:
+        alone = VOL.attachment_count == 0
+        if guard.instance_uuid:
+            same = sa.exists().where(VA.volume_id == volume_id,
+                                     VA.instance_uuid == guard.instance_uuid)
+            alone = sa.or_(alone, sa.and_(VOL.attachment_count == 1, same))
+        conditions.append(alone)
+    if guard.single_writer and guard.writer:
+        conditions.append(VOL.writer_count == 0)
+    result = session.execute(sa.update(VOL).where(*conditions).values(
+        attachment_count=VOL.attachment_count + 1,
+        writer_count=VOL.writer_count + int(guard.writer),
+        updated_at=utcnow()).execution_options(synchronize_session=False))
+    if result.rowcount != 1:
+        return None
+    session.add(VA(volume_id=volume_id, **values))
+    session.flush()
+    _replace_specs(session, values["id"], connector)
+    _sync_volume(session, volume_id)
+    session.expire_all()
+    return _get(session, values["id"])
+
+
+class _NoMatch(Exception):
+    """Abort a writer transaction whose compare-and-swap found nothing."""
+
+
+def attachment_cas(context: Any, attachment_id: str, expected: dict,
+                   values: dict, connector: dict | None = None,
+                   replace_connector: bool = False,
+                   writer_delta: int = 0) -> models.VolumeAttachment | None:
+    """Compare-and-swap one attachment and recompute its volume.
+
+    :param connector: new connector rows, when ``replace_connector``.
+    :param writer_delta: change of the volume's writer count (mode set).
+    :returns: the changed row, or None when ``expected`` did not match
+        (then nothing was written).
+    """
+    try:
+        return _attachment_cas(context, attachment_id, expected, values,
+                               connector, replace_connector, writer_delta)
+    except _NoMatch:
+        return None
+
+
+@retry_on_deadlock
+@writer
+def _attachment_cas(context: Any, attachment_id: str, expected: dict,
+                    values: dict, connector: dict | None,
+                    replace_connector: bool,
+                    writer_delta: int) -> models.VolumeAttachment:
+    session = context.session
+    volume_id = _get(session, attachment_id).volume_id
+    _lock_volume(session, volume_id, writer_delta=writer_delta)
+    if not conditional_update(session, VA, attachment_id, expected, values):
+        raise _NoMatch()
+    if replace_connector:
+        _replace_specs(session, attachment_id, connector)
+    _sync_volume(session, volume_id)
+    session.expire_all()
+    return _get(session, attachment_id)
+
+
+def attachment_destroy(context: Any, attachment_id: str,
+                       expected: dict) -> dict | None:
+    """Remove one row if it matches ``expected``; recompute its volume.
+
+    :returns: ``{"volume_id", "remaining": [rows], "shared": [ids]}``, as
+        they stand in this transaction, or None when nothing matched.
+    """
+    try:
+        return _attachment_destroy(context, attachment_id, expected)
+    except (_NoMatch, exception.AttachmentNotFound):
+        return None
+
+
+@retry_on_deadlock
+@writer
+def _attachment_destroy(context: Any, attachment_id: str,
+                        expected: dict) -> dict:
+    session = context.session
+    row = _get(session, attachment_id)
+    volume_id, host, mode = row.volume_id, row.attached_host, row.attach_mode
+    _lock_volume(session, volume_id)
+    query = sa.delete(VA).where(VA.id == attachment_id)
+    for column, value in expected.items():
+        attr = getattr(VA, column)
+        if isinstance(value, (list, tuple, set, frozenset)):
+            query = query.where(attr.in_(list(value)))
+        else:
+            query = query.where(attr == value)
+    session.execute(sa.delete(models.AttachmentSpec).where(
+        models.AttachmentSpec.attachment_id == attachment_id))
+    if session.execute(query.execution_options(
+            synchronize_session=False)).rowcount != 1:
+        # NOTE(ashlar): the spec rows come back with the rollback.
+        raise _NoMatch()
+    _lock_volume(session, volume_id, count_delta=-1,
+                 writer_delta=-int(states.is_writer(mode)))
+    _sync_volume(session, volume_id)
+    shared = _shared(session, volume_id, attachment_id, host)
+    session.expire_all()
+    remaining = list(session.execute(sa.select(VA).where(
+        VA.volume_id == volume_id).order_by(VA.created_at)).scalars())
+    return {"volume_id": volume_id, "remaining": remaining, "shared": shared}
+
+
+@retry_on_deadlock
+@writer
+def volume_leave_status(context: Any, volume_id: str, status: str,
+                        values: dict | None = None) -> bool:
+    """End a non-attach status (extending, retyping): compare-and-swap it
+    to the status the attachments say, with ``values``.
+
+    :returns: whether the volume was in ``status``.
+    """
+    session = context.session
+    _lock_volume(session, volume_id)
+    if values and not conditional_update(session, VOL, volume_id,
+                                         {"status": status}, values):
+        return False
+    current = session.execute(sa.select(VOL.status).where(
+        VOL.id == volume_id)).scalar_one()
+    if current != status:
+        return False
+    _sync_volume(session, volume_id, force_from=status)
+    return True

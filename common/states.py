@@ -1,0 +1,370 @@
+"""The volume and attachment state machines, as pure functions.
+
+This is the one place that says which status follows which.  The database
+layer (``common/db/api/attachments.py``) applies these answers with
+compare-and-swap updates; the API and the volume service only ask.
+
+Attachments (``volume_attachment.attach_status`` plus ``transition``, the
+operation in flight, NULL at rest)::
+
+    create ........................ reserved
+    create with connector ......... attaching   [creating]
+    update (connector) on reserved  attaching   [connecting]
+    update on attaching/attached .. (same)      [reconnecting] (same host)
+    volume service answered ....... attaching / attached, transition NULL
+    complete ...................... attached (from reserved or attaching)
+    delete with a connection ...... detaching   [disconnecting] -> row gone
+    delete without a connection ... row gone
+
+A row in flight is resolved by whoever holds it: the volume service that
+finishes the backend call, or, when that process died, the volume service's
+check of stuck transitions (``resolve_stuck``), which terminates the backend
+connection and rolls the row back (``connecting`` -> reserved,
+``reconnecting`` -> error_attaching, ``creating`` -> removed) or forward
+(``disconnecting`` -> removed).  ``reserved`` rows hold no connection and are
+never reaped.
+
+Volumes: ``status``/``attach_status`` of a volume in one of
+``ATTACH_DRIVEN`` are always derived from its live attachment rows
+(``volume_status``), recomputed in the transaction that changes a row:
+
+    any attached ............... in-use / attached
+    else any attaching ......... attaching / attaching
+    else any detaching ......... detaching / detaching
+    else any reserved .......... reserved / reserved
+    else (none, or only error_*) available / detached
+
+So a volume is never shown ``attaching`` while one of its attachments is
+attached (Cinder does, see cinder-internals §1.4 step 8), and ``reserved`` or
+``attaching`` only say "claimed, but no host uses it yet".  None of these
+statuses blocks another attachment of a multiattach volume: reservations are
+guarded by counters (``ReserveGuard``), not by the volume status.  While a
+volume is in another status (extending, retyping, ...) only
+``attach_status`` follows the rows; the operation that ends that status
+recomputes ``status`` the same way.
+"""
+
+import dataclasses
+from collections.abc import Iterable, Mapping
+
+from common import constants
+from common import exception
+
+VOL = constants.VolumeStatus
+ATT = constants.AttachStatus
+
+#: Volume statuses that are a function of the attachment rows.
+ATTACH_DRIVEN = frozenset([VOL.AVAILABLE, VOL.RESERVED, VOL.ATTACHING,
+                           VOL.IN_USE, VOL.DETACHING])
+#: A volume may take a new attachment only in these statuses.
+RESERVABLE = ATTACH_DRIVEN
+
+#: Precedence of live attachment statuses when deriving the volume's.
+_PRECEDENCE = ((ATT.ATTACHED, VOL.IN_USE), (ATT.ATTACHING, VOL.ATTACHING),
+               (ATT.DETACHING, VOL.DETACHING), (ATT.RESERVED, VOL.RESERVED))
+
+#: Attachment statuses whose row may hold a backend connection.
+CONNECTED = frozenset([ATT.ATTACHING, ATT.ATTACHED])
+ERROR_STATUSES = frozenset([ATT.ERROR_ATTACHING, ATT.ERROR_DETACHING])
+
+#: Attach modes; ``null`` (the string) means "not said", treated as rw.
+MODE_NULL = "null"
+MODE_RW = "rw"
+MODE_RO = "ro"
+
+#: Extra specs (scoped, so the scheduler does not read them as capability
+#: requirements) that tune attachments of a type's volumes.
+MAX_ATTACHMENTS_SPEC = "ashlar:max_attachments"
+SINGLE_WRITER_SPEC = "ashlar:multiattach_single_writer"
+#: Any extra spec in this scope marks an encrypting type
+#: (``encryption:provider=luks``, mirroring Cinder's encryption fields).
+ENCRYPTION_SCOPE = "encryption:"
+
+
+class Transition:
+    """Values of ``volume_attachment.transition``: the operation in flight."""
+
+    CREATING = "creating"          # create with connector, until connected
+    CONNECTING = "connecting"      # update of a reserved row
+    RECONNECTING = "reconnecting"  # update of a connected row (same host)
+    DISCONNECTING = "disconnecting"  # delete of a row with a connection
+
+    ALL = frozenset([CREATING, CONNECTING, RECONNECTING, DISCONNECTING])
+    CONNECT = frozenset([CREATING, CONNECTING, RECONNECTING])
+
+
+#: Marker result: the row is to be removed.
+DESTROY = "destroy"
+
+
+class InvalidTransition(exception.Conflict):
+    """The attachment is not in a status the operation starts from."""
+
+    msg_fmt = ("Attachment %(id)s is %(status)s; cannot %(operation)s it "
+               "now.")
+
+
+# -- volume status ----------------------------------------------------------
+
+def volume_status(attachment_statuses: Iterable[str],
+                  current: str) -> tuple[str, str]:
+    """Derive ``(status, attach_status)`` from the live attachment rows.
+
+    :param attachment_statuses: ``attach_status`` of every live row.
+    :param current: the volume's status now; kept when not attach-driven.
+    """
+    present = set(attachment_statuses)
+    attach_status = ATT.DETACHED
+    derived = VOL.AVAILABLE
+    for att_status, vol_status in _PRECEDENCE:
+        if att_status in present:
+            attach_status, derived = att_status, vol_status
+            break
+    if current not in ATTACH_DRIVEN:
+        return current, attach_status
+    return derived, attach_status
+
+
+def is_writer(mode: str) -> bool:
+    """Whether an attach mode counts against single-writer mode."""
+    return mode != MODE_RO
+
+
+# -- attachment transitions ---------------------------------------------------
+
+def on_reserve(with_connector: bool) -> tuple[str, str | None]:
+    """Status and transition of a new row."""
+    if with_connector:
+        return ATT.ATTACHING, Transition.CREATING
+    return ATT.RESERVED, None
+
+
+def _busy(att_id: str, status: str, transition: str | None,
+          operation: str) -> InvalidTransition:
+    shown = "%s (%s)" % (status, transition) if transition else status
+    return InvalidTransition(id=att_id, status=shown, operation=operation)
+
+
+def on_connect(att_id: str, status: str,
+               transition: str | None) -> tuple[str, str]:
+    """Begin an update with a connector.
+
+    :raises InvalidTransition: in flight, detaching, or error_detaching.
+    """
+    if transition is None:
+        if status in (ATT.RESERVED, ATT.ERROR_ATTACHING):
+            return ATT.ATTACHING, Transition.CONNECTING
+        if status in CONNECTED:
+            return status, Transition.RECONNECTING
+    raise _busy(att_id, status, transition, "update")
+
+
+def on_connected(status: str, transition: str) -> str:
+    """Status once the volume service made the connection."""
+    if transition == Transition.RECONNECTING:
+        return status
+    return ATT.ATTACHING
+
+
+def on_connect_failed(status: str, transition: str) -> str:
+    """Roll back a failed or abandoned connect: a status, or ``DESTROY``."""
+    if transition == Transition.CREATING:
+        return DESTROY
+    if transition == Transition.CONNECTING:
+        return ATT.RESERVED
+    return ATT.ERROR_ATTACHING
+
+
+def on_complete(att_id: str, status: str, transition: str | None) -> str:
+    """``os-complete``: reserved (no connector, e.g. shelved) or attaching
+    becomes attached; attached stays attached.
+
+    :raises InvalidTransition: in flight, detaching or in error.
+    """
+    if transition is None and status in (ATT.RESERVED, ATT.ATTACHING,
+                                         ATT.ATTACHED):
+        return ATT.ATTACHED
+    raise _busy(att_id, status, transition, "complete")
+
+
+def on_delete(att_id: str, status: str, transition: str | None,
+              has_connector: bool, force: bool = False) -> tuple[str, str]:
+    """Begin a delete: ``(DESTROY, '')`` when no backend connection can
+    exist, else ``(detaching, disconnecting)``.
+
+    :param force: also take rows another operation holds (admin).
+    :raises InvalidTransition: in flight and not forced.
+    """
+    if transition is not None and not force:
+        raise _busy(att_id, status, transition, "delete")
+    if not has_connector:
+        return DESTROY, ""
+    return ATT.DETACHING, Transition.DISCONNECTING
+
+
+def resolve_stuck(status: str, transition: str) -> str:
+    """What the volume service does with a row whose operation died.
+
+    The backend connection is terminated first in every case.
+    """
+    if transition == Transition.DISCONNECTING:
+        return DESTROY
+    return on_connect_failed(status, transition)
+
+
+# -- reservation ------------------------------------------------------------
+
+@dataclasses.dataclass(frozen=True)
+class ReserveGuard:
+    """What a reservation must find on the volume row, atomically.
+
+    :param multiattach: the flag as read (a retype may not flip it between).
+    :param limit: most live attachment rows of a multiattach volume.
+    :param single_writer: at most one attachment whose mode is not ``ro``.
+    :param writer: whether the new row counts as a writer.
+    :param instance_uuid: Cinder's live-migration exception: a volume that is
+        not multiattach may take a second row for the instance it is
+        attached to already (never a third).
+    """
+
+    multiattach: bool
+    limit: int
+    single_writer: bool = False
+    writer: bool = True
+    instance_uuid: str | None = None
+
+
+def attach_limits(specs: Mapping[str, str | None],
+                  default_limit: int) -> tuple[int, bool]:
+    """``(max attachments, single writer)`` for a type's extra specs."""
+    limit = default_limit
+    raw = specs.get(MAX_ATTACHMENTS_SPEC)
+    if raw is not None:
+        limit = _parse_limit(raw)
+    single = _parse_is_true(specs.get(SINGLE_WRITER_SPEC))
+    return limit, single
+
+
+def _parse_limit(raw: str | None) -> int:
+    try:
+        value = int(str(raw).strip())
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise exception.InvalidInput(
+            reason="%s must be a whole number of at least 1, not %r."
+            % (MAX_ATTACHMENTS_SPEC, raw))
+    return value
+
+
+def _parse_is_true(raw: str | None) -> bool:
+    if raw is None:
+        return False
+    words = str(raw).split()
+    if words and words[0] == "<is>":
+        words = words[1:]
+    return bool(words) and words[0].lower() in ("true", "1", "yes", "on")
+
+
+def is_encrypted(specs: Mapping[str, str | None]) -> bool:
+    """Whether a type's extra specs ask for encryption."""
+    return any(key.startswith(ENCRYPTION_SCOPE) for key in specs)
+
+
+def validate_type_specs(specs: Mapping[str, str | None],
+                        multiattach: bool) -> None:
+    """Refuse extra specs that cannot work together (type definition).
+
+    :param multiattach: whether the specs make volumes multiattach.
+    :raises InvalidInput: encryption with multiattach, or a bad limit.
+    """
+    if multiattach and is_encrypted(specs):
+        raise exception.InvalidInput(
+            reason="Multiattach cannot be used with encrypted volume "
+                   "types (%s* extra specs)." % ENCRYPTION_SCOPE)
+    if MAX_ATTACHMENTS_SPEC in specs:
+        _parse_limit(specs[MAX_ATTACHMENTS_SPEC])
+
+
+def reserve_refusal(volume_id: str, status: str, multiattach: bool,
+                    count: int, writers: int, guard: ReserveGuard,
+                    same_instance: bool) -> exception.AshlarException:
+    """Explain why a reservation's conditional update matched nothing.
+
+    Called with the volume as re-read after the refusal; the first failing
+    condition, in the order a user can act on, is named.
+    """
+    if "error" in status:
+        return exception.InvalidVolume(
+            reason="Volume attachments can not be created if the volume is "
+                   "in an error state. The Volume %s currently has a status "
+                   "of: %s " % (volume_id, status))
+    if status not in RESERVABLE:
+        return exception.InvalidVolume(
+            reason="Volume %s status must be available, reserved, attaching, "
+                   "in-use or detaching to reserve, but the current status "
+                   "is %s." % (volume_id, status))
+    if multiattach != guard.multiattach:
+        return exception.InvalidVolume(
+            reason="Volume %s changed its multiattach setting meanwhile; "
+                   "try again." % volume_id)
+    if not multiattach:
+        if count >= 1 and not (count == 1 and same_instance):
+            return exception.InvalidVolume(
+                reason="Volume %s is not multiattach and already has an "
+                       "attachment; its status is %s." % (volume_id, status))
+    elif count >= guard.limit:
+        return exception.InvalidVolume(
+            reason="Volume %s already has the maximum of %d attachments."
+                   % (volume_id, guard.limit))
+    if guard.single_writer and guard.writer and writers >= 1:
+        return exception.InvalidVolume(
+            reason="Volume %s allows only one read/write attachment (its "
+                   "type sets %s); attach it with mode ro."
+                   % (volume_id, SINGLE_WRITER_SPEC))
+    return exception.InvalidVolume(
+        reason="Volume %s could not be reserved; try again." % volume_id)
+
+
+# -- rules ----------------------------------------------------------------
+
+def deletion_allowed(instance_uuid: str | None, has_connection: bool,
+                     privileged: bool) -> bool:
+    """OSSA-2023-003: only an admin or a service may delete an attachment a
+    compute host still holds connected for an instance."""
+    return privileged or not (instance_uuid and has_connection)
+
+
+def check_retype(volume_id: str, status: str, old_multiattach: bool,
+                 new_multiattach: bool, new_encrypted: bool,
+                 attachments: int, may_migrate: bool) -> None:
+    """The multiattach rules of a retype.
+
+    :param may_migrate: the retype may need to move the data.
+    :raises InvalidInput: a rule refuses it.
+    """
+    if new_multiattach and new_encrypted:
+        raise exception.InvalidInput(
+            reason="Retype requested both encryption and multi-attach, "
+                   "which is not supported.")
+    if old_multiattach != new_multiattach and status != VOL.AVAILABLE:
+        raise exception.InvalidInput(
+            reason="Invalid volume_type passed, retypes affecting multiattach "
+                   "are only allowed on available volumes, the specified "
+                   "volume however currently has a status of: %s." % status)
+    if may_migrate:
+        check_migration(volume_id, attachments)
+
+
+def check_migration(volume_id: str, attachments: int) -> None:
+    """Refuse to copy a volume that more than one attachment may write.
+
+    :raises InvalidVolume: more than one attachment exists.
+    """
+    if attachments > 1:
+        raise exception.InvalidVolume(
+            reason="Volume %s has %d attachments; migrating it (or a retype "
+                   "that may migrate it) is refused while more than one "
+                   "attachment exists, because a copy cannot follow writes "
+                   "from several hosts. Detach all but one first."
+                   % (volume_id, attachments))

@@ -1,0 +1,236 @@
+"""The attachment DB layer: reservations under races, CAS, recompute."""
+
+import threading
+import uuid
+
+import pytest
+
+from common import states
+from common.db.api import attachments as db
+from common.db.api import volumes as volumes_db
+
+try:
+    from tests.unit.db import fixtures
+except ImportError:  # pytest put tests/unit on sys.path instead
+    from db import fixtures
+
+
+@pytest.fixture(autouse=True)
+def database():
+    fixtures.setup()
+    fixtures.clean()
+    yield
+    fixtures.clean()
+
+
+def _values(instance=None, mode="null", with_connector=False, host=None,
+            connector=None):
+    status, transition = states.on_reserve(with_connector)
+    return {"id": str(uuid.uuid4()), "instance_uuid": instance,
+            "attach_status": status, "transition": transition,
+            "attach_mode": mode, "attached_host": host}
+
+
+def _reserve(volume, guard=None, **kwargs):
+    guard = guard or states.ReserveGuard(multiattach=volume.multiattach,
+                                         limit=128)
+    return db.attachment_reserve(fixtures.admin(), volume.id, guard,
+                                 _values(**kwargs),
+                                 connector=kwargs.get("connector"))
+
+
+def _vol(volume_id):
+    return volumes_db.volume_get(fixtures.admin(), volume_id)
+
+
+def _race(n, fn):
+    barrier = threading.Barrier(n)
+    results = [None] * n
+
+    def run(i):
+        barrier.wait()
+        try:
+            results[i] = fn(i)
+        except Exception as exc:  # reported by the assertion below
+            results[i] = exc
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(n)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not [r for r in results if isinstance(r, Exception)], results
+    return results
+
+
+def test_reserve_sets_reserved_and_counts():
+    vol = fixtures.make_volume()
+    row = _reserve(vol, instance="i1")
+    assert row.attach_status == "reserved" and row.transition is None
+    vol = _vol(vol.id)
+    assert (vol.status, vol.attach_status) == ("reserved", "reserved")
+    assert (vol.attachment_count, vol.writer_count) == (1, 1)
+
+
+def test_reserve_with_connector_stores_rows_per_key():
+    vol = fixtures.make_volume()
+    connector = {"host": "h1", "multipath": False, "wwpns": ["a", "b"]}
+    row = _reserve(vol, with_connector=True, connector=connector, host="h1")
+    assert row.attach_status == "attaching"
+    assert row.transition == states.Transition.CREATING
+    assert len(row.specs) == 3
+    assert db.connector_of(row) == connector
+    assert _vol(vol.id).status == "attaching"
+
+
+def test_non_multiattach_second_reservation_refused_and_no_row():
+    vol = fixtures.make_volume()
+    assert _reserve(vol, instance="i1") is not None
+    assert _reserve(vol, instance="i2") is None
+    assert len(db.attachments_of_volume(fixtures.admin(), vol.id)) == 1
+    assert _vol(vol.id).attachment_count == 1
+
+
+def test_same_instance_may_hold_a_second_row_never_a_third():
+    vol = fixtures.make_volume()
+    guard = states.ReserveGuard(multiattach=False, limit=1,
+                                instance_uuid="i1")
+    assert _reserve(vol, guard, instance="i1") is not None
+    assert _reserve(vol, guard, instance="i1") is not None
+    assert _reserve(vol, guard, instance="i1") is None
+
+
+def test_guard_checks_multiattach_flag_as_read():
+    vol = fixtures.make_volume(multiattach=True)
+    guard = states.ReserveGuard(multiattach=False, limit=1)
+    assert _reserve(vol, guard) is None
+
+
+@pytest.mark.parametrize("status", ["creating", "error", "extending",
+                                    "deleting", "retyping", "maintenance"])
+def test_reserve_refused_outside_reservable_statuses(status):
+    vol = fixtures.make_volume(status=status, multiattach=True)
+    assert _reserve(vol) is None
+
+
+def test_race_on_non_multiattach_exactly_one_wins():
+    vol = fixtures.make_volume()
+    results = _race(16, lambda i: _reserve(vol, instance="i%d" % i))
+    assert len([r for r in results if r is not None]) == 1
+    assert len(db.attachments_of_volume(fixtures.admin(), vol.id)) == 1
+    assert _vol(vol.id).attachment_count == 1
+
+
+def test_race_on_multiattach_all_win_and_volume_status_right():
+    vol = fixtures.make_volume(multiattach=True)
+    results = _race(16, lambda i: _reserve(vol, instance="i%d" % i))
+    assert all(r is not None for r in results)
+    vol = _vol(vol.id)
+    assert vol.attachment_count == 16 and vol.status == "reserved"
+
+
+def test_race_against_the_limit():
+    vol = fixtures.make_volume(multiattach=True)
+    guard = states.ReserveGuard(multiattach=True, limit=5)
+    results = _race(12, lambda i: _reserve(vol, guard, instance="i%d" % i))
+    assert len([r for r in results if r is not None]) == 5
+    assert _vol(vol.id).attachment_count == 5
+
+
+def test_race_single_writer():
+    vol = fixtures.make_volume(multiattach=True)
+
+    def attach(i):
+        writer = i % 2 == 0
+        guard = states.ReserveGuard(multiattach=True, limit=100,
+                                    single_writer=True, writer=writer)
+        return _reserve(vol, guard, mode="rw" if writer else "ro")
+    results = _race(12, attach)
+    won = [r for r in results if r is not None]
+    assert len([r for r in won if r.attach_mode == "rw"]) == 1
+    assert len([r for r in won if r.attach_mode == "ro"]) == 6
+    assert _vol(vol.id).writer_count == 1
+
+
+def test_cas_mismatch_writes_nothing():
+    vol = fixtures.make_volume()
+    row = _reserve(vol)
+    assert db.attachment_cas(fixtures.admin(), row.id,
+                             {"attach_status": "attaching"},
+                             {"attach_status": "attached"},
+                             writer_delta=-1) is None
+    vol = _vol(vol.id)
+    assert vol.writer_count == 1 and vol.status == "reserved"
+
+
+def test_cas_recomputes_volume_and_replaces_connector():
+    vol = fixtures.make_volume()
+    row = _reserve(vol)
+    row = db.attachment_cas(
+        fixtures.admin(), row.id,
+        {"attach_status": "reserved", "transition": None},
+        {"attach_status": "attaching", "transition": "connecting",
+         "attached_host": "h1", "attach_mode": "ro"},
+        connector={"host": "h1"}, replace_connector=True, writer_delta=-1)
+    assert db.connector_of(row) == {"host": "h1"}
+    vol = _vol(vol.id)
+    assert (vol.status, vol.attach_status, vol.writer_count) == (
+        "attaching", "attaching", 0)
+
+
+def test_destroy_recomputes_and_reports_shared():
+    vol = fixtures.make_volume(multiattach=True)
+    rows = [_reserve(vol, host="h1", with_connector=True,
+                     connector={"host": "h1"}) for _ in range(3)]
+    other = _reserve(vol, host="h2", with_connector=True,
+                     connector={"host": "h2"})
+    for row in rows[:2] + [other]:
+        db.attachment_cas(fixtures.admin(), row.id, {"transition": "creating"},
+                          {"transition": None, "attach_status": "attached"})
+    assert _vol(vol.id).status == "in-use"
+    _r, shared = db.attachment_get_shared(fixtures.admin(), rows[0].id)
+    assert set(shared) == {rows[1].id, rows[2].id}
+    result = db.attachment_destroy(fixtures.admin(), rows[0].id, {})
+    assert set(result["shared"]) == {rows[1].id, rows[2].id}
+    assert len(result["remaining"]) == 3
+    vol = _vol(vol.id)
+    assert (vol.status, vol.attachment_count) == ("in-use", 3)
+    for row in rows[1:] + [other]:
+        assert db.attachment_destroy(fixtures.admin(), row.id, {})
+    vol = _vol(vol.id)
+    assert (vol.status, vol.attach_status) == ("available", "detached")
+    assert (vol.attachment_count, vol.writer_count) == (0, 0)
+
+
+def test_destroy_with_expected_mismatch_keeps_row_and_specs():
+    vol = fixtures.make_volume()
+    row = _reserve(vol, with_connector=True, connector={"host": "h"})
+    assert db.attachment_destroy(fixtures.admin(), row.id,
+                                 {"transition": None}) is None
+    row = db.attachment_get(fixtures.admin(), row.id)
+    assert db.connector_of(row) == {"host": "h"}
+    assert _vol(vol.id).attachment_count == 1
+
+
+def test_volume_leave_status_derives_from_rows():
+    vol = fixtures.make_volume(multiattach=True)
+    row = _reserve(vol)
+    db.attachment_cas(fixtures.admin(), row.id, {}, {"attach_status":
+                                                     "attached"})
+    volumes_db.volume_cas(fixtures.admin(), vol.id, {"status": "in-use"},
+                          {"status": "extending"})
+    assert db.volume_leave_status(fixtures.admin(), vol.id, "extending",
+                                  {"size": 2})
+    vol = _vol(vol.id)
+    assert (vol.status, vol.size) == ("in-use", 2)
+    assert not db.volume_leave_status(fixtures.admin(), vol.id, "extending")
+
+
+def test_in_transition_query_finds_old_rows_of_backend():
+    vol = fixtures.make_volume(host="n@b#p")
+    row = _reserve(vol, with_connector=True, connector={"host": "h"})
+    future = db.utcnow().replace(year=2100)
+    found = db.attachments_in_transition(fixtures.admin(), "n@b", future)
+    assert [r.id for r in found] == [row.id]
+    assert not db.attachments_in_transition(fixtures.admin(), "n@c", future)
+    assert not db.attachments_in_transition(
+        fixtures.admin(), "n@b", db.utcnow().replace(year=2000))
