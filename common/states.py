@@ -192,10 +192,12 @@ def on_delete(att_id: str, status: str, transition: str | None,
     """Begin a delete: ``(DESTROY, '')`` when no backend connection can
     exist, else ``(detaching, disconnecting)``.
 
+    A row already being deleted is driven again (after a timeout, say).
+
     :param force: also take rows another operation holds (admin).
     :raises InvalidTransition: in flight and not forced.
     """
-    if transition is not None and not force:
+    if transition not in (None, Transition.DISCONNECTING) and not force:
         raise _busy(att_id, status, transition, "delete")
     if not has_connector:
         return DESTROY, ""

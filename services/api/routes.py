@@ -2,21 +2,41 @@
 
 from typing import Any
 
+from services.api.operations import attachments as attachment_ops
+from services.api.resources import attachments
 from services.api.resources import backends
 from services.api.resources import types
 from services.api.resources import versions
+from services.api.resources import volume_actions
 from services.api.resources import volumes
+
+
+def _attachment_ops(ops: Any, conf: Any) -> Any:
+    # TODO(ashlar): app.Operations should build and hold these (the api's
+    # RPC door serves the same object); until then make them here.
+    found = getattr(ops, "attachments", None)
+    if found is None:
+        found = attachment_ops.AttachmentOperations(conf, ops.volumes.volume)
+    return found
 
 
 def route_table(ops: Any, conf: Any) -> list[tuple[str, Any]]:
     """Return (path, resource) pairs; ``ops`` holds the operation objects."""
     max_limit = conf.api.max_limit
+    att_ops = _attachment_ops(ops, conf)
     return [
         ("/", versions.Versions()),
         ("/v3", versions.Versions(status="200 OK")),
         ("/v3/volumes", volumes.Collection(ops.volumes, max_limit)),
         ("/v3/volumes/detail", volumes.Detail(ops.volumes, max_limit)),
         ("/v3/volumes/{volume_id}", volumes.Item(ops.volumes)),
+        ("/v3/volumes/{volume_id}/action",
+         volume_actions.Action(ops.volumes, att_ops)),
+        ("/v3/attachments", attachments.Collection(att_ops, max_limit)),
+        ("/v3/attachments/detail", attachments.Detail(att_ops, max_limit)),
+        ("/v3/attachments/{attachment_id}", attachments.Item(att_ops)),
+        ("/v3/attachments/{attachment_id}/action",
+         attachments.Action(att_ops)),
         ("/v3/types", types.Collection(ops.types)),
         ("/v3/types/{type_id}", types.Item(ops.types, conf)),
         ("/v3/types/{type_id}/extra_specs", types.ExtraSpecs(ops.types)),

@@ -12,23 +12,26 @@ import oslo_messaging as messaging
 from oslo_config import cfg
 from oslo_log import log as logging
 
+from common import capabilities
 from common import constants
 from common import context as ashlar_context
 from common import exception
+from common import extra_specs
 from common import service
+from common import states
+from common.conf import attachments as attachments_conf
+from common.db.api import attachments as attachments_db
+from common.db.api import types as types_db
 from common.db.api import volumes as volumes_db
 from drivers import base as driver_base
 from services.scheduler import rpcapi as scheduler_rpcapi
+from services.volume import attach
 from services.volume import rpcapi as volume_rpcapi
 
 LOG = logging.getLogger(__name__)
 STATUS = constants.VolumeStatus
 
-
-def _driver_volume(row: Any) -> driver_base.DriverVolume:
-    return driver_base.DriverVolume(id=row.id, size=row.size,
-                                    name=row.display_name,
-                                    provider_location=row.provider_location)
+_driver_volume = attach.driver_volume
 
 
 class VolumeManager(service.Manager):
@@ -43,6 +46,9 @@ class VolumeManager(service.Manager):
         self.backend = backend
         self.driver = driver
         self.capabilities_rpcapi = scheduler_rpcapi.CapabilitiesAPI(conf)
+        # TODO(ashlar): drop once common/conf registers these options.
+        attachments_conf.register_opts(conf)
+        self.attacher = attach.Attacher(conf, driver, self.service_host)
 
     # -- lifecycle -------------------------------------------------------
     def init_host(self, service_uuid: str) -> None:
@@ -50,13 +56,20 @@ class VolumeManager(service.Manager):
         self.driver.do_setup()
         self.driver.check_for_setup_error()
         self._finish_interrupted_work()
+        self.check_stuck_attachments()
 
     def after_start(self) -> None:
         self.report_capabilities()
 
     def periodic_tasks(self) -> list[tuple[float, Callable[[], None]]]:
         return [(self.conf.backend_stats_polling_interval,
-                 self.report_capabilities)]
+                 self.report_capabilities),
+                (self.conf.attachment_check_interval,
+                 self.check_stuck_attachments)]
+
+    def check_stuck_attachments(self) -> None:
+        """Resolve attachments left in flight by a process that died."""
+        self.attacher.resolve_stuck(ashlar_context.get_admin_context())
 
     def _my_volumes(self, status: str) -> list:
         ctxt = ashlar_context.get_admin_context()
@@ -133,6 +146,78 @@ class VolumeManager(service.Manager):
         volumes_db.volume_destroy(ctxt, volume_id)
         LOG.info("Deleted volume %s", volume_id)
         self.report_capabilities()
+
+    def attachment_connect(self, ctxt: Any, attachment_id: str) -> dict:
+        """Connect an attachment the API put in flight; see attach.py."""
+        return self.attacher.connect(ctxt, attachment_id)
+
+    def attachment_disconnect(self, ctxt: Any, attachment_id: str) -> None:
+        """Terminate the connection of an attachment being deleted."""
+        self.attacher.disconnect(ctxt, attachment_id)
+
+    def extend_volume(self, ctxt: Any, volume_id: str, new_size: int) -> None:
+        """Grow the volume; ``extending`` -> what its attachments say."""
+        try:
+            row = volumes_db.volume_get(ctxt, volume_id)
+        except exception.VolumeNotFound:
+            return
+        if row.status != STATUS.EXTENDING:
+            return
+        try:
+            self.driver.extend_volume(_driver_volume(row), new_size)
+        except Exception as exc:
+            LOG.exception("Driver failed to extend volume %s", volume_id)
+            volumes_db.volume_cas(ctxt, volume_id,
+                                  {"status": STATUS.EXTENDING},
+                                  {"status": STATUS.ERROR_EXTENDING,
+                                   "error_reason": "Backend %s failed to "
+                                   "extend the volume: %s"
+                                   % (self.service_host, exc)})
+            return
+        attachments_db.volume_leave_status(
+            ctxt, volume_id, STATUS.EXTENDING,
+            {"size": new_size, "previous_status": None})
+        LOG.info("Extended volume %(id)s to %(size)s GiB",
+                 {"id": volume_id, "size": new_size})
+        self.report_capabilities()
+
+    def retype_volume(self, ctxt: Any, volume_id: str, new_type_id: str,
+                      migration_policy: str) -> None:
+        """Take the new type if this pool satisfies it (no migration yet).
+
+        ``retyping`` -> what the attachments say, with the new type and its
+        multiattach and encryption flags, or the old type when this pool
+        does not satisfy the new one.
+        """
+        try:
+            row = volumes_db.volume_get(ctxt, volume_id)
+            vtype = types_db.type_get(ctxt, new_type_id)
+        except exception.NotFound:
+            row = None
+        if row is None or row.status != STATUS.RETYPING:
+            return
+        specs = types_db.specs_of(vtype)
+        pools = capabilities.flatten(
+            self.service_host, self.driver.get_volume_stats(), 0)
+        missing = extra_specs.unsatisfied_specs(
+            pools.get(row.host or "", {}), specs)
+        values: dict = {"previous_status": None}
+        if missing:
+            LOG.warning("Volume %(id)s not retyped to %(type)s: its pool "
+                        "does not offer %(missing)s and migration (policy "
+                        "%(policy)s) is not available",
+                        {"id": volume_id, "type": vtype.name,
+                         "missing": ", ".join(missing),
+                         "policy": migration_policy})
+        else:
+            values.update(volume_type_id=vtype.id,
+                          multiattach=extra_specs.is_multiattach_spec(specs),
+                          encrypted=states.is_encrypted(specs))
+        attachments_db.volume_leave_status(ctxt, volume_id, STATUS.RETYPING,
+                                           values)
+        LOG.info("Retype of volume %(id)s to %(type)s %(result)s",
+                 {"id": volume_id, "type": vtype.name,
+                  "result": "refused" if missing else "done"})
 
     def publish_service_capabilities(self, ctxt: Any) -> None:
         """Report now: a scheduler or API worker just started."""

@@ -101,8 +101,8 @@ def test_on_delete():
         states.on_delete("a", "attaching", T.CONNECTING, True)
     assert states.on_delete("a", "attaching", T.CONNECTING, True,
                             force=True) == ("detaching", T.DISCONNECTING)
-    assert states.on_delete("a", "detaching", T.DISCONNECTING, True,
-                            force=True) == ("detaching", T.DISCONNECTING)
+    assert states.on_delete("a", "detaching", T.DISCONNECTING, True) == (
+        "detaching", T.DISCONNECTING)
 
 
 def test_resolve_stuck():

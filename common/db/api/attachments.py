@@ -2,9 +2,9 @@
 
 Every function that changes an attachment runs one short transaction that
 
-1. locks the volume row first (a conditional ``UPDATE`` of its counters, or
-   ``SELECT .. FOR UPDATE``), so all changes to one volume's attachments are
-   serialised and always take their locks in the same order;
+1. locks the volume row first, with an ``UPDATE`` (of its counters, when
+   they change), so all changes to one volume's attachments are serialised
+   and always take their locks in the same order;
 2. changes the attachment row with a compare-and-swap on its
    ``attach_status``/``transition``;
 3. recomputes the volume's ``status``/``attach_status`` from the live rows
@@ -87,16 +87,19 @@ def _get(session: Any, attachment_id: str) -> models.VolumeAttachment:
 
 def _lock_volume(session: Any, volume_id: str, writer_delta: int = 0,
                  count_delta: int = 0) -> None:
-    """Take the volume row's lock, adjusting its counters if asked."""
-    if writer_delta or count_delta:
-        session.execute(sa.update(VOL).where(VOL.id == volume_id).values(
-            attachment_count=VOL.attachment_count + count_delta,
-            writer_count=VOL.writer_count + writer_delta,
-            updated_at=utcnow()).execution_options(synchronize_session=False))
-        return
-    found = session.execute(sa.select(VOL.id).where(
-        VOL.id == volume_id).with_for_update()).first()
-    if found is None:
+    """Take the volume row's lock, adjusting its counters if asked.
+
+    NOTE(ashlar): always an UPDATE, and always the transaction's first
+    statement: PostgreSQL and InnoDB lock the row as ``FOR UPDATE`` would,
+    and SQLite takes its write lock here, waiting on the busy timeout (a
+    transaction that read first would fail at once with "database is
+    locked" when another writer committed in between).
+    """
+    result = session.execute(sa.update(VOL).where(VOL.id == volume_id).values(
+        attachment_count=VOL.attachment_count + count_delta,
+        writer_count=VOL.writer_count + writer_delta,
+        updated_at=utcnow()).execution_options(synchronize_session=False))
+    if result.rowcount != 1:
         raise exception.VolumeNotFound(volume_id=volume_id)
 
 
@@ -254,11 +257,12 @@ class _NoMatch(Exception):
     """Abort a writer transaction whose compare-and-swap found nothing."""
 
 
-def attachment_cas(context: Any, attachment_id: str, expected: dict,
-                   values: dict, connector: dict | None = None,
+def attachment_cas(context: Any, volume_id: str, attachment_id: str,
+                   expected: dict, values: dict,
+                   connector: dict | None = None,
                    replace_connector: bool = False,
                    writer_delta: int = 0) -> models.VolumeAttachment | None:
-    """Compare-and-swap one attachment and recompute its volume.
+    """Compare-and-swap one attachment of ``volume_id``; recompute the volume.
 
     :param connector: new connector rows, when ``replace_connector``.
     :param writer_delta: change of the volume's writer count (mode set).
@@ -266,21 +270,22 @@ def attachment_cas(context: Any, attachment_id: str, expected: dict,
         (then nothing was written).
     """
     try:
-        return _attachment_cas(context, attachment_id, expected, values,
-                               connector, replace_connector, writer_delta)
+        return _attachment_cas(context, volume_id, attachment_id, expected,
+                               values, connector, replace_connector,
+                               writer_delta)
     except _NoMatch:
         return None
 
 
 @retry_on_deadlock
 @writer
-def _attachment_cas(context: Any, attachment_id: str, expected: dict,
-                    values: dict, connector: dict | None,
+def _attachment_cas(context: Any, volume_id: str, attachment_id: str,
+                    expected: dict, values: dict, connector: dict | None,
                     replace_connector: bool,
                     writer_delta: int) -> models.VolumeAttachment:
     session = context.session
-    volume_id = _get(session, attachment_id).volume_id
     _lock_volume(session, volume_id, writer_delta=writer_delta)
+    expected = dict(expected, volume_id=volume_id)
     if not conditional_update(session, VA, attachment_id, expected, values):
         raise _NoMatch()
     if replace_connector:
@@ -290,27 +295,31 @@ def _attachment_cas(context: Any, attachment_id: str, expected: dict,
     return _get(session, attachment_id)
 
 
-def attachment_destroy(context: Any, attachment_id: str,
+def attachment_destroy(context: Any, volume_id: str, attachment_id: str,
                        expected: dict) -> dict | None:
-    """Remove one row if it matches ``expected``; recompute its volume.
+    """Remove one row of ``volume_id`` if it matches ``expected``; recompute
+    the volume.
 
     :returns: ``{"volume_id", "remaining": [rows], "shared": [ids]}``, as
         they stand in this transaction, or None when nothing matched.
     """
     try:
-        return _attachment_destroy(context, attachment_id, expected)
+        return _attachment_destroy(context, volume_id, attachment_id,
+                                   expected)
     except (_NoMatch, exception.AttachmentNotFound):
         return None
 
 
 @retry_on_deadlock
 @writer
-def _attachment_destroy(context: Any, attachment_id: str,
+def _attachment_destroy(context: Any, volume_id: str, attachment_id: str,
                         expected: dict) -> dict:
     session = context.session
-    row = _get(session, attachment_id)
-    volume_id, host, mode = row.volume_id, row.attached_host, row.attach_mode
     _lock_volume(session, volume_id)
+    row = _get(session, attachment_id)
+    if row.volume_id != volume_id:
+        raise _NoMatch()
+    host, mode = row.attached_host, row.attach_mode
     query = sa.delete(VA).where(VA.id == attachment_id)
     for column, value in expected.items():
         attr = getattr(VA, column)

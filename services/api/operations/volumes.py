@@ -1,4 +1,9 @@
-"""Volume operations: create, show, list, update, delete."""
+"""Volume operations: create, show, list, update, delete, and the actions
+(extend, retype, bootable, read-only, reset, force-delete, migrate).
+
+Every status change is a compare-and-swap on the read value; the rules that
+keep shared volumes safe come from ``common.states``.
+"""
 
 import uuid
 from typing import Any, Callable
@@ -9,6 +14,7 @@ from oslo_log import log as logging
 from common import constants
 from common import exception
 from common import extra_specs
+from common import states
 from common.db.api import types as types_db
 from common.db.api import volumes as volumes_db
 from services.scheduler import rpcapi as scheduler_rpcapi
@@ -29,6 +35,11 @@ _MULTIATTACH_REMOVED = (
     "multiattach enabled volume types. Contact your administrator to create "
     "a multiattach enabled volume type and use it to create multiattach "
     "volumes.")
+_RETYPE_REFUSED = (
+    "Retype needs volume to be in available or in-use state, not be part of "
+    "an active migration or a consistency group, requested type has to be "
+    "different that the one from the volume, and for in-use volumes "
+    "front-end qos specs cannot change.")
 
 #: Checks a type against what backends can do; raises when none can.
 EarlyCheck = Callable[[Any, Any, dict], None]
@@ -38,11 +49,15 @@ class VolumeOperations:
     def __init__(self, conf: cfg.ConfigOpts,
                  scheduler: scheduler_rpcapi.SchedulerAPI,
                  volume: volume_rpcapi.VolumeAPI,
-                 early_check: EarlyCheck | None = None) -> None:
+                 early_check: EarlyCheck | None = None,
+                 cache: Any = None) -> None:
         self.conf = conf
         self.scheduler = scheduler
         self.volume = volume
         self.early_check = early_check
+        #: The capability cache (``services.api.capability_cache``), to tell
+        #: whether a retype would have to move the data.
+        self.cache = cache or getattr(early_check, "__self__", None)
 
     def get(self, ctxt: Any, volume_id: str) -> Any:
         """Return a volume the caller may see, else VolumeNotFound."""
@@ -78,8 +93,13 @@ class VolumeOperations:
         vtype = self._resolve_type(ctxt, volume_type)
         specs = types_db.specs_of(vtype)
         is_multiattach = extra_specs.is_multiattach_spec(specs)
+        encrypted = states.is_encrypted(specs)
         if is_multiattach:
             ctxt.can("volume:multiattach")
+            if encrypted:
+                raise exception.InvalidVolume(
+                    reason="Multiattach cannot be used with encrypted "
+                           "volumes.")
         if self.early_check is not None:
             self.early_check(ctxt, vtype, specs)
         row = volumes_db.volume_create(ctxt, {
@@ -91,6 +111,7 @@ class VolumeOperations:
             "availability_zone": (availability_zone
                                   or self.conf.storage_availability_zone),
             "volume_type_id": vtype.id, "multiattach": is_multiattach,
+            "encrypted": encrypted,
         }, metadata)
         self.scheduler.create_volume(ctxt, row.id)
         LOG.info("Volume %(id)s of %(size)s GiB accepted",
@@ -106,7 +127,11 @@ class VolumeOperations:
     def delete(self, ctxt: Any, volume_id: str, force: bool = False) -> None:
         """``deleting``, then the volume service removes it.
 
-        :raises InvalidVolume: wrong status, attached, or migrating.
+        The compare-and-swap expects no attachment row at all, so a
+        reservation racing the delete either comes first (and the delete is
+        refused) or finds the volume ``deleting``.
+
+        :raises InvalidVolume: wrong status, attachments, or migrating.
         """
         row = self.get(ctxt, volume_id)
         if force:
@@ -114,11 +139,16 @@ class VolumeOperations:
                      {"project_id": row.project_id})
         else:
             ctxt.can("volume:delete", {"project_id": row.project_id})
-        expected: dict = {"attach_status": constants.AttachStatus.DETACHED,
-                          "migration_status": None}
+        if row.attachment_count:
+            raise exception.InvalidVolume(
+                reason="Volume %s has %d attachment(s); a volume with "
+                       "attachments cannot be deleted. Delete the "
+                       "attachments first." % (volume_id,
+                                               row.attachment_count))
+        expected: dict = {"attachment_count": 0, "migration_status": None}
         if not force:
             expected["status"] = DELETABLE
-        if row.attachments or not volumes_db.volume_cas(
+        if not volumes_db.volume_cas(
                 ctxt, volume_id, expected, {"status": STATUS.DELETING}):
             raise exception.InvalidVolume(
                 reason=_DELETE_REFUSED % ("" if not force else " "))
@@ -129,3 +159,172 @@ class VolumeOperations:
         else:
             self.volume.delete_volume(ctxt, volume_id, row.host)
         LOG.info("Volume %s deleting", volume_id)
+
+    # -- actions (POST /volumes/{id}/action) ------------------------------
+    def _cas(self, row: Any, expected: dict, values: dict, what: str,
+             ctxt: Any) -> None:
+        """Compare-and-swap with the read value; a lost race is a 400."""
+        if not volumes_db.volume_cas(ctxt, row.id, expected, values):
+            now = volumes_db.volume_get(ctxt, row.id)
+            raise exception.InvalidVolume(
+                reason="Volume %s changed while %s was requested; its status "
+                       "is now %s." % (row.id, what, now.status))
+
+    def extend(self, ctxt: Any, volume_id: str, new_size: int,
+               attached_ok: bool = False) -> None:
+        """``os-extend``: ``available`` (or ``in-use`` from 3.42) ->
+        ``extending``; the volume service grows it.
+
+        :raises InvalidInput: the size does not grow.
+        :raises InvalidVolume: the status does not allow it.
+        """
+        row = self.get(ctxt, volume_id)
+        target = {"project_id": row.project_id}
+        ctxt.can("volume:extend", target)
+        if new_size <= row.size:
+            raise exception.InvalidInput(
+                reason="New size for extend must be greater than current "
+                       "size. (current: %s, extended: %s)."
+                       % (row.size, new_size))
+        allowed = [STATUS.AVAILABLE]
+        if attached_ok:
+            allowed.append(STATUS.IN_USE)
+            if row.status == STATUS.IN_USE:
+                ctxt.can("volume:extend_attached_volume", target)
+        if row.status not in allowed:
+            raise exception.InvalidVolume(
+                reason="Volume %s status must be %s to extend, but the "
+                       "current status is %s." % (
+                           volume_id, " or ".join(allowed), row.status))
+        self._cas(row, {"status": row.status, "size": row.size},
+                  {"status": STATUS.EXTENDING, "previous_status": row.status},
+                  "an extend", ctxt)
+        self.volume.extend_volume(ctxt, volume_id, row.host, new_size)
+        LOG.info("Volume %(id)s extending to %(size)s GiB",
+                 {"id": volume_id, "size": new_size})
+
+    def _needs_migration(self, row: Any, specs: dict) -> bool | None:
+        """Whether the volume's pool fails the new type's capability specs;
+        None when the capability view cannot tell."""
+        cache = self.cache
+        if cache is None or not row.host or not cache.trusted():
+            return None
+        pool = cache.store.fresh_pools().get(row.host)
+        if pool is None:
+            return None
+        return bool(extra_specs.unsatisfied_specs(pool, specs))
+
+    def retype(self, ctxt: Any, volume_id: str, new_type: str,
+               migration_policy: str | None = None) -> None:
+        """``os-retype``: the multiattach rules, then ``retyping`` and a
+        cast to the volume service, which takes the new type if its pool
+        satisfies it (Ashlar does not migrate yet).
+
+        :raises InvalidInput: a multiattach change on a volume that is not
+            available; encryption with multiattach; a migration is needed.
+        :raises InvalidVolume: status, same type, or a migration while
+            more than one attachment exists.
+        """
+        row = self.get(ctxt, volume_id)
+        ctxt.can("volume:retype", {"project_id": row.project_id})
+        vtype = types_db.type_get_by_name_or_id(ctxt, new_type)
+        policy = migration_policy or "never"
+        if (vtype.id == row.volume_type_id or row.migration_status
+                or row.status not in (STATUS.AVAILABLE, STATUS.IN_USE)):
+            raise exception.InvalidVolume(reason=_RETYPE_REFUSED)
+        specs = types_db.specs_of(vtype)
+        multiattach = extra_specs.is_multiattach_spec(specs)
+        if multiattach and not row.multiattach:
+            ctxt.can("volume:multiattach", {"project_id": row.project_id})
+        needs = self._needs_migration(row, specs)
+        states.check_retype(volume_id, row.status, row.multiattach,
+                            multiattach, states.is_encrypted(specs),
+                            row.attachment_count,
+                            may_migrate=policy == "on-demand"
+                            and needs is not False)
+        if needs:
+            raise exception.InvalidInput(
+                reason="Volume %s cannot take type %s where it is: its pool "
+                       "does not satisfy the type, and Ashlar does not "
+                       "migrate volumes (migration_policy %s)."
+                       % (volume_id, vtype.name, policy))
+        expected = {"status": row.status, "multiattach": row.multiattach,
+                    "volume_type_id": row.volume_type_id,
+                    "migration_status": None}
+        if multiattach != row.multiattach:
+            expected["attachment_count"] = 0
+        self._cas(row, expected, {"status": STATUS.RETYPING,
+                                  "previous_status": row.status},
+                  "a retype", ctxt)
+        self.volume.retype_volume(ctxt, volume_id, row.host, vtype.id, policy)
+        LOG.info("Volume %(id)s retyping to %(type)s",
+                 {"id": volume_id, "type": vtype.name})
+
+    def set_bootable(self, ctxt: Any, volume_id: str, bootable: bool) -> None:
+        row = self.get(ctxt, volume_id)
+        ctxt.can("volume:update", {"project_id": row.project_id})
+        volumes_db.volume_update(ctxt, volume_id, {"bootable": bootable})
+
+    def update_readonly_flag(self, ctxt: Any, volume_id: str,
+                             readonly: bool) -> None:
+        """Read-only applies to attachments made afterwards (``ro`` mode and
+        ``access_mode``); only an ``available`` volume may change it."""
+        row = self.get(ctxt, volume_id)
+        ctxt.can("volume:update_readonly_flag",
+                 {"project_id": row.project_id})
+        if row.status != STATUS.AVAILABLE:
+            raise exception.InvalidVolume(
+                reason="Volume status must be available to update readonly "
+                       "flag.")
+        self._cas(row, {"status": STATUS.AVAILABLE},
+                  {"readonly": readonly}, "a read-only change", ctxt)
+
+    def reset_status(self, ctxt: Any, volume_id: str, attachments: Any,
+                     status: str | None = None,
+                     attach_status: str | None = None,
+                     migration_status: str | None = None) -> None:
+        """Admin ``os-reset_status``.
+
+        ``attach_status: detached`` force-deletes every attachment, each
+        terminating its own backend connection (Cinder only drops the rows).
+
+        :param attachments: the AttachmentOperations.
+        """
+        row = self.get(ctxt, volume_id)
+        ctxt.can("volume_extension:volume_admin_actions:reset_status",
+                 {"project_id": row.project_id})
+        if status == STATUS.DELETING:
+            raise exception.InvalidVolume(reason="Cannot reset-state to "
+                                                 "deleting")
+        if status == STATUS.IN_USE and not row.attachment_count:
+            raise exception.InvalidVolume(
+                reason="Cannot reset-state to in-use because volume does not "
+                       "have any attachments.")
+        if attach_status == constants.AttachStatus.DETACHED:
+            attachments.delete_all(ctxt, volume_id)
+            row = volumes_db.volume_get(ctxt, volume_id)
+        values: dict = {}
+        if status:
+            values["status"] = status
+        if attach_status:
+            values["attach_status"] = attach_status
+        if migration_status:
+            values["migration_status"] = (
+                None if migration_status.lower() == "none"
+                else migration_status)
+        if values:
+            self._cas(row, {"status": row.status,
+                            "attach_status": row.attach_status}, values,
+                      "a reset", ctxt)
+        LOG.info("Volume %(id)s reset to %(values)s",
+                 {"id": volume_id, "values": values})
+
+    def migrate(self, ctxt: Any, volume_id: str) -> None:
+        """``os-migrate_volume``: refused with several attachments (a copy
+        cannot follow writes from several hosts); not implemented else."""
+        row = self.get(ctxt, volume_id)
+        ctxt.can("volume_extension:volume_admin_actions:migrate_volume",
+                 {"project_id": row.project_id})
+        states.check_migration(volume_id, row.attachment_count)
+        raise exception.InvalidInput(
+            reason="Volume migration is not supported by Ashlar yet.")

@@ -154,7 +154,7 @@ def test_race_single_writer():
 def test_cas_mismatch_writes_nothing():
     vol = fixtures.make_volume()
     row = _reserve(vol)
-    assert db.attachment_cas(fixtures.admin(), row.id,
+    assert db.attachment_cas(fixtures.admin(), vol.id, row.id,
                              {"attach_status": "attaching"},
                              {"attach_status": "attached"},
                              writer_delta=-1) is None
@@ -166,7 +166,7 @@ def test_cas_recomputes_volume_and_replaces_connector():
     vol = fixtures.make_volume()
     row = _reserve(vol)
     row = db.attachment_cas(
-        fixtures.admin(), row.id,
+        fixtures.admin(), vol.id, row.id,
         {"attach_status": "reserved", "transition": None},
         {"attach_status": "attaching", "transition": "connecting",
          "attached_host": "h1", "attach_mode": "ro"},
@@ -184,18 +184,19 @@ def test_destroy_recomputes_and_reports_shared():
     other = _reserve(vol, host="h2", with_connector=True,
                      connector={"host": "h2"})
     for row in rows[:2] + [other]:
-        db.attachment_cas(fixtures.admin(), row.id, {"transition": "creating"},
+        db.attachment_cas(fixtures.admin(), vol.id, row.id,
+                          {"transition": "creating"},
                           {"transition": None, "attach_status": "attached"})
     assert _vol(vol.id).status == "in-use"
     _r, shared = db.attachment_get_shared(fixtures.admin(), rows[0].id)
     assert set(shared) == {rows[1].id, rows[2].id}
-    result = db.attachment_destroy(fixtures.admin(), rows[0].id, {})
+    result = db.attachment_destroy(fixtures.admin(), vol.id, rows[0].id, {})
     assert set(result["shared"]) == {rows[1].id, rows[2].id}
     assert len(result["remaining"]) == 3
     vol = _vol(vol.id)
     assert (vol.status, vol.attachment_count) == ("in-use", 3)
     for row in rows[1:] + [other]:
-        assert db.attachment_destroy(fixtures.admin(), row.id, {})
+        assert db.attachment_destroy(fixtures.admin(), vol.id, row.id, {})
     vol = _vol(vol.id)
     assert (vol.status, vol.attach_status) == ("available", "detached")
     assert (vol.attachment_count, vol.writer_count) == (0, 0)
@@ -204,7 +205,7 @@ def test_destroy_recomputes_and_reports_shared():
 def test_destroy_with_expected_mismatch_keeps_row_and_specs():
     vol = fixtures.make_volume()
     row = _reserve(vol, with_connector=True, connector={"host": "h"})
-    assert db.attachment_destroy(fixtures.admin(), row.id,
+    assert db.attachment_destroy(fixtures.admin(), vol.id, row.id,
                                  {"transition": None}) is None
     row = db.attachment_get(fixtures.admin(), row.id)
     assert db.connector_of(row) == {"host": "h"}
@@ -214,7 +215,7 @@ def test_destroy_with_expected_mismatch_keeps_row_and_specs():
 def test_volume_leave_status_derives_from_rows():
     vol = fixtures.make_volume(multiattach=True)
     row = _reserve(vol)
-    db.attachment_cas(fixtures.admin(), row.id, {}, {"attach_status":
+    db.attachment_cas(fixtures.admin(), vol.id, row.id, {}, {"attach_status":
                                                      "attached"})
     volumes_db.volume_cas(fixtures.admin(), vol.id, {"status": "in-use"},
                           {"status": "extending"})
@@ -234,3 +235,19 @@ def test_in_transition_query_finds_old_rows_of_backend():
     assert not db.attachments_in_transition(fixtures.admin(), "n@c", future)
     assert not db.attachments_in_transition(
         fixtures.admin(), "n@b", db.utcnow().replace(year=2000))
+
+
+def test_concurrent_cas_on_one_volume_never_locked_out():
+    """Read-then-write transactions must queue, not fail, on SQLite."""
+    vol = fixtures.make_volume(multiattach=True)
+    rows = [_reserve(vol, with_connector=True, host="h%d" % i,
+                     connector={"host": "h%d" % i}) for i in range(16)]
+
+    def finish(i):
+        db.attachment_get(fixtures.admin(), rows[i].id)
+        return db.attachment_cas(fixtures.admin(), vol.id, rows[i].id,
+                                 {"transition": "creating"},
+                                 {"transition": None,
+                                  "attach_status": "attached"})
+    assert all(_race(16, finish))
+    assert _vol(vol.id).status == "in-use"

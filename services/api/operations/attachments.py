@@ -1,0 +1,310 @@
+"""Attachment operations: reserve, connect, complete, delete, show, list.
+
+Each operation checks policy and project, asks ``common.states`` which
+transition applies, applies it with one compare-and-swap transaction
+(``common/db/api/attachments.py``) and, when a backend connection is made or
+removed, calls the volume service (an RPC ``call`` bounded by
+``rpc_call_timeout``).  Every method takes ``(ctxt, ...)`` so the REST
+resources and the api's RPC door for compute agents share them.
+"""
+
+import uuid
+from typing import Any
+
+import oslo_messaging as messaging
+from oslo_config import cfg
+from oslo_log import log as logging
+
+from common import exception
+from common import states
+from common.conf import attachments as attachments_conf
+from common.db.api import attachments as attachments_db
+from common.db.api import types as types_db
+from common.db.api import volumes as volumes_db
+from services.volume import rpcapi as volume_rpcapi
+
+LOG = logging.getLogger(__name__)
+ATT = states.ATT
+T = states.Transition
+
+
+class ConflictNovaUsingAttachment(exception.Conflict):
+    msg_fmt = "Detach volume from instance %(instance_id)s using the Compute API"
+
+
+def privileged(ctxt: Any) -> bool:
+    """An administrator, or a service (Nova with its service token)."""
+    return bool(ctxt.is_admin or "service" in (ctxt.service_roles or []))
+
+
+def _target(volume: Any) -> dict:
+    return {"project_id": volume.project_id}
+
+
+class AttachmentOperations:
+    def __init__(self, conf: cfg.ConfigOpts,
+                 volume: volume_rpcapi.VolumeAPI) -> None:
+        # TODO(ashlar): drop once common/conf registers these options.
+        attachments_conf.register_opts(conf)
+        self.conf = conf
+        self.volume = volume
+
+    # -- lookups ----------------------------------------------------------
+    def _volume(self, ctxt: Any, volume_id: str) -> Any:
+        row = volumes_db.volume_get(ctxt, volume_id)
+        if not ctxt.is_admin and row.project_id != ctxt.project_id:
+            raise exception.VolumeNotFound(volume_id=volume_id)
+        return row
+
+    def _attachment(self, ctxt: Any, attachment_id: str) -> tuple[Any, Any]:
+        """The row and its volume, if the caller may see them."""
+        row = attachments_db.attachment_get(ctxt, attachment_id)
+        try:
+            volume = self._volume(ctxt, row.volume_id)
+        except exception.VolumeNotFound:
+            raise exception.AttachmentNotFound(attachment_id=attachment_id)
+        return row, volume
+
+    def get(self, ctxt: Any, attachment_id: str) -> tuple[Any, list[str]]:
+        """The row and ``shared_connections_by_attachment`` (one read)."""
+        self._attachment(ctxt, attachment_id)
+        return attachments_db.attachment_get_shared(ctxt, attachment_id)
+
+    def list(self, ctxt: Any, all_tenants: bool = False,
+             **kwargs: Any) -> list:
+        project = None if (all_tenants and ctxt.is_admin) else ctxt.project_id
+        return attachments_db.attachment_list(ctxt, project_id=project,
+                                              **kwargs)
+
+    # -- create -----------------------------------------------------------
+    def create(self, ctxt: Any, volume_id: str,
+               instance_uuid: str | None = None,
+               connector: dict | None = None,
+               mode: str | None = None) -> Any:
+        """Reserve the volume for a new attachment; connect it if a
+        connector is given.
+
+        :raises InvalidVolume: the volume cannot take this attachment now
+            (status, not multiattach, limit, single writer).
+        :raises PolicyNotAuthorized: attachment_create, or
+            multiattach_bootable_volume for a further attachment of a
+            bootable multiattach volume.
+        """
+        volume = self._volume(ctxt, volume_id)
+        ctxt.can("volume:attachment_create", _target(volume))
+        if volume.multiattach and volume.bootable and volume.attachment_count:
+            ctxt.can("volume:multiattach_bootable_volume", _target(volume))
+        connector = connector or None
+        mode = self._create_mode(volume, mode, connector)
+        limit, single_writer = states.attach_limits(
+            types_db.specs_of(volume.volume_type),
+            self.conf.max_attachments_per_volume)
+        guard = states.ReserveGuard(
+            multiattach=volume.multiattach, limit=limit,
+            single_writer=single_writer and volume.multiattach,
+            writer=states.is_writer(mode), instance_uuid=instance_uuid)
+        status, transition = states.on_reserve(connector is not None)
+        values = {"id": str(uuid.uuid4()), "instance_uuid": instance_uuid,
+                  "attach_status": status, "transition": transition,
+                  "attach_mode": mode}
+        if connector:
+            values.update(attached_host=connector.get("host"),
+                          mountpoint=connector.get("mountpoint"))
+        row = attachments_db.attachment_reserve(ctxt, volume.id, guard,
+                                                values, connector)
+        if row is None:
+            raise self._refusal(ctxt, volume_id, guard)
+        LOG.info("Attachment %(att)s reserved volume %(vol)s",
+                 {"att": row.id, "vol": volume.id})
+        if connector:
+            row = self._connect(ctxt, volume, row)
+        return row
+
+    @staticmethod
+    def _create_mode(volume: Any, mode: str | None,
+                     connector: dict | None) -> str:
+        if volume.readonly:
+            return states.MODE_RO
+        if mode:
+            return mode
+        if connector:
+            return _connector_mode(connector)
+        return states.MODE_NULL
+
+    @staticmethod
+    def _refusal(ctxt: Any, volume_id: str,
+                 guard: states.ReserveGuard) -> exception.AshlarException:
+        fresh = volumes_db.volume_get(ctxt, volume_id)
+        same = bool(guard.instance_uuid) and any(
+            att.instance_uuid == guard.instance_uuid
+            for att in fresh.attachments)
+        return states.reserve_refusal(
+            volume_id, fresh.status, fresh.multiattach,
+            fresh.attachment_count, fresh.writer_count, guard, same)
+
+    # -- update -----------------------------------------------------------
+    def update(self, ctxt: Any, attachment_id: str, connector: dict) -> Any:
+        """Give the attachment a connector; the volume service connects it.
+
+        :raises Conflict: error volume, busy row, or another host.
+        """
+        row, volume = self._attachment(ctxt, attachment_id)
+        ctxt.can("volume:attachment_update", _target(volume))
+        if "error" in volume.status:
+            raise exception.Conflict(
+                "Volume attachments can not be updated if the volume is in "
+                "an error state. The Volume %s currently has a status of: "
+                "%s " % (volume.id, volume.status))
+        status, transition = states.on_connect(row.id, row.attach_status,
+                                               row.transition)
+        host = connector.get("host")
+        if transition == T.RECONNECTING and host != row.attached_host:
+            raise exception.Conflict(
+                "Attachment %s is connected to host %s; create a new "
+                "attachment for host %s." % (row.id, row.attached_host,
+                                              host))
+        mode = row.attach_mode
+        if mode == states.MODE_NULL:
+            mode = (states.MODE_RO if volume.readonly
+                    else _connector_mode(connector))
+        writer_delta = (int(states.is_writer(mode))
+                        - int(states.is_writer(row.attach_mode)))
+        changed = attachments_db.attachment_cas(
+            ctxt, volume.id, row.id,
+            {"attach_status": row.attach_status, "transition": None,
+             "attach_mode": row.attach_mode},
+            {"attach_status": status, "transition": transition,
+             "attach_mode": mode, "attached_host": host,
+             "mountpoint": connector.get("mountpoint")},
+            connector=dict(connector, mode=mode), replace_connector=True,
+            writer_delta=writer_delta)
+        if changed is None:
+            raise self._changed(ctxt, attachment_id, "update")
+        return self._connect(ctxt, volume, changed)
+
+    def _connect(self, ctxt: Any, volume: Any, row: Any) -> Any:
+        try:
+            self.volume.attachment_connect(ctxt, volume.host, row.id)
+        except messaging.MessagingTimeout:
+            raise exception.ServiceUnavailable(
+                reason="the volume service of %s did not answer; attachment "
+                       "%s stays %s until it is resolved" % (
+                           volume.host, row.id, row.transition))
+        return attachments_db.attachment_get(ctxt, row.id)
+
+    @staticmethod
+    def _changed(ctxt: Any, attachment_id: str,
+                 operation: str) -> exception.AshlarException:
+        """The error for a compare-and-swap that lost a race."""
+        try:
+            now = attachments_db.attachment_get(ctxt, attachment_id)
+        except exception.AttachmentNotFound as exc:
+            return exc
+        return states.InvalidTransition(
+            id=attachment_id, operation=operation,
+            status="%s (%s)" % (now.attach_status, now.transition)
+            if now.transition else now.attach_status)
+
+    # -- complete ---------------------------------------------------------
+    def complete(self, ctxt: Any, attachment_id: str) -> None:
+        """``os-complete``: the consumer uses the attachment now."""
+        row, volume = self._attachment(ctxt, attachment_id)
+        ctxt.can("volume:attachment_complete", _target(volume))
+        status = states.on_complete(row.id, row.attach_status, row.transition)
+        if status == row.attach_status:
+            return
+        if attachments_db.attachment_cas(
+                ctxt, volume.id, row.id,
+                {"attach_status": row.attach_status, "transition": None},
+                {"attach_status": status}) is None:
+            raise self._changed(ctxt, attachment_id, "complete")
+
+    # -- delete -----------------------------------------------------------
+    def delete(self, ctxt: Any, attachment_id: str,
+               force: bool = False) -> dict:
+        """Remove an attachment, its connection (unless shared) first.
+
+        :param force: also take a row in flight (admin force-detach).
+        :returns: ``{"volume_id", "remaining": [rows], "shared": [ids]}``
+            as they stood when the row went.
+        :raises ConflictNovaUsingAttachment: a plain user deleting what a
+            compute host still holds connected.
+        """
+        row, volume = self._attachment(ctxt, attachment_id)
+        ctxt.can("volume:attachment_delete", _target(volume))
+        if not states.deletion_allowed(row.instance_uuid,
+                                       bool(row.connection_info),
+                                       privileged(ctxt)):
+            raise ConflictNovaUsingAttachment(instance_id=row.instance_uuid)
+        target, transition = states.on_delete(
+            row.id, row.attach_status, row.transition, bool(row.specs),
+            force=force)
+        expected = {"attach_status": row.attach_status,
+                    "transition": row.transition}
+        if target == states.DESTROY:
+            return self._destroy(ctxt, volume.id, row.id, expected)
+        if row.transition != T.DISCONNECTING and attachments_db.attachment_cas(
+                ctxt, volume.id, row.id, expected,
+                {"attach_status": target, "transition": transition}) is None:
+            raise self._changed(ctxt, attachment_id, "delete")
+        if volume.host:
+            try:
+                self.volume.attachment_disconnect(ctxt, volume.host, row.id)
+            except messaging.MessagingTimeout:
+                raise exception.ServiceUnavailable(
+                    reason="the volume service of %s did not answer; "
+                           "attachment %s will be removed when it does"
+                           % (volume.host, row.id))
+        return self._destroy(ctxt, volume.id, row.id,
+                             {"transition": T.DISCONNECTING})
+
+    def _destroy(self, ctxt: Any, volume_id: str, attachment_id: str,
+                 expected: dict) -> dict:
+        result = attachments_db.attachment_destroy(ctxt, volume_id,
+                                                   attachment_id, expected)
+        if result is None:
+            raise self._changed(ctxt, attachment_id, "delete")
+        LOG.info("Attachment %(att)s of volume %(vol)s deleted",
+                 {"att": attachment_id, "vol": result["volume_id"]})
+        return result
+
+    # -- volume-level helpers (legacy actions, reset) -----------------------
+    def detach(self, ctxt: Any, volume_id: str,
+               attachment_id: str | None = None, force: bool = False) -> dict:
+        """Legacy ``os-detach``/``os-force_detach``: delete one attachment.
+
+        :raises InvalidVolume: no attachment id while several exist (a
+            service or admin caller), or none exists.
+        :raises ConflictNovaUsingAttachment: the same for a plain user.
+        """
+        volume = self._volume(ctxt, volume_id)
+        rows = attachments_db.attachments_of_volume(ctxt, volume.id)
+        if attachment_id is None:
+            if len(rows) > 1:
+                if not privileged(ctxt):
+                    raise ConflictNovaUsingAttachment(
+                        instance_id=rows[0].instance_uuid)
+                raise exception.InvalidVolume(
+                    reason="Volume %s has %d attachments: more than one "
+                           "attachment, but no attachment_id provided."
+                           % (volume.id, len(rows)))
+            if not rows:
+                raise exception.InvalidVolume(
+                    reason="Volume %s has no attachment to detach."
+                    % volume.id)
+            attachment_id = rows[0].id
+        elif attachment_id not in {row.id for row in rows}:
+            raise exception.AttachmentNotFound(attachment_id=attachment_id)
+        return self.delete(ctxt, attachment_id, force=force)
+
+    def delete_all(self, ctxt: Any, volume_id: str) -> None:
+        """Force-delete every attachment of a volume (reset to detached),
+        each terminating its own connection."""
+        for row in attachments_db.attachments_of_volume(ctxt, volume_id):
+            self.delete(ctxt, row.id, force=True)
+
+
+def _connector_mode(connector: dict) -> str:
+    mode = connector.get("mode")
+    return mode if mode in (states.MODE_RW, states.MODE_RO) else \
+        states.MODE_RW

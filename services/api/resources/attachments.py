@@ -1,0 +1,110 @@
+"""/attachments (3.27+): create, list, detail, show, update, delete, action."""
+
+import falcon
+
+from common import exception
+from services.api import middleware
+from services.api import validation
+from services.api.operations import attachments as attachment_ops
+from services.api.resources import base
+from services.api.schemas import attachments as schemas
+from services.api.views import attachments as views
+
+SORT_MAP = {"created_at": "created_at", "updated_at": "updated_at",
+            "id": "id"}
+#: API filter -> column; Cinder's ``status`` matches no column (an empty
+#: list), Ashlar maps it to ``attach_status``.
+FILTER_MAP = {"volume_id": "volume_id", "status": "attach_status",
+              "attach_status": "attach_status", "instance_id": "instance_uuid",
+              "instance_uuid": "instance_uuid"}
+
+
+class _Base:
+    def __init__(self, ops: attachment_ops.AttachmentOperations,
+                 max_limit: int = 1000) -> None:
+        self.ops = ops
+        self.max_limit = max_limit
+
+    def _list(self, req: falcon.Request) -> list:
+        base.require(req, schemas.ATTACHMENTS_VERSION)
+        kwargs = base.list_params(req, self.max_limit, SORT_MAP)
+        # NOTE(ashlar): for attachments the presence of all_tenants is what
+        # counts (openstacksdk always sends all_tenants=False).
+        return self.ops.list(base.ctxt(req),
+                             all_tenants="all_tenants" in req.params,
+                             filters=base.filters(req, FILTER_MAP), **kwargs)
+
+
+class Collection(_Base):
+    def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
+        resp.media = {"attachments": [views.summary(row)
+                                      for row in self._list(req)]}
+
+    def on_post(self, req: falcon.Request, resp: falcon.Response) -> None:
+        base.require(req, schemas.ATTACHMENTS_VERSION)
+        data = base.body(req, schemas.CREATE)["attachment"]
+        row = self.ops.create(base.ctxt(req), data["volume_uuid"],
+                              instance_uuid=data.get("instance_uuid"),
+                              connector=data.get("connector"),
+                              mode=data.get("mode"))
+        resp.media = {"attachment": views.detail(row)}
+
+
+class Detail(_Base):
+    def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
+        resp.media = {"attachments": [views.detail(row)
+                                      for row in self._list(req)]}
+
+
+class Item(_Base):
+    def on_get(self, req: falcon.Request, resp: falcon.Response,
+               attachment_id: str) -> None:
+        base.require(req, schemas.ATTACHMENTS_VERSION)
+        row, shared = self.ops.get(base.ctxt(req), attachment_id)
+        resp.media = {"attachment": views.show(row, shared)}
+
+    def on_put(self, req: falcon.Request, resp: falcon.Response,
+               attachment_id: str) -> None:
+        base.require(req, schemas.ATTACHMENTS_VERSION)
+        data = base.body(req, schemas.UPDATE)["attachment"]
+        row = self.ops.update(base.ctxt(req), attachment_id,
+                              data["connector"])
+        resp.media = {"attachment": views.detail(row)}
+
+    def on_delete(self, req: falcon.Request, resp: falcon.Response,
+                  attachment_id: str) -> None:
+        base.require(req, schemas.ATTACHMENTS_VERSION)
+        result = self.ops.delete(base.ctxt(req), attachment_id)
+        resp.media = views.deleted(result)
+
+
+class Action(_Base):
+    def on_post(self, req: falcon.Request, resp: falcon.Response,
+                attachment_id: str) -> None:
+        base.require(req, schemas.ATTACHMENTS_VERSION)
+        name, _value = action_body(req, schemas.ACTIONS)
+        if name == "os-complete":
+            self.ops.complete(base.ctxt(req), attachment_id)
+        resp.status = falcon.HTTP_204
+        resp.content_type = falcon.MEDIA_JSON
+
+
+def action_body(req: falcon.Request, table: dict) -> tuple[str, object]:
+    """``{"<action>": value}``: the action's name and value, validated
+    against its schema at the request's microversion.
+
+    :raises Invalid: not exactly one known action.
+    """
+    data = middleware.read_body(req)
+    if not isinstance(data, dict) or len(data) != 1:
+        raise exception.Invalid("Malformed request body")
+    name = next(iter(data))
+    if name not in table:
+        raise exception.Invalid("There is no such action: %s" % name)
+    try:
+        schema = validation.schema_for(table[name], base.version(req))
+    except LookupError:
+        raise middleware.not_found_at_version()
+    validation.validate(schema, data)
+    return name, data[name]
+

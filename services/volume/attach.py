@@ -1,0 +1,254 @@
+"""The volume node's side of attachments: connect, disconnect, resolve stuck.
+
+The API starts every attachment operation with a compare-and-swap that puts
+the row *in flight* (``common.states.Transition``) and then calls this
+service; this service makes the backend call and ends the transition, again
+with a compare-and-swap.  Backend connections are per host: before removing
+one, the rows still using it (same volume, same connector host, attaching or
+attached) are counted under a lock per (volume, host), so two attachments of
+one host share its connection and deleting one never cuts the other off.
+"""
+
+import contextlib
+import datetime
+import json
+import threading
+from typing import Any, Iterator
+
+from oslo_config import cfg
+from oslo_log import log as logging
+from oslo_utils import excutils
+
+from common import exception
+from common import states
+from common.db.api import attachments as attachments_db
+from common.db.api import utcnow
+from common.db.api import volumes as volumes_db
+from drivers import base as driver_base
+
+LOG = logging.getLogger(__name__)
+T = states.Transition
+
+
+def driver_volume(row: Any) -> driver_base.DriverVolume:
+    return driver_base.DriverVolume(id=row.id, size=row.size,
+                                    name=row.display_name,
+                                    provider_location=row.provider_location)
+
+
+def connection_info(info: dict, attachment: Any, volume: Any,
+                    connector: dict, mode: str) -> dict:
+    """Cinder's flattened attachment ``connection_info``.
+
+    The driver's ``data`` keys sit next to ``driver_volume_type``;
+    ``access_mode`` is ``ro`` for an ``ro`` attachment or a read-only volume,
+    so a host can enforce it.
+    """
+    result = dict(info.get("data") or {})
+    result.update(
+        driver_volume_type=info.get("driver_volume_type"),
+        attachment_id=attachment.id,
+        enforce_multipath=bool(connector.get("enforce_multipath", False)),
+        access_mode=(states.MODE_RO if mode == states.MODE_RO
+                     or volume.readonly else states.MODE_RW),
+        encrypted=bool(volume.encrypted), qos_specs=None, cacheable=False)
+    return result
+
+
+def _conflict(row: Any, operation: str) -> exception.Conflict:
+    """A Conflict that crosses RPC (``common.states`` classes do not)."""
+    status = row.attach_status
+    if row.transition:
+        status = "%s (%s)" % (status, row.transition)
+    return exception.Conflict(states.InvalidTransition(
+        id=row.id, status=status, operation=operation).msg)
+
+
+class _KeyedLocks:
+    """One lock per key, forgotten when nobody holds or waits for it."""
+
+    def __init__(self) -> None:
+        self._guard = threading.Lock()
+        self._locks: dict[Any, list] = {}
+
+    @contextlib.contextmanager
+    def hold(self, key: Any) -> Iterator[None]:
+        with self._guard:
+            entry = self._locks.setdefault(key, [threading.Lock(), 0])
+            entry[1] += 1
+        try:
+            with entry[0]:
+                yield
+        finally:
+            with self._guard:
+                entry[1] -= 1
+                if not entry[1]:
+                    self._locks.pop(key, None)
+
+
+class Attacher:
+    """Attachment work of one backend (``host@backend``)."""
+
+    def __init__(self, conf: cfg.ConfigOpts, driver: driver_base.VolumeDriver,
+                 service_host: str) -> None:
+        self.conf = conf
+        self.driver = driver
+        self.service_host = service_host
+        self._locks = _KeyedLocks()
+        #: Attachment ids this process is working on (never reaped).
+        self._in_flight: set[str] = set()
+        self._in_flight_guard = threading.Lock()
+
+    @contextlib.contextmanager
+    def _hold(self, row: Any) -> Iterator[None]:
+        with self._in_flight_guard:
+            self._in_flight.add(row.id)
+        try:
+            with self._locks.hold((row.volume_id, row.attached_host)):
+                yield
+        finally:
+            with self._in_flight_guard:
+                self._in_flight.discard(row.id)
+
+    # -- connect --------------------------------------------------------------
+    def connect(self, ctxt: Any, attachment_id: str) -> dict:
+        """Make the backend connection of a row in a connect transition.
+
+        :returns: the attachment's ``connection_info``.
+        :raises Conflict: the row is not (or no longer) connecting.
+        """
+        row = attachments_db.attachment_get(ctxt, attachment_id)
+        with self._hold(row):
+            row = attachments_db.attachment_get(ctxt, attachment_id)
+            transition = row.transition
+            if transition not in T.CONNECT:
+                raise _conflict(row, "connect")
+            volume = volumes_db.volume_get(ctxt, row.volume_id)
+            connector = attachments_db.connector_of(row)
+            try:
+                info = self.driver.initialize_connection(
+                    driver_volume(volume), connector)
+            except Exception:
+                with excutils.save_and_reraise_exception():
+                    LOG.exception("Connecting attachment %(att)s of volume "
+                                  "%(vol)s to %(host)s failed",
+                                  {"att": row.id, "vol": volume.id,
+                                   "host": row.attached_host})
+                    self._roll_back(ctxt, row, volume, connector)
+            conn = connection_info(info, row, volume, connector,
+                                   row.attach_mode)
+            done = attachments_db.attachment_cas(
+                ctxt, volume.id, row.id, {"transition": transition},
+                {"transition": None,
+                 "attach_status": states.on_connected(row.attach_status,
+                                                      transition),
+                 "connection_info": json.dumps(conn),
+                 "attach_time": utcnow()})
+            if done is None:
+                # NOTE(ashlar): deleted (forced) while we connected.
+                self._terminate_unless_shared(ctxt, row, volume, connector)
+                raise exception.Conflict(
+                    "Attachment %s changed while it was being connected."
+                    % row.id)
+        LOG.info("Attachment %(att)s of volume %(vol)s connected to %(host)s",
+                 {"att": row.id, "vol": volume.id, "host": row.attached_host})
+        return conn
+
+    def _roll_back(self, ctxt: Any, row: Any, volume: Any,
+                   connector: dict) -> None:
+        """Undo a connect that failed or was abandoned (lock held)."""
+        self._terminate_unless_shared(ctxt, row, volume, connector)
+        target = states.on_connect_failed(row.attach_status, row.transition)
+        if target == states.DESTROY:
+            attachments_db.attachment_destroy(
+                ctxt, volume.id, row.id, {"transition": row.transition})
+            return
+        values = {"transition": None, "attach_status": target,
+                  "connection_info": None}
+        if target == states.ATT.RESERVED:
+            values["attached_host"] = None
+        attachments_db.attachment_cas(
+            ctxt, volume.id, row.id, {"transition": row.transition}, values,
+            replace_connector=target == states.ATT.RESERVED)
+
+    # -- disconnect -------------------------------------------------------
+    def disconnect(self, ctxt: Any, attachment_id: str) -> None:
+        """Remove the backend connection of a row being deleted, unless
+        another attachment on the same host still uses it.
+
+        :raises Conflict: the row is not being deleted.
+        """
+        row = attachments_db.attachment_get(ctxt, attachment_id)
+        with self._hold(row):
+            row = attachments_db.attachment_get(ctxt, attachment_id)
+            if row.transition != T.DISCONNECTING:
+                raise _conflict(row, "disconnect")
+            volume = volumes_db.volume_get(ctxt, row.volume_id)
+            self._terminate_unless_shared(ctxt, row, volume,
+                                          attachments_db.connector_of(row))
+
+    def _terminate_unless_shared(self, ctxt: Any, row: Any, volume: Any,
+                                 connector: dict) -> None:
+        if not connector:
+            return
+        holders = attachments_db.connection_holders(
+            ctxt, volume.id, row.id, row.attached_host)
+        if holders:
+            LOG.info("Keeping the connection of volume %(vol)s to %(host)s: "
+                     "attachments %(others)s still use it",
+                     {"vol": volume.id, "host": row.attached_host,
+                      "others": ", ".join(holders)})
+            return
+        self.driver.terminate_connection(driver_volume(volume), connector)
+        LOG.info("Terminated the connection of volume %(vol)s to %(host)s",
+                 {"vol": volume.id, "host": row.attached_host})
+
+    # -- stuck transitions ------------------------------------------------
+    def resolve_stuck(self, ctxt: Any) -> int:
+        """Resolve rows whose operation died with its process.
+
+        A row counts as stuck when it has been in flight longer than
+        ``attachment_transition_timeout`` and this process is not working
+        on it.  The connection is terminated (unless shared), then a connect
+        is rolled back and a delete finished.
+
+        :returns: how many rows were resolved.
+        """
+        older = utcnow() - datetime.timedelta(
+            seconds=self.conf.attachment_transition_timeout)
+        resolved = 0
+        for stuck in attachments_db.attachments_in_transition(
+                ctxt, self.service_host, older):
+            with self._in_flight_guard:
+                if stuck.id in self._in_flight:
+                    continue
+            try:
+                resolved += self._resolve_one(ctxt, stuck)
+            except Exception:
+                LOG.exception("Could not resolve stuck attachment %s",
+                              stuck.id)
+        return resolved
+
+    def _resolve_one(self, ctxt: Any, stuck: Any) -> int:
+        with self._hold(stuck):
+            try:
+                row = attachments_db.attachment_get(ctxt, stuck.id)
+            except Exception:
+                return 0
+            if (row.transition, row.updated_at) != (stuck.transition,
+                                                    stuck.updated_at):
+                return 0
+            volume = volumes_db.volume_get(ctxt, row.volume_id)
+            connector = attachments_db.connector_of(row)
+            target = states.resolve_stuck(row.attach_status, row.transition)
+            LOG.warning("Attachment %(att)s of volume %(vol)s was stuck in "
+                        "%(transition)s; resolving it to %(target)s",
+                        {"att": row.id, "vol": volume.id,
+                         "transition": row.transition, "target": target})
+            if row.transition == T.DISCONNECTING:
+                self._terminate_unless_shared(ctxt, row, volume, connector)
+                attachments_db.attachment_destroy(
+                    ctxt, volume.id, row.id, {"transition": T.DISCONNECTING})
+            else:
+                self._roll_back(ctxt, row, volume, connector)
+        return 1
