@@ -86,7 +86,6 @@ class Action(_Base):
         if name == "os-complete":
             self.ops.complete(base.ctxt(req), attachment_id)
         resp.status = falcon.HTTP_204
-        resp.content_type = falcon.MEDIA_JSON
 
 
 def action_body(req: falcon.Request, table: dict) -> tuple[str, object]:

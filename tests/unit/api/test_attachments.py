@@ -1,0 +1,520 @@
+"""The attachments API and the attachment rules of volume actions, through
+the falcon app, a real (SQLite) database and the fake driver."""
+
+import types
+import uuid
+from unittest import mock
+
+import pytest
+from falcon import testing
+from oslo_config import cfg
+from oslo_policy import policy as oslo_policy
+
+from common import policy
+from common.db.api import attachments as attachments_db
+from common.db.api import volumes as volumes_db
+from drivers import fake as fake_driver
+from services.api import app as api_app
+from services.api.operations import attachments as attachment_ops
+from services.api.operations import volumes as volume_ops
+from services.volume import attach
+
+try:
+    from tests.unit.db import fixtures
+except ImportError:  # pytest put tests/unit on sys.path instead
+    from db import fixtures
+
+HOST = "node1@b1"
+MV = "volume 3.60"
+
+
+class FakeVolumeRPC:
+    """The volume service's client, answered in process by an Attacher."""
+
+    def __init__(self, attacher):
+        self.attacher = attacher
+        self.casts = []
+
+    def attachment_connect(self, ctxt, host, attachment_id):
+        return self.attacher.connect(ctxt, attachment_id)
+
+    def attachment_disconnect(self, ctxt, host, attachment_id):
+        self.attacher.disconnect(ctxt, attachment_id)
+
+    def __getattr__(self, name):
+        return lambda *args, **kwargs: self.casts.append((name, args))
+
+
+class Api:
+    def __init__(self, client, driver, rpc):
+        self.client, self.driver, self.rpc = client, driver, rpc
+
+    def call(self, method, path, body=None, version=MV, token="admin:p1",
+             roles=None, service=None):
+        headers = {"OpenStack-API-Version": version, "X-Auth-Token": token}
+        if roles is not None:
+            headers["X-Roles"] = roles
+        if service:
+            headers["X-Service-Roles"] = service
+        return self.client.simulate_request(method, "/v3" + path,
+                                            headers=headers, json=body)
+
+    def volume(self, multiattach=False, project="p1", vtype=None, **kwargs):
+        vol = fixtures.make_volume(project=project, multiattach=multiattach,
+                                   host=HOST + "#b1", vtype=vtype, **kwargs)
+        self.driver.create_volume(attach.driver_volume(vol))
+        return vol.id
+
+    def create(self, volume_id, connector=None, instance=None, mode=None,
+               **kwargs):
+        body = {"volume_uuid": volume_id,
+                "instance_uuid": instance or str(uuid.uuid4())}
+        if connector is not None:
+            body["connector"] = connector
+        if mode:
+            body["mode"] = mode
+        return self.call("POST", "/attachments", {"attachment": body},
+                         **kwargs)
+
+    def show_volume(self, volume_id, **kwargs):
+        return self.call("GET", "/volumes/" + volume_id, **kwargs).json[
+            "volume"]
+
+    def action(self, volume_id, body, **kwargs):
+        return self.call("POST", "/volumes/%s/action" % volume_id, body,
+                         **kwargs)
+
+
+def connector(host="h1", **extra):
+    return dict({"host": host, "ip": "10.0.0.1", "platform": "x86_64",
+                 "initiator": "iqn.x:" + host, "os_type": "linux",
+                 "multipath": False}, **extra)
+
+
+@pytest.fixture
+def api():
+    fixtures.setup()
+    fixtures.clean()
+    conf = fixtures.make_conf()
+    dconf = cfg.ConfigOpts()
+    fake_driver.register_opts(dconf, "b1")
+    dconf([], default_config_files=[])
+    driver = fake_driver.FakeDriver(dconf["b1"], "b1", "node1")
+    rpc = FakeVolumeRPC(attach.Attacher(conf, driver, HOST))
+    ops = types.SimpleNamespace(
+        volumes=volume_ops.VolumeOperations(conf, mock.Mock(), rpc),
+        attachments=attachment_ops.AttachmentOperations(conf, rpc),
+        types=mock.Mock(), backends=mock.Mock(), cache=None,
+        usage=mock.Mock())
+    client = testing.TestClient(api_app.create_app(conf, ops))
+    yield Api(client, driver, rpc)
+    fixtures.clean()
+    policy.reset()
+
+
+def _message(resp):
+    return next(iter(resp.json.values()))["message"]
+
+
+# -- versions and shapes ------------------------------------------------------
+
+def test_attachments_need_3_27_and_complete_3_44(api):
+    vid = api.volume()
+    assert api.create(vid, version="volume 3.26").status_code == 404
+    assert api.call("GET", "/attachments",
+                    version="volume 3.26").status_code == 404
+    att = api.create(vid, version="volume 3.27").json["attachment"]
+    resp = api.call("POST", "/attachments/%s/action" % att["id"],
+                    {"os-complete": None}, version="volume 3.43")
+    assert resp.status_code == 404
+    resp = api.create(vid, mode="ro", version="volume 3.53")
+    assert resp.status_code == 400 and "'mode' was unexpected" in \
+        _message(resp)
+
+
+def test_reserve_shape_and_volume_status(api):
+    vid = api.volume()
+    resp = api.create(vid, connector={})
+    assert resp.status_code == 200
+    att = resp.json["attachment"]
+    assert att["status"] == "reserved" and att["volume_id"] == vid
+    assert att["attach_mode"] == "null" and att["connection_info"] == {}
+    assert att["attached_at"] == "" and att["detached_at"] == ""
+    volume = api.show_volume(vid)
+    assert volume["status"] == "reserved" and volume["attachments"] == []
+
+
+def test_create_with_connector_connects(api):
+    vid = api.volume()
+    att = api.create(vid, connector=connector(), mode="ro").json[
+        "attachment"]
+    assert att["status"] == "attaching" and att["attach_mode"] == "ro"
+    info = att["connection_info"]
+    assert info["driver_volume_type"] == "fake"
+    assert info["access_mode"] == "ro" and info["attachment_id"] == att["id"]
+    assert api.driver.connections[vid][0]["host"] == "h1"
+    assert api.show_volume(vid)["status"] == "attaching"
+
+
+def test_full_cycle_and_volume_view(api):
+    vid = api.volume(multiattach=True)
+    att = api.create(vid, connector=connector()).json["attachment"]
+    resp = api.call("POST", "/attachments/%s/action" % att["id"],
+                    {"os-complete": att["id"]})
+    assert resp.status_code == 204
+    volume = api.show_volume(vid)
+    assert volume["status"] == "in-use" and volume["multiattach"] is True
+    assert [a["attachment_id"] for a in volume["attachments"]] == [att["id"]]
+    assert volume["attachments"][0]["server_id"] == att["instance"]
+    resp = api.call("DELETE", "/attachments/" + att["id"])
+    assert resp.status_code == 200
+    assert resp.json == {"attachments": [],
+                         "shared_connections_by_attachment": []}
+    assert api.show_volume(vid)["status"] == "available"
+    assert vid not in api.driver.connections
+
+
+# -- the race rules -------------------------------------------------------------
+
+def test_second_attachment_of_plain_volume_refused(api):
+    vid = api.volume()
+    assert api.create(vid).status_code == 200
+    resp = api.create(vid)
+    assert resp.status_code == 400
+    assert "is not multiattach and already has an attachment" in \
+        _message(resp)
+    assert len(attachments_db.attachments_of_volume(
+        fixtures.admin(), vid)) == 1
+
+
+def test_same_instance_may_reserve_again_once(api):
+    vid = api.volume()
+    instance = str(uuid.uuid4())
+    assert api.create(vid, instance=instance).status_code == 200
+    assert api.create(vid, instance=instance).status_code == 200
+    assert api.create(vid, instance=instance).status_code == 400
+
+
+def test_multiattach_takes_attachments_while_others_are_in_flight(api):
+    vid = api.volume(multiattach=True)
+    first = api.create(vid).json["attachment"]
+    second = api.create(vid, connector=connector("h2")).json["attachment"]
+    assert api.show_volume(vid)["status"] == "attaching"
+    api.call("POST", "/attachments/%s/action" % second["id"],
+             {"os-complete": None})
+    third = api.create(vid, connector=connector("h3"))
+    assert third.status_code == 200
+    assert api.show_volume(vid)["status"] == "in-use"
+    api.call("DELETE", "/attachments/" + second["id"])
+    assert api.show_volume(vid)["status"] == "attaching"
+    api.call("DELETE", "/attachments/" + third.json["attachment"]["id"])
+    assert api.show_volume(vid)["status"] == "reserved"
+    api.call("DELETE", "/attachments/" + first["id"])
+    assert api.show_volume(vid)["status"] == "available"
+
+
+def test_limit_from_type(api):
+    vtype = fixtures.make_type(specs={"multiattach": "<is> True",
+                                      "ashlar:max_attachments": "2"})
+    vid = api.volume(multiattach=True, vtype=vtype)
+    assert api.create(vid).status_code == 200
+    assert api.create(vid).status_code == 200
+    resp = api.create(vid)
+    assert resp.status_code == 400 and "maximum of 2" in _message(resp)
+
+
+def test_single_writer(api):
+    vtype = fixtures.make_type(specs={
+        "multiattach": "<is> True",
+        "ashlar:multiattach_single_writer": "<is> True"})
+    vid = api.volume(multiattach=True, vtype=vtype)
+    assert api.create(vid, mode="rw").status_code == 200
+    resp = api.create(vid)
+    assert resp.status_code == 400 and "only one read/write" in \
+        _message(resp)
+    assert api.create(vid, mode="ro").status_code == 200
+    ro = api.create(vid, connector=connector(mode="ro")).json["attachment"]
+    assert ro["connection_info"]["access_mode"] == "ro"
+
+
+def test_readonly_volume_makes_ro_attachments(api):
+    vid = api.volume()
+    assert api.action(vid, {"os-update_readonly_flag": {"readonly": True}}
+                      ).status_code == 202
+    att = api.create(vid, connector=connector()).json["attachment"]
+    assert att["attach_mode"] == "ro"
+    assert att["connection_info"]["access_mode"] == "ro"
+    resp = api.action(vid, {"os-update_readonly_flag": {"readonly": False}})
+    assert resp.status_code == 400
+
+
+def test_error_volume_refused(api):
+    vid = api.volume(status="error")
+    resp = api.create(vid)
+    assert resp.status_code == 400 and "error state" in _message(resp)
+
+
+# -- update, complete ---------------------------------------------------------
+
+def test_update_connects_and_shares(api):
+    vid = api.volume(multiattach=True)
+    a = api.create(vid, connector=connector("h1")).json["attachment"]
+    b = api.create(vid).json["attachment"]
+    resp = api.call("PUT", "/attachments/" + b["id"],
+                    {"attachment": {"connector": connector("h1")}})
+    assert resp.status_code == 200
+    got = resp.json["attachment"]
+    assert got["status"] == "attaching" and got["attach_mode"] == "rw"
+    assert got["connection_info"]["attachment_id"] == b["id"]
+    shown = api.call("GET", "/attachments/" + a["id"]).json["attachment"]
+    assert shown["shared_connections_by_attachment"] == [b["id"]]
+    resp = api.call("PUT", "/attachments/" + b["id"],
+                    {"attachment": {"connector": connector("h9")}})
+    assert resp.status_code == 409 and "connected to host h1" in \
+        _message(resp)
+    resp = api.call("DELETE", "/attachments/" + a["id"])
+    assert resp.json["shared_connections_by_attachment"] == [b["id"]]
+    assert api.driver.connections[vid][0]["host"] == "h1"
+
+
+def test_update_needs_a_connector_and_a_sane_volume(api):
+    vid = api.volume()
+    att = api.create(vid).json["attachment"]
+    resp = api.call("PUT", "/attachments/" + att["id"],
+                    {"attachment": {"connector": {}}})
+    assert resp.status_code == 400
+    volumes_db.volume_cas(fixtures.admin(), vid, {}, {"status": "error"})
+    resp = api.call("PUT", "/attachments/" + att["id"],
+                    {"attachment": {"connector": connector()}})
+    assert resp.status_code == 409 and "error state" in _message(resp)
+
+
+def test_complete_from_reserved_and_idempotent(api):
+    vid = api.volume()
+    att = api.create(vid).json["attachment"]
+    path = "/attachments/%s/action" % att["id"]
+    assert api.call("POST", path, {"os-complete": None}).status_code == 204
+    assert api.call("POST", path, {"os-complete": None}).status_code == 204
+    assert api.show_volume(vid)["status"] == "in-use"
+    resp = api.call("POST", path, {"os-foo": None})
+    assert resp.status_code == 400
+
+
+def test_complete_refused_while_detaching(api):
+    vid = api.volume()
+    att = api.create(vid, connector=connector()).json["attachment"]
+    attachments_db.attachment_cas(fixtures.admin(), vid, att["id"], {},
+                                  {"attach_status": "detaching",
+                                   "transition": "disconnecting"})
+    resp = api.call("POST", "/attachments/%s/action" % att["id"],
+                    {"os-complete": None})
+    assert resp.status_code == 409 and "cannot complete" in _message(resp)
+
+
+# -- delete rules --------------------------------------------------------------
+
+def test_user_cannot_delete_what_a_host_holds(api):
+    vid = api.volume()
+    att = api.create(vid, connector=connector()).json["attachment"]
+    user = {"token": "u:p1", "roles": "member"}
+    resp = api.call("DELETE", "/attachments/" + att["id"], **user)
+    assert resp.status_code == 409
+    assert _message(resp) == ("Detach volume from instance %s using the "
+                              "Compute API" % att["instance"])
+    resp = api.call("DELETE", "/attachments/" + att["id"], service="service",
+                    **user)
+    assert resp.status_code == 200
+
+
+def test_user_may_delete_a_reservation(api):
+    vid = api.volume()
+    att = api.create(vid, token="u:p1", roles="member").json["attachment"]
+    resp = api.call("DELETE", "/attachments/" + att["id"], token="u:p1",
+                    roles="member")
+    assert resp.status_code == 200
+
+
+def test_delete_of_unknown_attachment_is_404(api):
+    resp = api.call("DELETE", "/attachments/" + str(uuid.uuid4()))
+    assert resp.status_code == 404
+    assert "Volume attachment could not be found" in _message(resp)
+
+
+def test_project_isolation(api):
+    vid = api.volume(project="p1")
+    att = api.create(vid).json["attachment"]
+    other = {"token": "u:p2", "roles": "member"}
+    assert api.call("GET", "/attachments/" + att["id"],
+                    **other).status_code == 404
+    assert api.call("GET", "/attachments", **other).json == {
+        "attachments": []}
+    assert api.create(vid, **other).status_code == 404
+    assert api.call("DELETE", "/attachments/" + att["id"],
+                    **other).status_code == 404
+    own = {"token": "u:p1", "roles": "member"}
+    assert len(api.call("GET", "/attachments", **own).json[
+        "attachments"]) == 1
+    admin_other = api.call("GET", "/attachments", token="admin:p2")
+    assert admin_other.json == {"attachments": []}
+    everyone = api.call("GET", "/attachments/detail?all_tenants=False",
+                        token="admin:p2")
+    assert [a["id"] for a in everyone.json["attachments"]] == [att["id"]]
+
+
+def test_list_filters(api):
+    vid = api.volume(multiattach=True)
+    instance = str(uuid.uuid4())
+    a = api.create(vid, instance=instance).json["attachment"]
+    b = api.create(vid, connector=connector()).json["attachment"]
+    other = api.create(api.volume()).json["attachment"]
+
+    def ids(query):
+        return sorted(x["id"] for x in api.call(
+            "GET", "/attachments" + query).json["attachments"])
+    assert ids("?volume_id=" + vid) == sorted([a["id"], b["id"]])
+    assert ids("?status=attaching") == [b["id"]]
+    assert ids("?instance_id=" + instance) == [a["id"]]
+    assert other["id"] in ids("")
+
+
+def _deny(rule):
+    enforcer = policy.get_enforcer()
+    enforcer.load_rules()
+    enforcer.set_rules(oslo_policy.Rules.from_dict({rule: "!"}),
+                       overwrite=False, use_conf=False)
+
+
+def test_bootable_multiattach_policy(api):
+    vid = api.volume(multiattach=True, bootable=True)
+    assert api.create(vid).status_code == 200
+    _deny("volume:multiattach_bootable_volume")
+    resp = api.create(vid)
+    assert resp.status_code == 403
+    assert "volume:multiattach_bootable_volume" in _message(resp)
+
+
+def test_attachment_policies(api):
+    vid = api.volume()
+    _deny("volume:attachment_create")
+    assert api.create(vid).status_code == 403
+
+
+# -- volume-level rules ----------------------------------------------------------
+
+def test_volume_with_attachments_cannot_be_deleted(api):
+    vid = api.volume()
+    api.create(vid)
+    resp = api.call("DELETE", "/volumes/" + vid)
+    assert resp.status_code == 400 and "cannot be deleted" in _message(resp)
+    resp = api.action(vid, {"os-force_delete": None})
+    assert resp.status_code == 400
+
+
+def test_legacy_detach_needs_an_id_with_several(api):
+    vid = api.volume(multiattach=True)
+    a = api.create(vid, connector=connector("h1")).json["attachment"]
+    api.create(vid, connector=connector("h2"))
+    resp = api.action(vid, {"os-detach": {}}, token="u:p1", roles="member")
+    assert resp.status_code == 409
+    resp = api.action(vid, {"os-detach": {}}, service="service")
+    assert resp.status_code == 400
+    assert "no attachment_id provided" in _message(resp)
+    resp = api.action(vid, {"os-detach": {"attachment_id": a["id"]}})
+    assert resp.status_code == 202
+    assert len(attachments_db.attachments_of_volume(
+        fixtures.admin(), vid)) == 1
+
+
+def test_force_detach_terminates_only_its_connection(api):
+    vid = api.volume(multiattach=True)
+    a = api.create(vid, connector=connector("h1")).json["attachment"]
+    api.create(vid, connector=connector("h2"))
+    attachments_db.attachment_cas(fixtures.admin(), vid, a["id"], {},
+                                  {"transition": "connecting"})
+    resp = api.action(vid, {"os-force_detach": {"attachment_id": a["id"]}})
+    assert resp.status_code == 202
+    assert [c["host"] for c in api.driver.connections[vid]] == ["h2"]
+
+
+def test_reset_status_detached_terminates_connections(api):
+    vid = api.volume(multiattach=True)
+    for host in ("h1", "h2"):
+        api.create(vid, connector=connector(host))
+    resp = api.action(vid, {"os-reset_status": {"attach_status":
+                                                "detached"}})
+    assert resp.status_code == 202
+    assert vid not in api.driver.connections
+    volume = volumes_db.volume_get(fixtures.admin(), vid)
+    assert (volume.status, volume.attachment_count) == ("available", 0)
+    resp = api.action(vid, {"os-reset_status": {"status": "in-use"}})
+    assert resp.status_code == 400
+
+
+def test_retype_multiattach_rules(api):
+    ma = fixtures.make_type(specs={"multiattach": "<is> True"})
+    ma_enc = fixtures.make_type(specs={"multiattach": "<is> True",
+                                       "encryption:provider": "luks"})
+    plain = fixtures.make_type()
+    vid = api.volume()
+    att = api.create(vid).json["attachment"]
+    api.call("POST", "/attachments/%s/action" % att["id"],
+             {"os-complete": None})
+    resp = api.action(vid, {"os-retype": {"new_type": ma.id}})
+    assert resp.status_code == 400
+    assert "retypes affecting multiattach" in _message(resp)
+    ma_vid = api.volume(multiattach=True, vtype=ma)
+    resp = api.action(ma_vid, {"os-retype": {"new_type": ma_enc.id}})
+    assert resp.status_code == 400
+    assert "both encryption and multi-attach" in _message(resp)
+    free = api.volume()
+    resp = api.action(free, {"os-retype": {"new_type": ma.name}})
+    assert resp.status_code == 202
+    assert api.show_volume(free)["status"] == "retyping"
+    assert api.rpc.casts[-1][0] == "retype_volume"
+    other_ma = fixtures.make_type(specs={"multiattach": "<is> True",
+                                         "volume_backend_name": "elsewhere"})
+    two = api.volume(multiattach=True, vtype=ma)
+    for _ in range(2):
+        att = api.create(two).json["attachment"]
+        api.call("POST", "/attachments/%s/action" % att["id"],
+                 {"os-complete": None})
+    resp = api.action(two, {"os-retype": {"new_type": plain.id}})
+    assert resp.status_code == 400
+    assert "retypes affecting multiattach" in _message(resp)
+    resp = api.action(two, {"os-retype": {"new_type": other_ma.id,
+                                          "migration_policy": "on-demand"}})
+    assert resp.status_code == 400 and "more than one attachment" in \
+        _message(resp)
+    resp = api.action(two, {"os-migrate_volume": {"host": "x@y#z"}})
+    assert resp.status_code == 400 and "more than one attachment" in \
+        _message(resp)
+
+
+def test_extend_and_bootable(api):
+    vid = api.volume()
+    assert api.action(vid, {"os-set_bootable": {"bootable": True}}
+                      ).status_code == 200
+    assert api.show_volume(vid)["bootable"] == "true"
+    resp = api.action(vid, {"os-extend": {"new_size": 1}})
+    assert resp.status_code == 400
+    assert api.action(vid, {"os-extend": {"new_size": 3}}).status_code == 202
+    assert api.show_volume(vid)["status"] == "extending"
+    assert api.create(vid).status_code == 400
+    in_use = api.volume()
+    api.create(in_use)
+    api.call("POST", "/attachments/%s/action" % api.call(
+        "GET", "/attachments?volume_id=" + in_use).json["attachments"][0][
+            "id"], {"os-complete": None})
+    assert api.action(in_use, {"os-extend": {"new_size": 3}},
+                      version="volume 3.41").status_code == 400
+    assert api.action(in_use, {"os-extend": {"new_size": 3}}
+                      ).status_code == 202
+
+
+def test_multiattach_encrypted_type_refused_at_create(api):
+    vtype = fixtures.make_type(specs={"multiattach": "<is> True",
+                                      "encryption:provider": "luks"})
+    resp = api.call("POST", "/volumes", {"volume": {
+        "size": 1, "volume_type": vtype.id}})
+    assert resp.status_code == 400
+    assert "Multiattach cannot be used with encrypted" in _message(resp)

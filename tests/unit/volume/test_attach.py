@@ -1,0 +1,229 @@
+"""The volume node's attachment work: connect, disconnect, stuck rows."""
+
+import datetime
+import uuid
+from unittest import mock
+
+import pytest
+import sqlalchemy as sa
+from oslo_config import cfg
+
+from common import exception
+from common import states
+from common.db import api as db_api
+from common.db import models
+from common.db.api import attachments as db
+from common.db.api import volumes as volumes_db
+from drivers import fake as fake_driver
+from services.volume import attach
+
+try:
+    from tests.unit.db import fixtures
+except ImportError:  # pytest put tests/unit on sys.path instead
+    from db import fixtures
+
+T = states.Transition
+HOST = "node1@b1"
+
+
+@pytest.fixture(autouse=True)
+def database():
+    fixtures.setup()
+    fixtures.clean()
+    yield
+    fixtures.clean()
+
+
+@pytest.fixture
+def driver():
+    conf = cfg.ConfigOpts()
+    fake_driver.register_opts(conf, "b1")
+    conf([], default_config_files=[])
+    return fake_driver.FakeDriver(conf["b1"], "b1", "node1")
+
+
+@pytest.fixture
+def attacher(driver):
+    return attach.Attacher(fixtures.make_conf(), driver, HOST)
+
+
+def _volume(driver, **kwargs):
+    vol = fixtures.make_volume(host=HOST + "#b1", **kwargs)
+    driver.create_volume(attach.driver_volume(vol))
+    return vol
+
+
+def _row(vol, host="h1", status="attaching", transition=T.CREATING,
+         mode="rw", instance=None):
+    values = {"id": str(uuid.uuid4()), "attach_status": status,
+              "transition": transition, "attach_mode": mode,
+              "attached_host": host, "instance_uuid": instance}
+    guard = states.ReserveGuard(multiattach=vol.multiattach, limit=99)
+    return db.attachment_reserve(fixtures.admin(), vol.id, guard, values,
+                                 {"host": host} if host else None)
+
+
+def _get(row):
+    return db.attachment_get(fixtures.admin(), row.id)
+
+
+def _status(vol):
+    row = volumes_db.volume_get(fixtures.admin(), vol.id)
+    return row.status, row.attachment_count
+
+
+def test_connect_creating_row(attacher, driver):
+    vol = _volume(driver)
+    row = _row(vol, mode="ro")
+    info = attacher.connect(fixtures.admin(), row.id)
+    assert info["driver_volume_type"] == "fake"
+    assert info["attachment_id"] == row.id
+    assert info["access_mode"] == "ro"
+    assert info["volume_id"] == vol.id
+    got = _get(row)
+    assert (got.attach_status, got.transition) == ("attaching", None)
+    assert db.connection_info_of(got) == info and got.attach_time
+    assert driver.connections[vol.id] == [{"host": "h1"}]
+
+
+def test_readonly_volume_gives_ro_access(attacher, driver):
+    vol = _volume(driver, readonly=True)
+    info = attacher.connect(fixtures.admin(), _row(vol, mode="rw").id)
+    assert info["access_mode"] == "ro"
+
+
+def test_reconnect_keeps_attached(attacher, driver):
+    vol = _volume(driver)
+    row = _row(vol, status="attached", transition=T.RECONNECTING)
+    attacher.connect(fixtures.admin(), row.id)
+    assert _get(row).attach_status == "attached"
+
+
+def test_connect_refuses_row_at_rest(attacher, driver):
+    vol = _volume(driver)
+    row = _row(vol, status="reserved", transition=None, host=None)
+    with pytest.raises(exception.Conflict) as err:
+        attacher.connect(fixtures.admin(), row.id)
+    assert "cannot connect" in err.value.msg
+
+
+@pytest.mark.parametrize("transition, after", [
+    (T.CREATING, None), (T.CONNECTING, "reserved"),
+    (T.RECONNECTING, "error_attaching")])
+def test_connect_failure_rolls_back(attacher, driver, transition, after):
+    vol = _volume(driver)
+    row = _row(vol, transition=transition)
+    with mock.patch.object(driver, "initialize_connection",
+                           side_effect=exception.VolumeBackendAPIException(
+                               data="boom")), \
+            mock.patch.object(driver, "terminate_connection") as term:
+        with pytest.raises(exception.VolumeBackendAPIException):
+            attacher.connect(fixtures.admin(), row.id)
+    term.assert_called_once()
+    if after is None:
+        with pytest.raises(exception.AttachmentNotFound):
+            _get(row)
+        assert _status(vol) == ("available", 0)
+    else:
+        got = _get(row)
+        assert (got.attach_status, got.transition) == (after, None)
+        assert got.connection_info is None
+        if after == "reserved":
+            assert db.connector_of(got) == {} and got.attached_host is None
+
+
+def test_connect_that_loses_to_a_forced_delete_terminates(attacher, driver):
+    vol = _volume(driver)
+    row = _row(vol)
+    real = driver.initialize_connection
+
+    def racing(volume, connector):
+        db.attachment_cas(fixtures.admin(), vol.id, row.id, {},
+                          {"attach_status": "detaching",
+                           "transition": T.DISCONNECTING})
+        return real(volume, connector)
+    with mock.patch.object(driver, "initialize_connection", racing):
+        with pytest.raises(exception.Conflict):
+            attacher.connect(fixtures.admin(), row.id)
+    assert vol.id not in driver.connections
+
+
+def test_disconnect_keeps_a_shared_host_connection(attacher, driver):
+    vol = _volume(driver, multiattach=True)
+    first, second = _row(vol), _row(vol)
+    other_host = _row(vol, host="h2")
+    for row in (first, second, other_host):
+        attacher.connect(fixtures.admin(), row.id)
+    begin = {"attach_status": "detaching", "transition": T.DISCONNECTING}
+    db.attachment_cas(fixtures.admin(), vol.id, first.id, {}, begin)
+    attacher.disconnect(fixtures.admin(), first.id)
+    assert {"host": "h1"} in driver.connections[vol.id]
+    db.attachment_destroy(fixtures.admin(), vol.id, first.id, {})
+    db.attachment_cas(fixtures.admin(), vol.id, second.id, {}, begin)
+    attacher.disconnect(fixtures.admin(), second.id)
+    assert driver.connections[vol.id] == [{"host": "h2"}]
+
+
+def test_disconnect_requires_the_transition(attacher, driver):
+    vol = _volume(driver)
+    row = _row(vol)
+    with pytest.raises(exception.Conflict):
+        attacher.disconnect(fixtures.admin(), row.id)
+
+
+def _age(row, seconds=3600):
+    old = db.utcnow() - datetime.timedelta(seconds=seconds)
+    with db_api.get_engine().begin() as conn:
+        conn.execute(sa.update(models.VolumeAttachment).where(
+            models.VolumeAttachment.id == row.id).values(updated_at=old))
+
+
+@pytest.mark.parametrize("status, transition, after", [
+    ("attaching", T.CREATING, None),
+    ("attaching", T.CONNECTING, "reserved"),
+    ("attached", T.RECONNECTING, "error_attaching"),
+    ("detaching", T.DISCONNECTING, None)])
+def test_resolve_stuck(attacher, driver, status, transition, after):
+    vol = _volume(driver)
+    row = _row(vol, status=status, transition=transition)
+    driver.initialize_connection(attach.driver_volume(vol), {"host": "h1"})
+    _age(row)
+    assert attacher.resolve_stuck(fixtures.admin()) == 1
+    assert vol.id not in driver.connections
+    if after is None:
+        with pytest.raises(exception.AttachmentNotFound):
+            _get(row)
+        assert _status(vol) == ("available", 0)
+    else:
+        got = _get(row)
+        assert (got.attach_status, got.transition) == (after, None)
+
+
+def test_resolve_stuck_leaves_young_reserved_and_own_rows(attacher, driver):
+    vol = _volume(driver, multiattach=True)
+    reserved = _row(vol, status="reserved", transition=None, host=None)
+    _age(reserved)
+    young = _row(vol)
+    mine = _row(vol, host="h2")
+    _age(mine)
+    with attacher._hold(mine):
+        assert attacher.resolve_stuck(fixtures.admin()) == 0
+    assert _get(reserved).attach_status == "reserved"
+    assert _get(young).transition == T.CREATING
+
+
+def test_resolve_stuck_only_on_own_backend(driver):
+    other = attach.Attacher(fixtures.make_conf(), driver, "node2@b1")
+    vol = _volume(driver)
+    _age(_row(vol))
+    assert other.resolve_stuck(fixtures.admin()) == 0
+
+
+def test_resolve_keeps_connection_other_rows_use(attacher, driver):
+    vol = _volume(driver, multiattach=True)
+    live = _row(vol)
+    attacher.connect(fixtures.admin(), live.id)
+    stuck = _row(vol, transition=T.CONNECTING)
+    _age(stuck)
+    assert attacher.resolve_stuck(fixtures.admin()) == 1
+    assert driver.connections[vol.id] == [{"host": "h1"}]

@@ -1,0 +1,142 @@
+"""Volume manager extend/retype and the volume RPC client (1.1)."""
+
+from unittest import mock
+
+import pytest
+
+from common.db.api import attachments as db
+from common.db.api import volumes as volumes_db
+from drivers import fake as fake_driver
+from services.volume import manager
+from services.volume import rpcapi
+
+try:
+    from tests.unit.db import fixtures
+except ImportError:  # pytest put tests/unit on sys.path instead
+    from db import fixtures
+
+
+@pytest.fixture(autouse=True)
+def database():
+    fixtures.setup()
+    fixtures.clean()
+    yield
+    fixtures.clean()
+
+
+@pytest.fixture
+def mgr():
+    conf = fixtures.make_conf()
+    fake_driver.register_opts(conf, "b1")
+    driver = fake_driver.FakeDriver(conf["b1"], "b1", "node1")
+    with mock.patch.object(manager.scheduler_rpcapi, "CapabilitiesAPI"):
+        mgr = manager.VolumeManager(conf, "node1", "b1", driver)
+    mgr.service_uuid = "svc"
+    return mgr
+
+
+def _vol(mgr, **kwargs):
+    vol = fixtures.make_volume(host="node1@b1#b1", **kwargs)
+    mgr.driver.create_volume(manager._driver_volume(vol))
+    return vol
+
+
+def _get(vol):
+    return volumes_db.volume_get(fixtures.admin(), vol.id)
+
+
+@pytest.mark.parametrize("attached, after", [(False, "available"),
+                                             (True, "in-use")])
+def test_extend_returns_to_what_attachments_say(mgr, attached, after):
+    vol = _vol(mgr)
+    if attached:
+        assert db.attachment_reserve(
+            fixtures.admin(), vol.id,
+            db.states.ReserveGuard(multiattach=False, limit=1),
+            {"id": "a1", "attach_status": "attached", "attach_mode": "rw"})
+    volumes_db.volume_cas(fixtures.admin(), vol.id, {},
+                          {"status": "extending"})
+    mgr.extend_volume(fixtures.admin(), vol.id, 5)
+    row = _get(vol)
+    assert (row.status, row.size) == (after, 5)
+    assert mgr.driver.volumes[vol.id] == 5
+
+
+def test_extend_failure_is_error_extending(mgr):
+    vol = _vol(mgr, status="extending")
+    mgr.extend_volume(fixtures.admin(), vol.id, 0)
+    row = _get(vol)
+    assert row.status == "error_extending" and row.error_reason
+
+
+def test_extend_ignores_other_statuses(mgr):
+    vol = _vol(mgr, status="available")
+    mgr.extend_volume(fixtures.admin(), vol.id, 5)
+    assert _get(vol).size == 1
+
+
+def test_retype_takes_type_the_pool_satisfies(mgr):
+    vtype = fixtures.make_type(specs={"multiattach": "<is> True"})
+    vol = _vol(mgr, status="retyping", previous_status="available")
+    mgr.retype_volume(fixtures.admin(), vol.id, vtype.id, "never")
+    row = _get(vol)
+    assert (row.status, row.volume_type_id, row.multiattach) == (
+        "available", vtype.id, True)
+
+
+def test_retype_refused_when_pool_does_not_satisfy(mgr):
+    vtype = fixtures.make_type(specs={"volume_backend_name": "other"})
+    vol = _vol(mgr, status="retyping", previous_status="available")
+    old_type = vol.volume_type_id
+    mgr.retype_volume(fixtures.admin(), vol.id, vtype.id, "on-demand")
+    row = _get(vol)
+    assert (row.status, row.volume_type_id) == ("available", old_type)
+
+
+def test_periodic_tasks_include_the_stuck_check(mgr):
+    tasks = [task for _interval, task in mgr.periodic_tasks()]
+    assert mgr.check_stuck_attachments in tasks
+
+
+@pytest.fixture
+def client():
+    with mock.patch.object(rpcapi.rpc, "get_client") as get_client:
+        api = rpcapi.VolumeAPI(fixtures.make_conf())
+    return api, get_client.return_value
+
+
+@pytest.fixture(autouse=True)
+def _conf_for_client():
+    with mock.patch.object(rpcapi.rpc, "_version_cap", return_value=None):
+        yield
+
+
+def test_rpc_version_is_one_one():
+    assert rpcapi.VolumeAPI.RPC_API_VERSION == "1.1"
+    assert manager.VolumeManager.target.version == "1.1"
+
+
+@pytest.mark.parametrize("method, kind, args, kwargs", [
+    ("attachment_connect", "call", ("h@b#p", "a1"),
+     {"attachment_id": "a1"}),
+    ("attachment_disconnect", "call", ("h@b#p", "a1"),
+     {"attachment_id": "a1"}),
+    ("extend_volume", "cast", ("v1", "h@b#p", 5),
+     {"volume_id": "v1", "new_size": 5}),
+    ("retype_volume", "cast", ("v1", "h@b#p", "t1", "never"),
+     {"volume_id": "v1", "new_type_id": "t1",
+      "migration_policy": "never"}),
+])
+def test_rpc_methods(client, method, kind, args, kwargs):
+    api, raw = client
+    getattr(api, method)("ctxt", *args)
+    raw.prepare.assert_called_with(server="h@b", version="1.1")
+    getattr(raw.prepare.return_value, kind).assert_called_once_with(
+        "ctxt", method, **kwargs)
+
+
+def test_rpc_refuses_old_servers(client):
+    api, raw = client
+    raw.can_send_version.return_value = False
+    with pytest.raises(rpcapi.rpc.ServiceTooOld):
+        api.attachment_connect("ctxt", "h@b", "a1")
