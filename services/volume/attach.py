@@ -23,7 +23,6 @@ from common import exception
 from common import states
 from common.db.api import attachments as attachments_db
 from common.db.api import utcnow
-from common.db.api import volumes as volumes_db
 from drivers import base as driver_base
 
 LOG = logging.getLogger(__name__)
@@ -100,15 +99,17 @@ class Attacher:
         self._in_flight_guard = threading.Lock()
 
     @contextlib.contextmanager
-    def _hold(self, row: Any) -> Iterator[None]:
+    def _hold(self, ctxt: Any, attachment_id: str) -> Iterator[None]:
+        """Mark the row in hand and take its (volume, host) lock."""
         with self._in_flight_guard:
-            self._in_flight.add(row.id)
+            self._in_flight.add(attachment_id)
         try:
-            with self._locks.hold((row.volume_id, row.attached_host)):
+            key = attachments_db.lock_key(ctxt, attachment_id)
+            with self._locks.hold(key):
                 yield
         finally:
             with self._in_flight_guard:
-                self._in_flight.discard(row.id)
+                self._in_flight.discard(attachment_id)
 
     # -- connect --------------------------------------------------------------
     def connect(self, ctxt: Any, attachment_id: str) -> dict:
@@ -117,13 +118,12 @@ class Attacher:
         :returns: the attachment's ``connection_info``.
         :raises Conflict: the row is not (or no longer) connecting.
         """
-        row = attachments_db.attachment_get(ctxt, attachment_id)
-        with self._hold(row):
-            row = attachments_db.attachment_get(ctxt, attachment_id)
+        with self._hold(ctxt, attachment_id):
+            row, volume, _shared = attachments_db.attachment_with_volume(
+                ctxt, attachment_id)
             transition = row.transition
             if transition not in T.CONNECT:
                 raise _conflict(row, "connect")
-            volume = volumes_db.volume_get(ctxt, row.volume_id)
             connector = attachments_db.connector_of(row)
             try:
                 info = self.driver.initialize_connection(
@@ -137,14 +137,13 @@ class Attacher:
                     self._roll_back(ctxt, row, volume, connector)
             conn = connection_info(info, row, volume, connector,
                                    row.attach_mode)
-            done = attachments_db.attachment_cas(
+            if not attachments_db.attachment_cas(
                 ctxt, volume.id, row.id, {"transition": transition},
                 {"transition": None,
                  "attach_status": states.on_connected(row.attach_status,
                                                       transition),
                  "connection_info": json.dumps(conn),
-                 "attach_time": utcnow()})
-            if done is None:
+                 "attach_time": utcnow()}):
                 # NOTE(ashlar): deleted (forced) while we connected.
                 self._terminate_unless_shared(ctxt, row, volume, connector)
                 raise exception.Conflict(
@@ -178,21 +177,25 @@ class Attacher:
 
         :raises Conflict: the row is not being deleted.
         """
-        row = attachments_db.attachment_get(ctxt, attachment_id)
-        with self._hold(row):
-            row = attachments_db.attachment_get(ctxt, attachment_id)
+        with self._hold(ctxt, attachment_id):
+            row, volume, holders = attachments_db.attachment_with_volume(
+                ctxt, attachment_id, shared=True)
             if row.transition != T.DISCONNECTING:
                 raise _conflict(row, "disconnect")
-            volume = volumes_db.volume_get(ctxt, row.volume_id)
             self._terminate_unless_shared(ctxt, row, volume,
-                                          attachments_db.connector_of(row))
+                                          attachments_db.connector_of(row),
+                                          holders)
 
     def _terminate_unless_shared(self, ctxt: Any, row: Any, volume: Any,
-                                 connector: dict) -> None:
+                                 connector: dict,
+                                 holders: list | None = None) -> None:
+        """Terminate ``row``'s host connection unless other rows use it
+        (the (volume, host) lock is held, so ``holders`` is current)."""
         if not connector:
             return
-        holders = attachments_db.connection_holders(
-            ctxt, volume.id, row.id, row.attached_host)
+        if holders is None:
+            holders = attachments_db.connection_holders(
+                ctxt, volume.id, row.id, row.attached_host)
         if holders:
             LOG.info("Keeping the connection of volume %(vol)s to %(host)s: "
                      "attachments %(others)s still use it",
@@ -230,25 +233,28 @@ class Attacher:
         return resolved
 
     def _resolve_one(self, ctxt: Any, stuck: Any) -> int:
-        with self._hold(stuck):
-            try:
-                row = attachments_db.attachment_get(ctxt, stuck.id)
-            except Exception:
-                return 0
-            if (row.transition, row.updated_at) != (stuck.transition,
-                                                    stuck.updated_at):
-                return 0
-            volume = volumes_db.volume_get(ctxt, row.volume_id)
-            connector = attachments_db.connector_of(row)
-            target = states.resolve_stuck(row.attach_status, row.transition)
-            LOG.warning("Attachment %(att)s of volume %(vol)s was stuck in "
-                        "%(transition)s; resolving it to %(target)s",
-                        {"att": row.id, "vol": volume.id,
-                         "transition": row.transition, "target": target})
-            if row.transition == T.DISCONNECTING:
-                self._terminate_unless_shared(ctxt, row, volume, connector)
-                attachments_db.attachment_destroy(
-                    ctxt, volume.id, row.id, {"transition": T.DISCONNECTING})
-            else:
-                self._roll_back(ctxt, row, volume, connector)
+        try:
+            with self._hold(ctxt, stuck.id):
+                return self._resolve_held(ctxt, stuck)
+        except exception.NotFound:
+            return 0  # gone meanwhile
+
+    def _resolve_held(self, ctxt: Any, stuck: Any) -> int:
+        row, volume, _shared = attachments_db.attachment_with_volume(
+            ctxt, stuck.id)
+        if (row.transition, row.updated_at) != (stuck.transition,
+                                                stuck.updated_at):
+            return 0  # someone else moved it
+        connector = attachments_db.connector_of(row)
+        target = states.resolve_stuck(row.attach_status, row.transition)
+        LOG.warning("Attachment %(att)s of volume %(vol)s was stuck in "
+                    "%(transition)s; resolving it to %(target)s",
+                    {"att": row.id, "vol": volume.id,
+                     "transition": row.transition, "target": target})
+        if row.transition == T.DISCONNECTING:
+            self._terminate_unless_shared(ctxt, row, volume, connector)
+            attachments_db.attachment_destroy(
+                ctxt, volume.id, row.id, {"transition": T.DISCONNECTING})
+        else:
+            self._roll_back(ctxt, row, volume, connector)
         return 1

@@ -25,6 +25,7 @@ from typing import Any
 
 import sqlalchemy as sa
 from oslo_db.sqlalchemy import utils as db_utils
+from sqlalchemy import orm
 
 from common import exception
 from common import states
@@ -78,8 +79,12 @@ def _replace_specs(session: Any, attachment_id: str,
 
 # -- helpers ----------------------------------------------------------------
 
-def _get(session: Any, attachment_id: str) -> models.VolumeAttachment:
-    row = session.get(VA, attachment_id, populate_existing=True)
+def _get(session: Any, attachment_id: str,
+         with_specs: bool = True) -> models.VolumeAttachment:
+    """The row; ``with_specs`` False leaves ``specs`` empty (views)."""
+    options = [] if with_specs else [orm.noload(VA.specs)]
+    row = session.get(VA, attachment_id, populate_existing=True,
+                      options=options)
     if row is None:
         raise exception.AttachmentNotFound(attachment_id=attachment_id)
     return row
@@ -138,19 +143,73 @@ def _shared(session: Any, volume_id: str, attachment_id: str,
 # -- reads ----------------------------------------------------------------
 
 @reader
-def attachment_get(context: Any, attachment_id: str
-                   ) -> models.VolumeAttachment:
+def attachment_get(context: Any, attachment_id: str,
+                   with_specs: bool = True) -> models.VolumeAttachment:
     """:raises AttachmentNotFound:"""
-    return _get(context.session, attachment_id)
+    return _get(context.session, attachment_id, with_specs)
 
 
 @reader
-def attachment_get_shared(context: Any, attachment_id: str
-                          ) -> tuple[models.VolumeAttachment, list[str]]:
-    """The row and its ``shared_connections_by_attachment``, read together."""
-    row = _get(context.session, attachment_id)
-    return row, _shared(context.session, row.volume_id, row.id,
-                        row.attached_host)
+def lock_key(context: Any, attachment_id: str) -> tuple[str, str | None]:
+    """``(volume_id, attached_host)`` of a row (one small read).
+
+    :raises AttachmentNotFound:
+    """
+    found = context.session.execute(sa.select(
+        VA.volume_id, VA.attached_host).where(VA.id == attachment_id)).first()
+    if found is None:
+        raise exception.AttachmentNotFound(attachment_id=attachment_id)
+    return found[0], found[1]
+
+
+#: The volume columns attachment work needs (a light read: no type,
+#: metadata or attachment rows).
+_BRIEF = (VOL.id, VOL.project_id, VOL.status, VOL.attach_status, VOL.host,
+          VOL.size, VOL.display_name, VOL.provider_location, VOL.multiattach,
+          VOL.bootable, VOL.readonly, VOL.encrypted, VOL.volume_type_id,
+          VOL.migration_status, VOL.attachment_count, VOL.writer_count)
+
+
+def _brief(session: Any, volume_id: str) -> Any:
+    row = session.execute(sa.select(*_BRIEF).where(
+        VOL.id == volume_id)).first()
+    if row is None:
+        raise exception.VolumeNotFound(volume_id=volume_id)
+    return row
+
+
+@reader
+def volume_brief(context: Any, volume_id: str,
+                 with_specs: bool = False) -> tuple[Any, dict]:
+    """The volume's columns of ``_BRIEF`` (attribute access), and its
+    type's extra specs when asked.
+
+    :raises VolumeNotFound:
+    """
+    row = _brief(context.session, volume_id)
+    specs = {}
+    if with_specs:
+        spec = models.VolumeTypeExtraSpec
+        specs = dict(context.session.execute(
+            sa.select(spec.key, spec.value).where(
+                spec.volume_type_id == row.volume_type_id)).all())
+    return row, specs
+
+
+@reader
+def attachment_with_volume(context: Any, attachment_id: str,
+                           shared: bool = False, with_specs: bool = True
+                           ) -> tuple[models.VolumeAttachment, Any, list]:
+    """The row, its volume (as ``volume_brief``) and, if asked, its
+    ``shared_connections_by_attachment``, in one read.
+
+    :raises AttachmentNotFound:
+    """
+    row = _get(context.session, attachment_id, with_specs)
+    volume = _brief(context.session, row.volume_id)
+    others = (_shared(context.session, row.volume_id, row.id,
+                      row.attached_host) if shared else [])
+    return row, volume, others
 
 
 @reader
@@ -250,7 +309,7 @@ def attachment_reserve(context: Any, volume_id: str,
     _replace_specs(session, values["id"], connector)
     _sync_volume(session, volume_id)
     session.expire_all()
-    return _get(session, values["id"])
+    return _get(session, values["id"], with_specs=False)
 
 
 class _NoMatch(Exception):
@@ -261,20 +320,19 @@ def attachment_cas(context: Any, volume_id: str, attachment_id: str,
                    expected: dict, values: dict,
                    connector: dict | None = None,
                    replace_connector: bool = False,
-                   writer_delta: int = 0) -> models.VolumeAttachment | None:
+                   writer_delta: int = 0) -> bool:
     """Compare-and-swap one attachment of ``volume_id``; recompute the volume.
 
     :param connector: new connector rows, when ``replace_connector``.
     :param writer_delta: change of the volume's writer count (mode set).
-    :returns: the changed row, or None when ``expected`` did not match
-        (then nothing was written).
+    :returns: whether ``expected`` matched (else nothing was written).
     """
     try:
-        return _attachment_cas(context, volume_id, attachment_id, expected,
-                               values, connector, replace_connector,
-                               writer_delta)
+        _attachment_cas(context, volume_id, attachment_id, expected, values,
+                        connector, replace_connector, writer_delta)
     except _NoMatch:
-        return None
+        return False
+    return True
 
 
 @retry_on_deadlock
@@ -282,7 +340,7 @@ def attachment_cas(context: Any, volume_id: str, attachment_id: str,
 def _attachment_cas(context: Any, volume_id: str, attachment_id: str,
                     expected: dict, values: dict, connector: dict | None,
                     replace_connector: bool,
-                    writer_delta: int) -> models.VolumeAttachment:
+                    writer_delta: int) -> None:
     session = context.session
     _lock_volume(session, volume_id, writer_delta=writer_delta)
     expected = dict(expected, volume_id=volume_id)
@@ -291,8 +349,6 @@ def _attachment_cas(context: Any, volume_id: str, attachment_id: str,
     if replace_connector:
         _replace_specs(session, attachment_id, connector)
     _sync_volume(session, volume_id)
-    session.expire_all()
-    return _get(session, attachment_id)
 
 
 def attachment_destroy(context: Any, volume_id: str, attachment_id: str,

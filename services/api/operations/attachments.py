@@ -19,8 +19,6 @@ from common import exception
 from common import states
 from common.conf import attachments as attachments_conf
 from common.db.api import attachments as attachments_db
-from common.db.api import types as types_db
-from common.db.api import volumes as volumes_db
 from services.volume import rpcapi as volume_rpcapi
 
 LOG = logging.getLogger(__name__)
@@ -50,25 +48,35 @@ class AttachmentOperations:
         self.volume = volume
 
     # -- lookups ----------------------------------------------------------
-    def _volume(self, ctxt: Any, volume_id: str) -> Any:
-        row = volumes_db.volume_get(ctxt, volume_id)
-        if not ctxt.is_admin and row.project_id != ctxt.project_id:
-            raise exception.VolumeNotFound(volume_id=volume_id)
-        return row
+    @staticmethod
+    def _visible(ctxt: Any, volume: Any) -> bool:
+        return bool(ctxt.is_admin or volume.project_id == ctxt.project_id)
 
-    def _attachment(self, ctxt: Any, attachment_id: str) -> tuple[Any, Any]:
-        """The row and its volume, if the caller may see them."""
-        row = attachments_db.attachment_get(ctxt, attachment_id)
-        try:
-            volume = self._volume(ctxt, row.volume_id)
-        except exception.VolumeNotFound:
+    def _volume(self, ctxt: Any, volume_id: str,
+                with_specs: bool = False) -> tuple[Any, dict]:
+        """The volume (a light read) and its type's extra specs."""
+        volume, specs = attachments_db.volume_brief(ctxt, volume_id,
+                                                    with_specs)
+        if not self._visible(ctxt, volume):
+            raise exception.VolumeNotFound(volume_id=volume_id)
+        return volume, specs
+
+    def _attachment(self, ctxt: Any, attachment_id: str,
+                    shared: bool = False,
+                    with_specs: bool = False) -> tuple[Any, Any, list]:
+        """The row, its volume and shared connections, if the caller may
+        see them; the connector rows only ``with_specs``."""
+        row, volume, others = attachments_db.attachment_with_volume(
+            ctxt, attachment_id, shared, with_specs)
+        if not self._visible(ctxt, volume):
             raise exception.AttachmentNotFound(attachment_id=attachment_id)
-        return row, volume
+        return row, volume, others
 
     def get(self, ctxt: Any, attachment_id: str) -> tuple[Any, list[str]]:
         """The row and ``shared_connections_by_attachment`` (one read)."""
-        self._attachment(ctxt, attachment_id)
-        return attachments_db.attachment_get_shared(ctxt, attachment_id)
+        row, _volume, shared = self._attachment(ctxt, attachment_id,
+                                                shared=True)
+        return row, shared
 
     def list(self, ctxt: Any, all_tenants: bool = False,
              **kwargs: Any) -> list:
@@ -90,15 +98,14 @@ class AttachmentOperations:
             multiattach_bootable_volume for a further attachment of a
             bootable multiattach volume.
         """
-        volume = self._volume(ctxt, volume_id)
+        volume, specs = self._volume(ctxt, volume_id, with_specs=True)
         ctxt.can("volume:attachment_create", _target(volume))
         if volume.multiattach and volume.bootable and volume.attachment_count:
             ctxt.can("volume:multiattach_bootable_volume", _target(volume))
         connector = connector or None
         mode = self._create_mode(volume, mode, connector)
         limit, single_writer = states.attach_limits(
-            types_db.specs_of(volume.volume_type),
-            self.conf.max_attachments_per_volume)
+            specs, self.conf.max_attachments_per_volume)
         guard = states.ReserveGuard(
             multiattach=volume.multiattach, limit=limit,
             single_writer=single_writer and volume.multiattach,
@@ -117,7 +124,7 @@ class AttachmentOperations:
         LOG.info("Attachment %(att)s reserved volume %(vol)s",
                  {"att": row.id, "vol": volume.id})
         if connector:
-            row = self._connect(ctxt, volume, row)
+            row = self._connect(ctxt, volume, row.id, transition)
         return row
 
     @staticmethod
@@ -134,10 +141,11 @@ class AttachmentOperations:
     @staticmethod
     def _refusal(ctxt: Any, volume_id: str,
                  guard: states.ReserveGuard) -> exception.AshlarException:
-        fresh = volumes_db.volume_get(ctxt, volume_id)
+        fresh, _specs = attachments_db.volume_brief(ctxt, volume_id)
         same = bool(guard.instance_uuid) and any(
             att.instance_uuid == guard.instance_uuid
-            for att in fresh.attachments)
+            for att in attachments_db.attachments_of_volume(ctxt,
+                                                            volume_id))
         return states.reserve_refusal(
             volume_id, fresh.status, fresh.multiattach,
             fresh.attachment_count, fresh.writer_count, guard, same)
@@ -148,7 +156,7 @@ class AttachmentOperations:
 
         :raises Conflict: error volume, busy row, or another host.
         """
-        row, volume = self._attachment(ctxt, attachment_id)
+        row, volume, _shared = self._attachment(ctxt, attachment_id)
         ctxt.can("volume:attachment_update", _target(volume))
         if "error" in volume.status:
             raise exception.Conflict(
@@ -169,7 +177,7 @@ class AttachmentOperations:
                     else _connector_mode(connector))
         writer_delta = (int(states.is_writer(mode))
                         - int(states.is_writer(row.attach_mode)))
-        changed = attachments_db.attachment_cas(
+        if not attachments_db.attachment_cas(
             ctxt, volume.id, row.id,
             {"attach_status": row.attach_status, "transition": None,
              "attach_mode": row.attach_mode},
@@ -177,20 +185,21 @@ class AttachmentOperations:
              "attach_mode": mode, "attached_host": host,
              "mountpoint": connector.get("mountpoint")},
             connector=dict(connector, mode=mode), replace_connector=True,
-            writer_delta=writer_delta)
-        if changed is None:
+            writer_delta=writer_delta):
             raise self._changed(ctxt, attachment_id, "update")
-        return self._connect(ctxt, volume, changed)
+        return self._connect(ctxt, volume, row.id, transition)
 
-    def _connect(self, ctxt: Any, volume: Any, row: Any) -> Any:
+    def _connect(self, ctxt: Any, volume: Any, attachment_id: str,
+                 transition: str) -> Any:
         try:
-            self.volume.attachment_connect(ctxt, volume.host, row.id)
+            self.volume.attachment_connect(ctxt, volume.host, attachment_id)
         except messaging.MessagingTimeout:
             raise exception.ServiceUnavailable(
                 reason="the volume service of %s did not answer; attachment "
-                       "%s stays %s until it is resolved" % (
-                           volume.host, row.id, row.transition))
-        return attachments_db.attachment_get(ctxt, row.id)
+                       "%s stays in flight (%s) until it is resolved" % (
+                           volume.host, attachment_id, transition))
+        return attachments_db.attachment_get(ctxt, attachment_id,
+                                             with_specs=False)
 
     @staticmethod
     def _changed(ctxt: Any, attachment_id: str,
@@ -208,15 +217,15 @@ class AttachmentOperations:
     # -- complete ---------------------------------------------------------
     def complete(self, ctxt: Any, attachment_id: str) -> None:
         """``os-complete``: the consumer uses the attachment now."""
-        row, volume = self._attachment(ctxt, attachment_id)
+        row, volume, _shared = self._attachment(ctxt, attachment_id)
         ctxt.can("volume:attachment_complete", _target(volume))
         status = states.on_complete(row.id, row.attach_status, row.transition)
         if status == row.attach_status:
             return
-        if attachments_db.attachment_cas(
+        if not attachments_db.attachment_cas(
                 ctxt, volume.id, row.id,
                 {"attach_status": row.attach_status, "transition": None},
-                {"attach_status": status}) is None:
+                {"attach_status": status}):
             raise self._changed(ctxt, attachment_id, "complete")
 
     # -- delete -----------------------------------------------------------
@@ -230,7 +239,8 @@ class AttachmentOperations:
         :raises ConflictNovaUsingAttachment: a plain user deleting what a
             compute host still holds connected.
         """
-        row, volume = self._attachment(ctxt, attachment_id)
+        row, volume, _shared = self._attachment(ctxt, attachment_id,
+                                                with_specs=True)
         ctxt.can("volume:attachment_delete", _target(volume))
         if not states.deletion_allowed(row.instance_uuid,
                                        bool(row.connection_info),
@@ -243,9 +253,10 @@ class AttachmentOperations:
                     "transition": row.transition}
         if target == states.DESTROY:
             return self._destroy(ctxt, volume.id, row.id, expected)
-        if row.transition != T.DISCONNECTING and attachments_db.attachment_cas(
-                ctxt, volume.id, row.id, expected,
-                {"attach_status": target, "transition": transition}) is None:
+        if row.transition != T.DISCONNECTING and not \
+                attachments_db.attachment_cas(
+                    ctxt, volume.id, row.id, expected,
+                    {"attach_status": target, "transition": transition}):
             raise self._changed(ctxt, attachment_id, "delete")
         if volume.host:
             try:
@@ -277,7 +288,7 @@ class AttachmentOperations:
             service or admin caller), or none exists.
         :raises ConflictNovaUsingAttachment: the same for a plain user.
         """
-        volume = self._volume(ctxt, volume_id)
+        volume, _specs = self._volume(ctxt, volume_id)
         rows = attachments_db.attachments_of_volume(ctxt, volume.id)
         if attachment_id is None:
             if len(rows) > 1:

@@ -77,8 +77,10 @@ def test_reserve_with_connector_stores_rows_per_key():
     row = _reserve(vol, with_connector=True, connector=connector, host="h1")
     assert row.attach_status == "attaching"
     assert row.transition == states.Transition.CREATING
+    row = db.attachment_get(fixtures.admin(), row.id)
     assert len(row.specs) == 3
     assert db.connector_of(row) == connector
+    assert db.lock_key(fixtures.admin(), row.id) == (vol.id, "h1")
     assert _vol(vol.id).status == "attaching"
 
 
@@ -157,7 +159,7 @@ def test_cas_mismatch_writes_nothing():
     assert db.attachment_cas(fixtures.admin(), vol.id, row.id,
                              {"attach_status": "attaching"},
                              {"attach_status": "attached"},
-                             writer_delta=-1) is None
+                             writer_delta=-1) is False
     vol = _vol(vol.id)
     assert vol.writer_count == 1 and vol.status == "reserved"
 
@@ -165,12 +167,13 @@ def test_cas_mismatch_writes_nothing():
 def test_cas_recomputes_volume_and_replaces_connector():
     vol = fixtures.make_volume()
     row = _reserve(vol)
-    row = db.attachment_cas(
+    assert db.attachment_cas(
         fixtures.admin(), vol.id, row.id,
         {"attach_status": "reserved", "transition": None},
         {"attach_status": "attaching", "transition": "connecting",
          "attached_host": "h1", "attach_mode": "ro"},
         connector={"host": "h1"}, replace_connector=True, writer_delta=-1)
+    row = db.attachment_get(fixtures.admin(), row.id)
     assert db.connector_of(row) == {"host": "h1"}
     vol = _vol(vol.id)
     assert (vol.status, vol.attach_status, vol.writer_count) == (
@@ -188,7 +191,9 @@ def test_destroy_recomputes_and_reports_shared():
                           {"transition": "creating"},
                           {"transition": None, "attach_status": "attached"})
     assert _vol(vol.id).status == "in-use"
-    _r, shared = db.attachment_get_shared(fixtures.admin(), rows[0].id)
+    _r, brief, shared = db.attachment_with_volume(fixtures.admin(),
+                                                  rows[0].id, shared=True)
+    assert brief.multiattach and brief.attachment_count == 4
     assert set(shared) == {rows[1].id, rows[2].id}
     result = db.attachment_destroy(fixtures.admin(), vol.id, rows[0].id, {})
     assert set(result["shared"]) == {rows[1].id, rows[2].id}

@@ -206,7 +206,7 @@ def test_resolve_stuck_leaves_young_reserved_and_own_rows(attacher, driver):
     young = _row(vol)
     mine = _row(vol, host="h2")
     _age(mine)
-    with attacher._hold(mine):
+    with attacher._hold(fixtures.admin(), mine.id):
         assert attacher.resolve_stuck(fixtures.admin()) == 0
     assert _get(reserved).attach_status == "reserved"
     assert _get(young).transition == T.CREATING
