@@ -27,7 +27,6 @@ def route_table(ops: Any, conf: Any) -> list[tuple[str, Any]]:
     return [
         ("/", versions.Versions()),
         ("/v3", versions.Versions(status="200 OK")),
-        ("/openapi.yaml", versions.OpenAPI()),
         ("/v3/volumes", volumes.Collection(ops.volumes, max_limit)),
         ("/v3/volumes/detail", volumes.Detail(ops.volumes, max_limit)),
         ("/v3/volumes/{volume_id}", volumes.Item(ops.volumes)),
