@@ -1,6 +1,8 @@
 """Build the falcon application and everything it needs in this process."""
 
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import Any
 
 import falcon
 from oslo_config import cfg
@@ -11,9 +13,12 @@ from services.api import middleware
 from services.api import routes
 from services.api.operations import backends as backend_ops
 from services.api.operations import types as type_ops
+from services.api.operations import usage as usage_ops
 from services.api.operations import volumes as volume_ops
 from services.scheduler import rpcapi as scheduler_rpcapi
 from services.volume import rpcapi as volume_rpcapi
+
+WSGIApp = Callable[[dict, Callable], Iterable[bytes]]
 
 
 @dataclass
@@ -24,6 +29,7 @@ class Operations:
     types: type_ops.TypeOperations
     backends: backend_ops.BackendOperations
     cache: capability_cache.CapabilityCache
+    usage: usage_ops.UsageOperations
 
 
 def build_operations(conf: cfg.ConfigOpts) -> Operations:
@@ -41,7 +47,8 @@ def build_operations(conf: cfg.ConfigOpts) -> Operations:
             early_check=cache.check_type),
         types=type_ops.TypeOperations(),
         backends=backend_ops.BackendOperations(conf, scheduler),
-        cache=cache)
+        cache=cache,
+        usage=usage_ops.UsageOperations(conf))
 
 
 def _auth_middleware(conf: cfg.ConfigOpts) -> object:
@@ -60,7 +67,43 @@ def create_app(conf: cfg.ConfigOpts, ops: Operations) -> falcon.App:
                                  _auth_middleware(conf)])
     app.req_options.strip_url_path_trailing_slash = True
     app.req_options.auto_parse_qs_csv = False
+    # Cinder echoes this Accept value as the Content-Type of a JSON answer.
+    app.resp_options.media_handlers[middleware.VND_JSON] = \
+        falcon.media.JSONHandler()
     errors.register(app)
     for path, resource in routes.route_table(ops, conf):
         app.add_route(path, resource)
     return app
+
+
+class _DiscoveryBypass:
+    """Send version discovery to the app itself, the rest through auth."""
+
+    def __init__(self, inner: WSGIApp, authenticated: WSGIApp) -> None:
+        self.inner = inner
+        self.authenticated = authenticated
+
+    def __call__(self, environ: dict, start_response: Callable) -> Any:
+        path = environ.get("PATH_INFO", "").rstrip("/")
+        if path in middleware.UNAUTHENTICATED_PATHS:
+            return self.inner(environ, start_response)
+        return self.authenticated(environ, start_response)
+
+
+def wrap_auth(conf: cfg.ConfigOpts, inner: WSGIApp) -> WSGIApp:
+    """Put keystonemiddleware's auth_token in front of ``inner`` if asked.
+
+    With ``[api] auth_strategy = keystone``, every request but version
+    discovery and the OpenAPI document (``middleware.UNAUTHENTICATED_PATHS``,
+    answered without a token as Cinder's ``/`` is) goes through
+    ``auth_token``, which reads its
+    ``[keystone_authtoken]`` options from ``conf``.  keystonemiddleware is
+    the package's ``keystone`` extra.
+
+    :raises ImportError: keystone mode without keystonemiddleware installed.
+    """
+    if conf.api.auth_strategy != "keystone":
+        return inner
+    from keystonemiddleware import auth_token
+    return _DiscoveryBypass(
+        inner, auth_token.AuthProtocol(inner, {"oslo_config_config": conf}))

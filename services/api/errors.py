@@ -13,7 +13,13 @@ LOG = logging.getLogger(__name__)
 
 def _respond(resp: falcon.Response, status: int, message: str) -> None:
     resp.status = falcon.code_to_http_status(status)
-    resp.media = faults.fault_body(status, message)
+    extra = {}
+    if status == 413:
+        # Cinder's overLimit carries a retry hint in the body and a header.
+        extra["retryAfter"] = "0"
+        resp.set_header("Retry-After", "0")
+    resp.media = faults.fault_body(status, message, **extra)
+    resp.content_type = falcon.MEDIA_JSON
 
 
 def handle_domain(req: falcon.Request, resp: falcon.Response,
@@ -28,14 +34,16 @@ def handle_domain(req: falcon.Request, resp: falcon.Response,
 
 def handle_http(req: falcon.Request, resp: falcon.Response,
                 ex: falcon.HTTPError, params: Any) -> None:
-    """falcon's own errors (unrouted path, bad method) in Cinder's envelope."""
-    message = ex.description or ex.title or faults.GENERIC_NOT_FOUND
+    """falcon's own errors (unrouted path, bad method) in Cinder's envelope.
+
+    NOTE(ashlar): Cinder answers unknown paths and unsupported methods with a
+    plain webob 404 page (never a 405); Ashlar keeps the 404 but in the fault
+    envelope, which every client parses.
+    """
     if ex.status_code in (404, 405):
-        # NOTE(ashlar): Cinder answers unknown paths and methods with a 404.
-        _respond(resp, 404, faults.GENERIC_NOT_FOUND if ex.status_code == 405
-                 else message)
+        _respond(resp, 404, ex.description or faults.GENERIC_NOT_FOUND)
         return
-    _respond(resp, ex.status_code, message)
+    _respond(resp, ex.status_code, ex.description or ex.title)
     for name, value in (ex.headers or {}).items():
         resp.set_header(name, value)
 

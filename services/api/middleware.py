@@ -7,6 +7,7 @@ a method that does not exist at the version can answer 404.
 """
 
 import json
+import re
 import uuid
 from typing import Any
 
@@ -22,12 +23,33 @@ COLLECTIONS = frozenset([
     "volumes", "types", "attachments", "os-services", "scheduler-stats",
     "capabilities", "limits", "os-availability-zone", "extensions"])
 
+#: Paths that answer without credentials (version discovery and the API's
+#: OpenAPI document), after the trailing slash is gone.
+UNAUTHENTICATED_PATHS = frozenset(["", "/", "/v3", "/openapi.yaml"])
+
+#: Cinder's ``osapi_max_request_body_size``: larger bodies get a 413.
+MAX_REQUEST_BODY_SIZE = 114688
+
+_REQUEST_ID = re.compile(r"^req-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-"
+                         r"[0-9a-f]{4}-[0-9a-f]{12}$")
+#: An Accept value Cinder echoes back as the response's Content-Type.
+VND_JSON = "application/vnd.openstack.volume+json"
+
 
 class RequestId:
-    """Give every request a ``req-<uuid>`` and echo it in the response."""
+    """Give every request a ``req-<uuid>`` and echo it in the response.
+
+    A well-formed ``X-OpenStack-Request-ID`` from the caller becomes the
+    context's ``global_request_id`` (oslo.middleware's convention), so one
+    operation can be followed across services; the response always carries
+    this service's own id, as Cinder's does.
+    """
 
     def process_request(self, req: falcon.Request, resp: falcon.Response) -> None:
         req.context.request_id = "req-%s" % uuid.uuid4()
+        incoming = req.get_header("X-OpenStack-Request-ID") or ""
+        req.context.global_request_id = (
+            incoming if _REQUEST_ID.match(incoming) else None)
 
     def process_response(self, req: falcon.Request, resp: falcon.Response,
                          resource: Any, req_succeeded: bool) -> None:
@@ -35,6 +57,10 @@ class RequestId:
         if request_id:
             resp.set_header("x-openstack-request-id", request_id)
             resp.set_header("x-compute-request-id", request_id)
+        accept = (req.get_header("Accept") or "").split(";")[0].strip()
+        if accept == VND_JSON and resp.content_type in (None,
+                                                          falcon.MEDIA_JSON):
+            resp.content_type = VND_JSON
 
 
 class ProjectInUrl:
@@ -42,16 +68,23 @@ class ProjectInUrl:
 
     The project segment is taken out before routing and kept in
     ``req.context.url_project`` so links can be built in the request's form.
+
+    NOTE(ashlar): Cinder routes a project segment only when it matches
+    ``project_id_regex`` (hex digits and dashes by default), so ``admin``
+    gives a plain 404 there.  Ashlar takes any first segment that is not a
+    collection name, which serves keystone project ids and names alike.  As
+    in Cinder, ``/v3/{project}`` and ``/v3/{project}/`` alone are 404s, and
+    a ``.json`` suffix is tolerated on resource paths.
     """
 
     def process_request(self, req: falcon.Request, resp: falcon.Response) -> None:
         req.context.url_project = None
-        path = req.path
-        if path.endswith(".json"):
+        req.context.original_path = path = req.path
+        if path.startswith("/v3/") and path.endswith(".json"):
             path = path[:-len(".json")]
         parts = path.split("/")
-        # ['', 'v3', '<project or collection>', ...]
-        if (len(parts) > 3 and parts[1] == "v3" and parts[2]
+        # ['', 'v3', '<project or collection>', '<collection>', ...]
+        if (len(parts) > 3 and parts[1] == "v3" and parts[2] and parts[3]
                 and parts[2] not in COLLECTIONS):
             req.context.url_project = parts[2]
             path = "/".join(parts[:2] + parts[3:])
@@ -77,33 +110,47 @@ class NoAuth:
 
 
 class KeystoneHeaders:
-    """Read the identity keystonemiddleware's auth_token put in headers."""
+    """Read the identity keystonemiddleware's auth_token put in headers.
+
+    ``services.api.wsgi`` runs the app behind auth_token, which strips any
+    identity header a caller sent and sets its own (``X-Identity-Status``,
+    ``X-User-Id``, ``X-Project-Id``, ``X-Roles``, ``X-Service-Roles``, ...).
+    Version discovery answers without credentials; anything else without a
+    confirmed identity is a 401.
+    """
 
     def process_request(self, req: falcon.Request, resp: falcon.Response) -> None:
         if req.get_header("X-Identity-Status") != "Confirmed":
-            if req.path.rstrip("/") not in ("", "/v3"):
-                raise exception.NotAuthorized()
+            if req.path.rstrip("/") not in UNAUTHENTICATED_PATHS:
+                raise Unauthorized()
             return
-        req.context.ctxt = _context(req, req.get_header("X-User-Id"),
-                                    req.get_header("X-Project-Id"),
-                                    req.get_header("X-Roles") or "")
+        ctxt = ashlar_context.RequestContext.from_environ(
+            req.env, request_id=req.context.request_id,
+            global_request_id=req.context.global_request_id)
+        _check_url_project(req, ctxt.project_id)
+        req.context.ctxt = ctxt
+
+
+def _split(header: str | None) -> list[str]:
+    return [item.strip() for item in (header or "").split(",") if item.strip()]
+
+
+def _check_url_project(req: falcon.Request, project_id: str | None) -> None:
+    """Cinder's 400 for a URL project other than the caller's."""
+    url_project = req.context.url_project
+    if url_project and url_project != project_id:
+        raise exception.Invalid("Malformed request url")
 
 
 def _context(req: falcon.Request, user_id: str | None, project_id: str | None,
              roles_header: str | None) -> ashlar_context.RequestContext:
-    url_project = req.context.url_project
-    if url_project and url_project != project_id:
-        raise exception.Invalid("Malformed request url")
-    if roles_header is None:
-        roles = ["admin"]
-    else:
-        roles = [r.strip() for r in roles_header.split(",") if r.strip()]
-    service_roles = [r.strip() for r in
-                     (req.get_header("X-Service-Roles") or "").split(",")
-                     if r.strip()]
+    _check_url_project(req, project_id)
+    roles = ["admin"] if roles_header is None else _split(roles_header)
     return ashlar_context.RequestContext(
         user_id=user_id, project_id=project_id, roles=roles,
-        service_roles=service_roles, request_id=req.context.request_id)
+        service_roles=_split(req.get_header("X-Service-Roles")),
+        request_id=req.context.request_id,
+        global_request_id=req.context.global_request_id)
 
 
 class Microversion:
@@ -122,13 +169,26 @@ class Microversion:
     def process_response(self, req: falcon.Request, resp: falcon.Response,
                          resource: Any, req_succeeded: bool) -> None:
         version = req.context.get("api_version")
-        if version is not None:
-            resp.set_headers(microversion.response_headers(version))
+        if version is None:
+            return
+        for name, value in microversion.response_headers(version).items():
+            if name == "Vary":
+                resp.append_header(name, value)
+            else:
+                resp.set_header(name, value)
 
 
 def read_body(req: falcon.Request) -> Any:
-    """Return the JSON body, with Cinder's 415/400 answers for bad ones."""
-    raw = req.bounded_stream.read()
+    """Return the JSON body, with Cinder's 413/415/400 answers for bad ones.
+
+    NOTE(ashlar): Cinder answers an empty POST/PUT body with a 500; it is
+    the caller's mistake, so Ashlar says 400 "Malformed request body".
+    """
+    if (req.content_length or 0) > MAX_REQUEST_BODY_SIZE:
+        raise RequestTooLarge()
+    raw = req.bounded_stream.read(MAX_REQUEST_BODY_SIZE + 1)
+    if len(raw) > MAX_REQUEST_BODY_SIZE:
+        raise RequestTooLarge()
     if not raw:
         raise exception.MalformedRequestBody()
     content_type = (req.content_type or "").split(";")[0].strip().lower()
@@ -136,13 +196,25 @@ def read_body(req: falcon.Request) -> Any:
         raise UnsupportedMediaType()
     try:
         return json.loads(raw)
-    except ValueError:
-        raise exception.MalformedRequestBody()
+    except (ValueError, RecursionError):
+        raise exception.MalformedRequestBody() from None
 
 
 class UnsupportedMediaType(exception.AshlarException):
     msg_fmt = "Unsupported Content-Type"
     code = 415
+
+
+class RequestTooLarge(exception.AshlarException):
+    msg_fmt = "Request is too large."
+    code = 413
+
+
+class Unauthorized(exception.AshlarException):
+    """No confirmed identity in keystone mode."""
+
+    msg_fmt = "The request you have made requires authentication."
+    code = 401
 
 
 def not_found_at_version() -> falcon.HTTPError:

@@ -4,7 +4,9 @@ from typing import Any
 
 from services.api.operations import attachments as attachment_ops
 from services.api.resources import attachments
+from services.api.resources import availability_zones
 from services.api.resources import backends
+from services.api.resources import limits
 from services.api.resources import types
 from services.api.resources import versions
 from services.api.resources import volume_actions
@@ -27,8 +29,10 @@ def route_table(ops: Any, conf: Any) -> list[tuple[str, Any]]:
     return [
         ("/", versions.Versions()),
         ("/v3", versions.Versions(status="200 OK")),
+        ("/openapi.yaml", versions.OpenAPI()),
         ("/v3/volumes", volumes.Collection(ops.volumes, max_limit)),
         ("/v3/volumes/detail", volumes.Detail(ops.volumes, max_limit)),
+        ("/v3/volumes/summary", limits.VolumeSummary(ops.usage)),
         ("/v3/volumes/{volume_id}", volumes.Item(ops.volumes)),
         ("/v3/volumes/{volume_id}/action",
          volume_actions.Action(ops.volumes, att_ops)),
@@ -45,4 +49,7 @@ def route_table(ops: Any, conf: Any) -> list[tuple[str, Any]]:
         ("/v3/os-services/{action}", backends.ServiceAction(ops.backends)),
         ("/v3/scheduler-stats/get_pools", backends.Pools(ops.backends)),
         ("/v3/capabilities/{host}", backends.Capabilities(ops.backends)),
+        ("/v3/limits", limits.Limits(ops.usage)),
+        ("/v3/os-availability-zone",
+         availability_zones.AvailabilityZones(ops.usage)),
     ]

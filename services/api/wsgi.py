@@ -2,11 +2,12 @@
 
 Imported in each gunicorn worker after the fork (run without ``--preload``),
 so every worker opens its own broker and database connections.  The config
-files come from ``ASHLAR_CONFIG_FILES`` (comma-separated).
+files come from ``ASHLAR_CONFIG_FILES`` (comma-separated).  With
+``[api] auth_strategy = keystone`` the app runs behind keystonemiddleware
+(``app.wrap_auth``).
 """
 
 import os
-
 
 from common import service
 from services.api import app
@@ -20,14 +21,9 @@ def _args() -> list[str]:
     return args
 
 
-def _build() -> object:
+def _build() -> app.WSGIApp:
     conf = service.prepare_process(_args())
-    wrapped = app.create_app(conf, app.build_operations(conf))
-    if conf.api.auth_strategy == "keystone":
-        from keystonemiddleware import auth_token
-        return auth_token.AuthProtocol(wrapped, {"oslo_config_config": conf})
-    return wrapped
+    return app.wrap_auth(conf, app.create_app(conf, app.build_operations(conf)))
 
 
 application = _build()
-

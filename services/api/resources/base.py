@@ -1,6 +1,7 @@
 """Helpers every resource uses: context, version, body, list parameters."""
 
 from typing import Any
+from urllib import parse
 
 import falcon
 
@@ -42,6 +43,28 @@ def base_url(req: falcon.Request) -> str:
 
 def url_project(req: falcon.Request) -> str | None:
     return req.context.url_project
+
+
+def next_links(req: falcon.Request, key: str, rows: list, limit: int,
+               more: bool) -> dict:
+    """``{"<key>_links": [next]}`` when another page follows, else ``{}``.
+
+    The href is the request URL as the caller wrote it (project segment
+    included), other query parameters kept, and ``marker`` set to the last
+    item's id.  cinderclient follows it until it is missing, so it appears
+    only when ``more`` is true.
+
+    NOTE(ashlar): Cinder emits it whenever a page is full, even the last.
+    """
+    if not (more and rows and limit):
+        return {}
+    query = [(name, value)
+             for name, values in req.params.items() if name != "marker"
+             for value in (values if isinstance(values, list) else [values])]
+    query.append(("marker", rows[-1].id))
+    href = "%s%s?%s" % (req.prefix, req.context.get("original_path", req.path),
+                        parse.urlencode(query))
+    return {"%s_links" % key: [{"rel": "next", "href": href}]}
 
 
 def flag(req: falcon.Request, name: str, default: bool = False) -> bool:

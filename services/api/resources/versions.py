@@ -1,7 +1,8 @@
-"""``/``, ``/v3`` and ``/v3/``: the version document, without auth."""
+"""``/``, ``/v3``, ``/v3/`` and ``/openapi.yaml``: discovery, without auth."""
 
 import falcon
 
+from services.api import openapi
 from services.api import versions
 
 
@@ -14,3 +15,11 @@ class Versions:
         resp.media = versions.versions_document(req.prefix)
 
     on_head = on_get
+
+
+class OpenAPI:
+    """``GET /openapi.yaml``: the document describing this API."""
+
+    def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
+        resp.content_type = openapi.MEDIA_TYPE
+        resp.text = openapi.read_text()

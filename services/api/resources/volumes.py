@@ -4,6 +4,7 @@ import falcon
 
 from common import exception
 from services.api import faults
+from services.api import microversion
 from services.api import validation
 from services.api.operations import volumes as volume_ops
 from services.api.resources import base
@@ -18,25 +19,62 @@ FILTER_MAP = {"name": "display_name", "status": "status", "size": "size",
               "bootable": "bootable", "migration_status": "migration_status"}
 
 
+#: ``with_count`` adds the total to lists from 3.45.
+COUNT_VERSION = microversion.APIVersion(3, 45)
+#: ``consumes_quota`` is a list filter from 3.65.
+CONSUMES_QUOTA_VERSION = microversion.APIVersion(3, 65)
+#: Filters on what no Ashlar volume has (image metadata, a group), from the
+#: version Cinder reads them: any value matches nothing.
+_NEVER_MATCH = (("glance_metadata", microversion.APIVersion(3, 4)),
+                ("group_id", microversion.APIVersion(3, 10)))
+
+
+def _matches_nothing(req: falcon.Request) -> bool:
+    version = base.version(req)
+    if (version >= CONSUMES_QUOTA_VERSION
+            and not base.flag(req, "consumes_quota", True)):
+        return True  # every Ashlar volume consumes quota
+    return any(name in req.params and version >= first
+               for name, first in _NEVER_MATCH)
+
+
 class _Lister:
     def __init__(self, ops: volume_ops.VolumeOperations, max_limit: int) -> None:
         self.ops = ops
         self.max_limit = max_limit
 
-    def _list(self, req: falcon.Request) -> list:
+    def _list(self, req: falcon.Request) -> tuple[list, dict]:
+        """Return a page of rows and the extra keys of the list body.
+
+        The extras are ``volumes_links`` (only when another page follows)
+        and, from 3.45 with ``with_count=true``, ``count``: the total
+        matching volumes, not the page size.
+        """
         kwargs = base.list_params(req, self.max_limit, SORT_MAP)
-        return self.ops.list(base.ctxt(req),
-                             all_tenants=base.flag(req, "all_tenants"),
-                             filters=base.filters(req, FILTER_MAP,
-                                                  bools=("bootable",)),
-                             **kwargs)
+        list_args = {"all_tenants": base.flag(req, "all_tenants"),
+                     "filters": base.filters(req, FILTER_MAP,
+                                             bools=("bootable",))}
+        with_count = (base.version(req) >= COUNT_VERSION
+                      and base.flag(req, "with_count"))
+        if _matches_nothing(req):
+            return [], ({"count": 0} if with_count else {})
+        limit = kwargs["limit"]
+        rows = self.ops.list(base.ctxt(req), **list_args,
+                             **dict(kwargs, limit=limit + 1)) if limit else []
+        more = len(rows) > limit
+        rows = rows[:limit]
+        extras = base.next_links(req, "volumes", rows, limit, more)
+        if with_count:
+            extras["count"] = len(self.ops.list(base.ctxt(req), **list_args))
+        return rows, extras
 
 
 class Collection(_Lister):
     def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
+        rows, extras = self._list(req)
         resp.media = {"volumes": [
             views.summary(row, base.base_url(req), base.url_project(req))
-            for row in self._list(req)]}
+            for row in rows], **extras}
 
     def on_post(self, req: falcon.Request, resp: falcon.Response) -> None:
         data = base.body(req, schemas.CREATE)["volume"]
@@ -63,10 +101,11 @@ class Collection(_Lister):
 class Detail(_Lister):
     def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
         ctxt = base.ctxt(req)
+        rows, extras = self._list(req)
         resp.media = {"volumes": [
             views.detail(row, ctxt, base.version(req), base.base_url(req),
                          base.url_project(req))
-            for row in self._list(req)]}
+            for row in rows], **extras}
 
 
 class Item:

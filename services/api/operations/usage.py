@@ -1,0 +1,71 @@
+"""Usage: limits, the volume summary and availability zones.
+
+Ashlar has no quota engine yet, so every absolute limit is ``-1``
+(unlimited, Cinder's spelling) and only the usage is real.
+"""
+
+from typing import Any
+
+from oslo_config import cfg
+
+from common import constants
+from common.db.api import services as services_db
+from common.db.api import volumes as volumes_db
+
+#: Cinder's absolute-limit names, in its order; -1 means unlimited.
+_MAXIMA = ("maxTotalVolumes", "maxTotalSnapshots", "maxTotalVolumeGigabytes",
+           "maxTotalBackups", "maxTotalBackupGigabytes")
+
+
+class UsageOperations:
+    def __init__(self, conf: cfg.ConfigOpts) -> None:
+        self.conf = conf
+
+    def absolute(self, ctxt: Any, project_id: str | None = None) -> dict:
+        """Return ``limits.absolute`` for the caller's project.
+
+        :param project_id: another project, honoured for administrators
+            only (Cinder's 3.39 rule); anyone else gets their own.
+        """
+        if project_id is None or not ctxt.is_admin:
+            project_id = ctxt.project_id
+        volumes = volumes_db.volume_list(ctxt, project_id=project_id)
+        result: dict[str, int] = {name: -1 for name in _MAXIMA}
+        result.update(totalVolumesUsed=len(volumes),
+                      totalGigabytesUsed=sum(v.size or 0 for v in volumes),
+                      totalSnapshotsUsed=0, totalBackupsUsed=0,
+                      totalBackupGigabytesUsed=0)
+        return result
+
+    def volume_summary(self, ctxt: Any, all_tenants: bool = False
+                       ) -> tuple[int, int, dict[str, list[str]]]:
+        """Return the count, total GiB and metadata values of volumes.
+
+        :param all_tenants: every project's volumes, for administrators.
+        :returns: ``(count, size, {key: [distinct values]})``.
+        """
+        ctxt.can("volume:get_all")
+        project = None if (all_tenants and ctxt.is_admin) else ctxt.project_id
+        volumes = volumes_db.volume_list(ctxt, project_id=project)
+        metadata: dict[str, list[str]] = {}
+        for row in volumes:
+            for key, value in volumes_db.metadata_of(row).items():
+                values = metadata.setdefault(key, [])
+                if value not in values:
+                    values.append(value)
+        return len(volumes), sum(v.size or 0 for v in volumes), metadata
+
+    def availability_zones(self, ctxt: Any) -> list[tuple[str, bool]]:
+        """Return ``(zone, available)`` for each zone with a volume service.
+
+        A zone is available when one of its enabled volume services is up;
+        the configured default zone is always listed.
+        """
+        zones: dict[str, bool] = {self.conf.storage_availability_zone: False}
+        for row in services_db.service_list(ctxt,
+                                            binary=constants.VOLUME_BINARY):
+            up = (not row.disabled
+                  and services_db.is_up(row, self.conf.service_down_time))
+            zone = row.availability_zone or self.conf.storage_availability_zone
+            zones[zone] = zones.get(zone, False) or up
+        return sorted(zones.items())
