@@ -187,19 +187,17 @@ def on_complete(att_id: str, status: str, transition: str | None) -> str:
     raise _busy(att_id, status, transition, "complete")
 
 
-def on_delete(att_id: str, status: str, transition: str | None,
-              has_connector: bool, force: bool = False) -> tuple[str, str]:
+def on_delete(status: str, transition: str | None,
+              has_connector: bool) -> tuple[str, str]:
     """Begin a delete: ``(DESTROY, '')`` when no backend connection can
     exist, else ``(detaching, disconnecting)``.
 
-    A row already being deleted is driven again (after a timeout, say).
-
-    :param force: also take rows another operation holds (admin).
-    :raises InvalidTransition: in flight and not forced.
+    Any row may be deleted.  A row already being deleted is driven again
+    (after a timeout, say); a row being connected is taken over: the
+    volume service's own compare-and-swap then fails and it terminates the
+    connection it made, under the same (volume, host) lock as the delete.
     """
-    if transition not in (None, Transition.DISCONNECTING) and not force:
-        raise _busy(att_id, status, transition, "delete")
-    if not has_connector:
+    if not has_connector and transition is None:
         return DESTROY, ""
     return ATT.DETACHING, Transition.DISCONNECTING
 

@@ -93,16 +93,13 @@ def test_on_complete_refused(status, transition):
 
 
 def test_on_delete():
-    assert states.on_delete("a", "reserved", None, False) == (
-        states.DESTROY, "")
-    assert states.on_delete("a", "attached", None, True) == (
+    assert states.on_delete("reserved", None, False) == (states.DESTROY, "")
+    assert states.on_delete("attached", None, True) == (
         "detaching", T.DISCONNECTING)
-    with pytest.raises(states.InvalidTransition):
-        states.on_delete("a", "attaching", T.CONNECTING, True)
-    assert states.on_delete("a", "attaching", T.CONNECTING, True,
-                            force=True) == ("detaching", T.DISCONNECTING)
-    assert states.on_delete("a", "detaching", T.DISCONNECTING, True) == (
-        "detaching", T.DISCONNECTING)
+    for transition in (T.CREATING, T.CONNECTING, T.RECONNECTING,
+                       T.DISCONNECTING):
+        assert states.on_delete("attaching", transition, True) == (
+            "detaching", T.DISCONNECTING)
 
 
 def test_resolve_stuck():

@@ -233,50 +233,66 @@ class AttachmentOperations:
                force: bool = False) -> dict:
         """Remove an attachment, its connection (unless shared) first.
 
-        :param force: also take a row in flight (admin force-detach).
+        Any row may be deleted, one in flight included (see
+        ``states.on_delete``).
+
+        :param force: an admin action already authorised this; skip the
+            compute-host check.
         :returns: ``{"volume_id", "remaining": [rows], "shared": [ids]}``
             as they stood when the row went.
         :raises ConflictNovaUsingAttachment: a plain user deleting what a
             compute host still holds connected.
         """
-        row, volume, _shared = self._attachment(ctxt, attachment_id,
-                                                with_specs=True)
-        ctxt.can("volume:attachment_delete", _target(volume))
-        if not states.deletion_allowed(row.instance_uuid,
-                                       bool(row.connection_info),
-                                       privileged(ctxt)):
-            raise ConflictNovaUsingAttachment(instance_id=row.instance_uuid)
-        target, transition = states.on_delete(
-            row.id, row.attach_status, row.transition, bool(row.specs),
-            force=force)
-        expected = {"attach_status": row.attach_status,
-                    "transition": row.transition}
-        if target == states.DESTROY:
-            return self._destroy(ctxt, volume.id, row.id, expected)
-        if row.transition != T.DISCONNECTING and not \
-                attachments_db.attachment_cas(
-                    ctxt, volume.id, row.id, expected,
-                    {"attach_status": target, "transition": transition}):
-            raise self._changed(ctxt, attachment_id, "delete")
+        for attempt in range(3):
+            row, volume, _shared = self._attachment(ctxt, attachment_id,
+                                                    with_specs=True)
+            ctxt.can("volume:attachment_delete", _target(volume))
+            if not force and not states.deletion_allowed(
+                    row.instance_uuid, bool(row.connection_info),
+                    privileged(ctxt)):
+                raise ConflictNovaUsingAttachment(
+                    instance_id=row.instance_uuid)
+            target, transition = states.on_delete(
+                row.attach_status, row.transition, bool(row.specs))
+            expected = {"attach_status": row.attach_status,
+                        "transition": row.transition}
+            if target == states.DESTROY:
+                result = attachments_db.attachment_destroy(
+                    ctxt, volume.id, row.id, expected)
+            elif row.transition == T.DISCONNECTING or \
+                    attachments_db.attachment_cas(
+                        ctxt, volume.id, row.id, expected,
+                        {"attach_status": target, "transition": transition}):
+                return self._disconnect(ctxt, volume, row.id)
+            else:
+                result = None
+            if result is not None:
+                return self._deleted(result)
+            LOG.debug("Attachment %(att)s changed under delete (attempt "
+                      "%(n)d)", {"att": attachment_id, "n": attempt + 1})
+        raise self._changed(ctxt, attachment_id, "delete")
+
+    def _disconnect(self, ctxt: Any, volume: Any, attachment_id: str) -> dict:
         if volume.host:
             try:
-                self.volume.attachment_disconnect(ctxt, volume.host, row.id)
+                self.volume.attachment_disconnect(ctxt, volume.host,
+                                                  attachment_id)
             except messaging.MessagingTimeout:
                 raise exception.ServiceUnavailable(
                     reason="the volume service of %s did not answer; "
                            "attachment %s will be removed when it does"
-                           % (volume.host, row.id))
-        return self._destroy(ctxt, volume.id, row.id,
-                             {"transition": T.DISCONNECTING})
-
-    def _destroy(self, ctxt: Any, volume_id: str, attachment_id: str,
-                 expected: dict) -> dict:
-        result = attachments_db.attachment_destroy(ctxt, volume_id,
-                                                   attachment_id, expected)
+                           % (volume.host, attachment_id))
+        result = attachments_db.attachment_destroy(
+            ctxt, volume.id, attachment_id, {"transition": T.DISCONNECTING})
         if result is None:
             raise self._changed(ctxt, attachment_id, "delete")
-        LOG.info("Attachment %(att)s of volume %(vol)s deleted",
-                 {"att": attachment_id, "vol": result["volume_id"]})
+        return self._deleted(result)
+
+    @staticmethod
+    def _deleted(result: dict) -> dict:
+        LOG.info("Attachment deleted from volume %(vol)s; %(left)d left",
+                 {"vol": result["volume_id"],
+                  "left": len(result["remaining"])})
         return result
 
     # -- volume-level helpers (legacy actions, reset) -----------------------
