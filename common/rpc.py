@@ -33,7 +33,11 @@ def init(conf: cfg.ConfigOpts, embedded: bool = False) -> None:
     if _TRANSPORT is not None:
         return
     url = conf.transport_url
-    if embedded and not url:
+    # NOTE(ashlar): oslo.messaging defaults transport_url to rabbit://, so
+    # "not configured" means "still the default", not "empty".
+    defaulted = (conf.get_location("transport_url").location
+                 == cfg.Locations.opt_default)
+    if embedded and (not url or defaulted):
         url = EMBEDDED_TRANSPORT_URL
     _TRANSPORT = messaging.get_rpc_transport(
         cfg.CONF, url=url, allowed_remote_exmods=ALLOWED_EXMODS)

@@ -116,12 +116,18 @@ def wait_for_signal(services: list[Service]) -> None:
 
 
 def prepare_process(argv: list[str] | None, project: str = "ashlar",
-                    embedded: bool = False) -> cfg.ConfigOpts:
-    """Parse config files and arguments, set up logging, the DB and the bus."""
+                    embedded: bool = False,
+                    database: bool = True) -> cfg.ConfigOpts:
+    """Parse config files and arguments, set up logging, the DB and the bus.
+
+    :param database: False for processes without database access (the
+        compute-host agent).
+    """
     conf = ashlar_conf.CONF
     logging.register_options(conf)
     conf(sys.argv[1:] if argv is None else argv, project=project)
     logging.setup(conf, project)
-    db_api.configure(conf)
+    if database:
+        db_api.configure(conf)
     rpc.init(conf, embedded=embedded)
     return conf

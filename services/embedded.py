@@ -40,7 +40,8 @@ def main(argv: list[str] | None = None) -> None:
     services += volume_launcher.build_services(conf)
     for svc in services:
         svc.start()
-    wsgi_app = app.create_app(conf, app.build_operations(conf))
+    wsgi_app = app.wrap_auth(conf, app.create_app(conf,
+                                                  app.build_operations(conf)))
     server = simple_server.make_server(
         conf.api.bind_host, conf.api.bind_port, wsgi_app,
         server_class=_ThreadingServer, handler_class=_QuietHandler)
