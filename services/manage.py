@@ -2,10 +2,9 @@
 
 import sys
 
-from cliff import app as cliff_app
 from cliff import command
-from cliff import commandmanager
 
+from common import cli
 from common import conf as ashlar_conf
 from common.db import api as db_api
 from common.db import migrations
@@ -27,28 +26,14 @@ class DbVersion(command.Command):
         self.app.stdout.write("%s\n" % migrations.version(db_api.get_engine()))
 
 
-class ManageApp(cliff_app.App):
+class ManageApp(cli.ConfigApp):
     def __init__(self) -> None:
-        commands = commandmanager.CommandManager("ashlar.manage")
-        commands.add_command("db sync", DbSync)
-        commands.add_command("db version", DbVersion)
-        super().__init__(description=__doc__, version="0.1",
-                         command_manager=commands, deferred_help=True)
-
-    def build_option_parser(self, description: str, version: str,
-                            argparse_kwargs: dict | None = None) -> object:
-        parser = super().build_option_parser(description, version,
-                                             argparse_kwargs)
-        parser.add_argument("--config-file", action="append", default=[],
-                            help="Ashlar configuration file (repeatable).")
-        return parser
+        super().__init__(__doc__, "ashlar.manage",
+                         {"db sync": DbSync, "db version": DbVersion})
 
     def initialize_app(self, argv: list[str]) -> None:
         conf = ashlar_conf.CONF
-        args = []
-        for path in self.options.config_file:
-            args += ["--config-file", path]
-        conf(args, project="ashlar")
+        conf(self.config_args(), project="ashlar")
         db_api.configure(conf)
 
 

@@ -7,7 +7,9 @@ takes a ``conf`` argument so tests can hand in a fresh ``ConfigOpts``.
 
 from oslo_config import cfg
 
+from common.conf import agent
 from common.conf import api
+from common.conf import attachments
 from common.conf import database
 from common.conf import default
 from common.conf import scheduler
@@ -16,7 +18,8 @@ from common.conf import volume
 
 CONF = cfg.CONF
 
-_MODULES = (default, api, database, scheduler, upgrade_levels, volume)
+_MODULES = (default, agent, api, attachments, database, scheduler,
+            upgrade_levels, volume)
 
 
 def register_opts(conf: cfg.ConfigOpts) -> None:

@@ -1,6 +1,8 @@
 """Entry point for oslo-config-generator (``oslo.config.opts``)."""
 
+from common.conf import agent
 from common.conf import api
+from common.conf import attachments
 from common.conf import database
 from common.conf import default
 from common.conf import scheduler
@@ -11,6 +13,7 @@ from common.conf import volume
 def list_opts() -> list:
     """Return (group, options) pairs for every Ashlar option."""
     result = []
-    for module in (default, api, scheduler, upgrade_levels, volume, database):
+    for module in (default, agent, api, attachments, scheduler,
+                   upgrade_levels, volume, database):
         result.extend(module.list_opts())
     return result

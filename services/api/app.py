@@ -11,6 +11,8 @@ from services.api import capability_cache
 from services.api import errors
 from services.api import middleware
 from services.api import routes
+from services.api import rpc_door
+from services.api.operations import attachments as attachment_ops
 from services.api.operations import backends as backend_ops
 from services.api.operations import types as type_ops
 from services.api.operations import usage as usage_ops
@@ -26,6 +28,7 @@ class Operations:
     """The business layer, shared by REST resources and the RPC door."""
 
     volumes: volume_ops.VolumeOperations
+    attachments: attachment_ops.AttachmentOperations
     types: type_ops.TypeOperations
     backends: backend_ops.BackendOperations
     cache: capability_cache.CapabilityCache
@@ -36,19 +39,22 @@ def build_operations(conf: cfg.ConfigOpts) -> Operations:
     """Create RPC clients, the capability cache and the operations.
 
     Call it in the process that serves (after gunicorn's fork): the cache
-    starts an RPC server of its own.
+    and the RPC door for compute agents start RPC servers of their own.
     """
     scheduler = scheduler_rpcapi.SchedulerAPI(conf)
+    volume = volume_rpcapi.VolumeAPI(conf)
     cache = capability_cache.CapabilityCache(conf, scheduler)
     cache.start()
-    return Operations(
-        volumes=volume_ops.VolumeOperations(
-            conf, scheduler, volume_rpcapi.VolumeAPI(conf),
-            early_check=cache.check_type),
+    ops = Operations(
+        volumes=volume_ops.VolumeOperations(conf, scheduler, volume,
+                                            early_check=cache.check_type),
+        attachments=attachment_ops.AttachmentOperations(conf, volume),
         types=type_ops.TypeOperations(),
         backends=backend_ops.BackendOperations(conf, scheduler),
         cache=cache,
         usage=usage_ops.UsageOperations(conf))
+    rpc_door.start(conf, ops.attachments)
+    return ops
 
 
 def _auth_middleware(conf: cfg.ConfigOpts) -> object:

@@ -2,7 +2,6 @@
 
 from typing import Any
 
-from services.api.operations import attachments as attachment_ops
 from services.api.resources import attachments
 from services.api.resources import availability_zones
 from services.api.resources import backends
@@ -13,19 +12,10 @@ from services.api.resources import volume_actions
 from services.api.resources import volumes
 
 
-def _attachment_ops(ops: Any, conf: Any) -> Any:
-    # TODO(ashlar): app.Operations should build and hold these (the api's
-    # RPC door serves the same object); until then make them here.
-    found = getattr(ops, "attachments", None)
-    if found is None:
-        found = attachment_ops.AttachmentOperations(conf, ops.volumes.volume)
-    return found
-
-
 def route_table(ops: Any, conf: Any) -> list[tuple[str, Any]]:
     """Return (path, resource) pairs; ``ops`` holds the operation objects."""
     max_limit = conf.api.max_limit
-    att_ops = _attachment_ops(ops, conf)
+    att_ops = ops.attachments
     return [
         ("/", versions.Versions()),
         ("/v3", versions.Versions(status="200 OK")),

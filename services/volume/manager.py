@@ -19,7 +19,6 @@ from common import exception
 from common import extra_specs
 from common import service
 from common import states
-from common.conf import attachments as attachments_conf
 from common.db.api import attachments as attachments_db
 from common.db.api import types as types_db
 from common.db.api import volumes as volumes_db
@@ -46,8 +45,6 @@ class VolumeManager(service.Manager):
         self.backend = backend
         self.driver = driver
         self.capabilities_rpcapi = scheduler_rpcapi.CapabilitiesAPI(conf)
-        # TODO(ashlar): drop once common/conf registers these options.
-        attachments_conf.register_opts(conf)
         self.attacher = attach.Attacher(conf, driver, self.service_host)
 
     # -- lifecycle -------------------------------------------------------

@@ -23,15 +23,8 @@ def _deployment(tmp_path, transport_url, kind, **options):
 def cluster(request, tmp_path, vhost):
     """api (gunicorn, 2 workers) + scheduler + two volume nodes."""
     dep, drop = _deployment(tmp_path, vhost, request.param)
-    dep.start("scheduler", "services.scheduler", "sched")
-    dep.start("volume1", "services.volume", "node1")
-    dep.start("volume2", "services.volume", "node2")
-    dep.start("api", "services.api", "api")
-    client = harness.Client(dep.endpoint)
     try:
-        harness.wait_for(lambda: len(client.pools()) == 2, timeout=60,
-                         what="both volume nodes to report pools")
-        yield dep, client
+        yield dep, dep.start_cluster(["node1", "node2"])
     finally:
         dep.stop_all()
         drop()

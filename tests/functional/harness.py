@@ -170,6 +170,18 @@ class Deployment:
             cwd=REPO, stdout=log, stderr=subprocess.STDOUT,
             start_new_session=True)
 
+    def start_cluster(self, volume_hosts: list[str]) -> "Client":
+        """Start a scheduler, one volume node per host and the api; wait
+        until every node's pool is reported."""
+        self.start("scheduler", "services.scheduler", "sched")
+        for i, host in enumerate(volume_hosts, 1):
+            self.start("volume%d" % i, "services.volume", host)
+        self.start("api", "services.api", "api")
+        client = Client(self.endpoint)
+        wait_for(lambda: len(client.pools()) == len(volume_hosts),
+                 timeout=60, what="the volume nodes' pools")
+        return client
+
     def stop(self, name: str, sig: int = signal.SIGTERM) -> None:
         proc = self.procs.pop(name, None)
         if proc is None or proc.poll() is not None:

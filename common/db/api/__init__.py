@@ -73,13 +73,14 @@ def _tune_sqlite(engine: sa.engine.Engine) -> None:
         cursor.execute("PRAGMA foreign_keys=ON")
         cursor.close()
 
-    # oslo.db emits a plain BEGIN unless the connection is marked as being
-    # in a transaction already; run before it and take the marker.
-    @sa.event.listens_for(engine, "begin", insert=True)
-    def _on_begin(conn: Any) -> None:
-        if "in_transaction" not in conn.info:
-            conn.exec_driver_sql("BEGIN IMMEDIATE")
-            conn.info["in_transaction"] = True
+    # oslo.db emits the BEGIN itself (pysqlite's own is off); make it take
+    # the write lock at once.
+    @sa.event.listens_for(engine, "before_cursor_execute", retval=True)
+    def _immediate(conn: Any, cursor: Any, statement: str, params: Any,
+                   context: Any, executemany: bool) -> tuple:
+        if statement == "BEGIN":
+            statement = "BEGIN IMMEDIATE"
+        return statement, params
 
     # oslo.db tested a connection while creating the engine; drop it so every
     # pooled connection gets the settings above.

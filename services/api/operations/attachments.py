@@ -17,7 +17,6 @@ from oslo_log import log as logging
 
 from common import exception
 from common import states
-from common.conf import attachments as attachments_conf
 from common.db.api import attachments as attachments_db
 from services.volume import rpcapi as volume_rpcapi
 
@@ -42,8 +41,6 @@ def _target(volume: Any) -> dict:
 class AttachmentOperations:
     def __init__(self, conf: cfg.ConfigOpts,
                  volume: volume_rpcapi.VolumeAPI) -> None:
-        # TODO(ashlar): drop once common/conf registers these options.
-        attachments_conf.register_opts(conf)
         self.conf = conf
         self.volume = volume
 

@@ -6,6 +6,7 @@ from oslo_log import log as logging
 
 from common import exception
 from common import extra_specs
+from common import states
 from common.db.api import types as types_db
 
 LOG = logging.getLogger(__name__)
@@ -19,10 +20,16 @@ def _check_multiattach_cacheable(specs: dict) -> None:
             reason="cacheable cannot be set with multiattach.")
 
 
+def _validate(specs: dict) -> None:
+    """Refuse combinations that cannot work (multiattach with encryption)."""
+    states.validate_type_specs(specs, extra_specs.is_multiattach_spec(specs))
+
+
 class TypeOperations:
     def create(self, ctxt: Any, name: str, description: str | None,
                is_public: bool, specs: dict | None) -> Any:
         ctxt.can(MANAGE)
+        _validate(specs or {})
         row = types_db.type_create(ctxt, name, description, is_public, specs)
         LOG.info("Volume type %(name)s created as %(id)s",
                  {"name": name, "id": row.id})
@@ -62,6 +69,8 @@ class TypeOperations:
     def set_specs(self, ctxt: Any, type_id: str, specs: dict) -> dict:
         ctxt.can(MANAGE)
         _check_multiattach_cacheable(specs)
+        current = types_db.specs_of(types_db.type_get(ctxt, type_id))
+        _validate(dict(current, **specs))
         return types_db.extra_specs_update(ctxt, type_id, specs)
 
     def get_specs(self, ctxt: Any, type_id: str) -> dict:

@@ -1,0 +1,1 @@
+"""ashlar-agent: the compute-host side of attachments (os-brick over RPC)."""

@@ -1,0 +1,83 @@
+"""``ashlar-agent``: attach and detach volumes on this compute host.
+
+    ashlar-agent --config-file ashlar.conf attach VOLUME_ID --instance UUID
+    ashlar-agent --config-file ashlar.conf detach ATTACHMENT_ID
+"""
+
+import json
+import sys
+
+from cliff import command
+from oslo_log import log as logging
+
+from common import cli
+from common import conf as ashlar_conf
+from common import context as ashlar_context
+from common import service
+from services.agent import connector
+from services.api import rpcapi as api_rpcapi
+
+
+def _agent_context() -> ashlar_context.RequestContext:
+    """The agent acts as a service (as Nova does with a service token)."""
+    ctxt = ashlar_context.get_admin_context()
+    ctxt.user_id = "ashlar-agent"
+    ctxt.service_roles = ["service"]
+    return ctxt
+
+
+class _AgentCommand(command.Command):
+    def _host(self) -> connector.HostConnector:
+        return connector.HostConnector(self.app.conf,
+                                       api_rpcapi.ApiAPI(self.app.conf))
+
+    def _print(self, value: dict) -> None:
+        self.app.stdout.write(json.dumps(value, indent=1, default=str) + "\n")
+
+
+class Attach(_AgentCommand):
+    """Attach a volume to this host (create, connect, complete)."""
+
+    def get_parser(self, prog_name: str) -> object:
+        parser = super().get_parser(prog_name)
+        parser.add_argument("volume_id")
+        parser.add_argument("--instance", dest="instance_uuid")
+        parser.add_argument("--mode", choices=["rw", "ro"])
+        return parser
+
+    def take_action(self, args: object) -> None:
+        self._print(self._host().attach(_agent_context(), args.volume_id,
+                                        args.instance_uuid, args.mode))
+
+
+class Detach(_AgentCommand):
+    """Detach an attachment from this host."""
+
+    def get_parser(self, prog_name: str) -> object:
+        parser = super().get_parser(prog_name)
+        parser.add_argument("attachment_id")
+        return parser
+
+    def take_action(self, args: object) -> None:
+        self._print(self._host().detach(_agent_context(), args.attachment_id))
+
+
+class AgentApp(cli.ConfigApp):
+    def __init__(self) -> None:
+        super().__init__(__doc__, "ashlar.agent",
+                         {"attach": Attach, "detach": Detach})
+
+    def initialize_app(self, argv: list[str]) -> None:
+        # stdout carries the JSON answer; logs go to stderr.
+        logging.register_options(ashlar_conf.CONF)
+        ashlar_conf.CONF.set_default("use_stderr", True)
+        self.conf = service.prepare_process(self.config_args(),
+                                            database=False)
+
+
+def main(argv: list[str] | None = None) -> int:
+    return AgentApp().run(sys.argv[1:] if argv is None else argv)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
