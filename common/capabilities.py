@@ -1,19 +1,46 @@
 """The per-pool view built from capability reports, with freshness rules.
 
-Both the scheduler and every API worker keep one ``CapabilityStore`` fed by
-the ``ashlar-capabilities`` fanout, so both apply the same expiry: a pool
-counts only while its last report is younger than the freshness window, its
-``backend_state`` is not ``down`` and (where the caller knows it) its service
-heartbeats.
+The scheduler and every API worker keep one ``CapabilityStore`` fed by the
+``ashlar-capabilities`` fanout, so both apply the same rules: a pool counts
+only while its backend's last report was received within the freshness
+window, its ``backend_state`` is not ``down`` and (where the caller knows
+it) its service heartbeats.
+
+Freshness is measured on the receiver's monotonic clock from the moment a
+report arrived, so clock skew between nodes never makes a report look
+fresher or older than it is.  The sender's timestamp only orders reports
+from one backend (an older report than the one held is ignored) and tells
+which local capacity charges a report already reflects.
+
+Matching a type's extra specs against 10,000 pools one by one is too slow
+for a request path, so the store groups pools by the values they report for
+the capabilities a type's specs read (a :class:`Projection` per set of such
+*roots*, kept up to date as reports arrive).  Specs are matched once per
+distinct group, with the one matcher (``common.extra_specs``), and the
+results are kept until the groups change.
 """
 
 import threading
 import time
-from typing import Any, Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+from common import extra_specs as specs_matcher
 
 #: Keys a backend reports once for all its pools.
 BACKEND_KEYS = ("volume_backend_name", "vendor_name", "driver_version",
                 "storage_protocol")
+#: Pool keys that change as volumes come and go: specs reading them are
+#: matched afresh on every query.
+VOLATILE_KEYS = frozenset(("total_capacity_gb", "free_capacity_gb",
+                           "allocated_capacity_gb", "provisioned_capacity_gb",
+                           "total_volumes", "timestamp"))
+_ABSENT = ("<absent>",)
+
+#: Charge ``size_gb`` GiB to a pool's capabilities, in place.
+Charge = Callable[[dict, int], None]
+#: Recompute whatever a store's owner derives from a pool (its weights).
+Annotate = Callable[["PoolState"], None]
 
 
 def freshness_window(conf: Any) -> float:
@@ -22,15 +49,16 @@ def freshness_window(conf: Any) -> float:
     return float(configured or 2 * conf.backend_stats_polling_interval)
 
 
-def flatten(service_host: str, capabilities: dict,
+def flatten(service_host: str, capabilities: Mapping[str, Any],
             timestamp: float) -> dict[str, dict]:
-    """Expand one backend report into ``{pool name: pool capabilities}``.
+    """Expand one backend report into ``{host@backend#pool: capabilities}``.
 
-    Backend-level keys apply to every pool that does not override them.
+    Backend-level keys apply to every pool that does not override them; a
+    report without pools stands for one pool named after the backend.
     """
     backend = {k: v for k, v in capabilities.items() if k != "pools"}
-    pools = capabilities.get("pools") or [dict(pool_name=service_host.split(
-        "@")[-1])]
+    pools = capabilities.get("pools") or [
+        {"pool_name": service_host.partition("@")[2] or service_host}]
     result = {}
     for pool in pools:
         merged = dict(backend)
@@ -40,93 +68,453 @@ def flatten(service_host: str, capabilities: dict,
     return result
 
 
+def _spec_root(key: str) -> str | None:
+    """Top-level capability a spec key reads (None: the whole dict)."""
+    scope, sep, rest = key.partition(":")
+    if scope != specs_matcher.CAPABILITIES_SCOPE:
+        return key
+    return rest.partition(":")[0] if sep else None
+
+
+def spec_roots(wanted: Mapping[str, Any]) -> tuple[str, ...] | None:
+    """The top-level capabilities some capability specs read, sorted.
+
+    :returns: None when a spec reads the whole capability dict.
+    """
+    roots = set()
+    for key in wanted:
+        root = _spec_root(key)
+        if root is None:
+            return None
+        roots.add(root)
+    return tuple(sorted(roots))
+
+
+def specs_key(wanted: Mapping[str, str | None]) -> tuple:
+    """A hashable, order-independent form of some extra specs."""
+    return tuple(sorted(wanted.items()))
+
+
+def _freeze(value: Any) -> Any:
+    """A hashable stand-in for a reported value (equal iff equal)."""
+    if isinstance(value, list):
+        return ("<list>",) + tuple(_freeze(item) for item in value)
+    if isinstance(value, dict):
+        return ("<dict>",) + tuple(sorted(
+            ((str(k), _freeze(v)) for k, v in value.items()),
+            key=lambda item: item[0]))
+    try:
+        hash(value)
+    except TypeError:
+        return ("<repr>", repr(value))
+    return (type(value).__name__, value)
+
+
+class Projection:
+    """Pools grouped by what they report for some capabilities (roots).
+
+    Every spec reading only those roots gives the same answer for every
+    pool of a group, so it is matched once per group.  The store keeps the
+    groups current under its lock.
+    """
+
+    def __init__(self, roots: tuple[str, ...]) -> None:
+        self.roots = roots
+        self.groups: dict[tuple, dict[str, "PoolState"]] = {}
+        self.key_of: dict[str, tuple] = {}
+        # specs key -> {group key: unsatisfied specs}
+        self.results: dict[tuple, dict[tuple, tuple[str, ...]]] = {}
+        self.volatile = any(root in VOLATILE_KEYS for root in roots)
+
+    def key(self, caps: Mapping[str, Any]) -> tuple:
+        return tuple(_freeze(caps[root]) if root in caps else _ABSENT
+                     for root in self.roots)
+
+    def add(self, pool: "PoolState") -> None:
+        self.remove(pool)
+        key = self.key(pool.caps)
+        self.key_of[pool.name] = key
+        self.groups.setdefault(key, {})[pool.name] = pool
+
+    def remove(self, pool: "PoolState") -> None:
+        key = self.key_of.pop(pool.name, None)
+        if key is None:
+            return
+        group = self.groups.get(key)
+        if group is not None:
+            group.pop(pool.name, None)
+            if not group:
+                del self.groups[key]
+
+
+class PoolState:
+    """One pool as a store holds it; the store mutates it on every report."""
+
+    __slots__ = ("name", "backend", "caps", "received_at", "annotation",
+                 "present")
+
+    def __init__(self, name: str, backend: str) -> None:
+        self.name = name
+        self.backend = backend
+        self.caps: dict = {}
+        self.received_at = 0.0
+        #: Whatever the store's ``annotate`` hook derives (the scheduler's
+        #: weights); None without a hook.
+        self.annotation: Any = None
+        #: False once a later report of its backend no longer lists it.
+        self.present = True
+
+    @property
+    def down(self) -> bool:
+        return self.caps.get("backend_state") == "down"
+
+
+class _Backend:
+    __slots__ = ("received_at", "timestamp", "report", "pools", "charges")
+
+    def __init__(self) -> None:
+        self.received_at = 0.0
+        self.timestamp = 0.0
+        self.report: dict = {}
+        self.pools: dict[str, PoolState] = {}
+        # (wall clock, monotonic clock, pool name, GiB) of local placements
+        # that no report has reflected yet.
+        self.charges: list[tuple[float, float, str, int]] = []
+
+
 class CapabilityStore:
-    """Latest report per backend, expiring after ``freshness`` seconds."""
+    """Latest report per backend, expiring ``freshness`` seconds after receipt.
+
+    :param freshness: the freshness window in seconds.
+    :param clock: monotonic clock for receipt times.
+    :param wall_clock: clock comparable with report timestamps (charges).
+    :param charge: how :meth:`consume` charges a pool (the scheduler's
+        ``weighers.consume``); None for stores that never place.
+    :param annotate: called with each pool whose capabilities changed.
+    """
 
     def __init__(self, freshness: float,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+                 clock: Callable[[], float] = time.monotonic,
+                 wall_clock: Callable[[], float] = time.time,
+                 charge: Charge | None = None,
+                 annotate: Annotate | None = None) -> None:
         self.freshness = freshness
         self._clock = clock
+        self._wall_clock = wall_clock
+        self._charge = charge
+        self._annotate = annotate
         self._lock = threading.Lock()
-        # service_host -> (received at, sender timestamp, {pool: caps},
-        #                  the report as sent)
-        self._backends: dict[str, tuple[float, float, dict, dict]] = {}
+        self._backends: dict[str, _Backend] = {}
+        self._projections: dict[tuple[str, ...], Projection] = {}
+        #: Bumped whenever any pool changes (a report or a charge).
+        self.generation = 0
+        #: Bumped whenever pools appear or disappear.
+        self.membership = 0
 
+    # -- taking reports ----------------------------------------------------
     def update(self, service_host: str, capabilities: dict,
                timestamp: float, age: float = 0.0) -> bool:
-        """Take a report; an older one than we hold is ignored.
+        """Take a report; one older than the report held is ignored.
+
+        Local charges the report cannot reflect yet (placed after it was
+        sent, less than a freshness window ago) are applied to it again.
 
         :param age: seconds since another holder received it (warming from a
             scheduler's view keeps that view's ages).
         :returns: whether the report was taken.
         """
-        pools = flatten(service_host, capabilities, timestamp)
+        flat = flatten(service_host, capabilities, timestamp)
+        received_at = self._clock() - age
         with self._lock:
-            current = self._backends.get(service_host)
-            if current is not None and current[1] > timestamp:
+            entry = self._backends.get(service_host)
+            if entry is None:
+                entry = self._backends[service_host] = _Backend()
+            elif timestamp < entry.timestamp:
                 return False
-            self._backends[service_host] = (self._clock() - age, timestamp,
-                                            pools, capabilities)
+            elif timestamp == entry.timestamp and entry.pools:
+                # The same report again (e.g. warm-up after hearing it).
+                entry.received_at = max(entry.received_at, received_at)
+                self._refresh_receipt(entry)
+                return True
+            entry.received_at = received_at
+            entry.timestamp = timestamp
+            entry.report = capabilities
+            self._reapply_charges(entry, flat, timestamp)
+            self._replace_pools(service_host, entry, flat)
+            self.generation += 1
         return True
 
-    def forget(self, service_host: str) -> None:
-        with self._lock:
-            self._backends.pop(service_host, None)
+    def _refresh_receipt(self, entry: _Backend) -> None:
+        for pool in entry.pools.values():
+            pool.received_at = entry.received_at
 
+    def _reapply_charges(self, entry: _Backend, flat: dict[str, dict],
+                         timestamp: float) -> None:
+        """Keep charges newer than the report (bounded by the window).
+
+        NOTE(ashlar): as in Cinder, "newer" compares our wall clock with the
+        sender's; the freshness bound keeps a skewed clock from holding a
+        charge forever.
+        """
+        if not entry.charges or self._charge is None:
+            entry.charges = []
+            return
+        now = self._clock()
+        entry.charges = [c for c in entry.charges
+                         if c[0] > timestamp and now - c[1] < self.freshness]
+        for _wall, _mono, name, size_gb in entry.charges:
+            if name in flat:
+                self._charge(flat[name], size_gb)
+
+    def _replace_pools(self, service_host: str, entry: _Backend,
+                       flat: dict[str, dict]) -> None:
+        for name, pool in list(entry.pools.items()):
+            if name not in flat:
+                pool.present = False
+                self._unproject(pool)
+                del entry.pools[name]
+                self.membership += 1
+        for name, caps in flat.items():
+            pool = entry.pools.get(name)
+            if pool is None:
+                pool = entry.pools[name] = PoolState(name, service_host)
+                self.membership += 1
+            pool.caps = caps
+            pool.received_at = entry.received_at
+            self._project(pool)
+            if self._annotate is not None:
+                self._annotate(pool)
+
+    def _project(self, pool: PoolState) -> None:
+        for projection in self._projections.values():
+            projection.add(pool)
+
+    def _unproject(self, pool: PoolState) -> None:
+        for projection in self._projections.values():
+            projection.remove(pool)
+
+    def forget(self, service_host: str) -> None:
+        """Drop everything a backend reported."""
+        with self._lock:
+            entry = self._backends.pop(service_host, None)
+            if entry is None:
+                return
+            for pool in entry.pools.values():
+                pool.present = False
+                self._unproject(pool)
+            self.membership += 1
+            self.generation += 1
+
+    def warm(self, exported: Mapping[str, Mapping[str, Any]]) -> int:
+        """Take what another store exported, keeping the ages.
+
+        :returns: how many reports were taken.
+        """
+        return sum(self.update(host, entry["capabilities"],
+                               entry["timestamp"], age=entry["age"])
+                   for host, entry in exported.items())
+
+    # -- placements ----------------------------------------------------------
+    def consume(self, pool: PoolState, size_gb: int) -> None:
+        """Charge a placement to a pool now and until a report reflects it."""
+        if self._charge is None:
+            raise RuntimeError("this CapabilityStore cannot charge pools")
+        with self._lock:
+            entry = self._backends.get(pool.backend)
+            if entry is None or entry.pools.get(pool.name) is not pool:
+                return
+            self._charge(pool.caps, size_gb)
+            entry.charges.append((self._wall_clock(), self._clock(),
+                                  pool.name, size_gb))
+            self._project(pool)
+            if self._annotate is not None:
+                self._annotate(pool)
+            self.generation += 1
+
+    # -- reading -------------------------------------------------------------
     def is_fresh(self, received_at: float) -> bool:
         return self._clock() - received_at <= self.freshness
 
-    def fresh_pools(self, up_hosts: Iterable[str] | None = None
-                    ) -> dict[str, dict]:
+    def fresh_since(self) -> float:
+        """Receipt time at or after which a report is fresh now."""
+        return self._clock() - self.freshness
+
+    def pool_states(self) -> list[PoolState]:
+        """Every pool held, fresh or not (the objects, not copies)."""
+        with self._lock:
+            return [pool for entry in self._backends.values()
+                    for pool in entry.pools.values()]
+
+    def counting(self, up_hosts: Iterable[str] | None = None
+                 ) -> list[PoolState]:
         """Pools that count now: fresh report, backend not down, service up.
 
         :param up_hosts: ``host@backend`` names whose service heartbeats;
-            None when the caller cannot know (then only freshness applies).
+            None when the caller cannot know (then it is not checked).
         """
         allowed = set(up_hosts) if up_hosts is not None else None
+        since = self.fresh_since()
         with self._lock:
-            backends = list(self._backends.items())
-        result = {}
-        for service_host, (received_at, _ts, pools, _report) in backends:
-            if not self.is_fresh(received_at):
-                continue
-            if allowed is not None and service_host not in allowed:
-                continue
-            for name, caps in pools.items():
-                if caps.get("backend_state", "up") != "down":
-                    result[name] = caps
-        return result
+            entries = [(host, entry) for host, entry in self._backends.items()
+                       if entry.received_at >= since
+                       and (allowed is None or host in allowed)]
+            return [pool for _host, entry in entries
+                    for pool in entry.pools.values() if not pool.down]
+
+    def any_counting(self, up_hosts: Iterable[str] | None = None) -> bool:
+        """Tell whether at least one pool counts now."""
+        allowed = set(up_hosts) if up_hosts is not None else None
+        since = self.fresh_since()
+        with self._lock:
+            return any(not pool.down
+                       for host, entry in self._backends.items()
+                       if entry.received_at >= since
+                       and (allowed is None or host in allowed)
+                       for pool in entry.pools.values())
+
+    def fresh_pools(self, up_hosts: Iterable[str] | None = None
+                    ) -> dict[str, dict]:
+        """``{pool name: capabilities}`` of the pools that count now."""
+        return {pool.name: pool.caps for pool in self.counting(up_hosts)}
 
     def all_pools(self) -> dict[str, dict]:
         """Every pool of every report held, fresh or not."""
-        with self._lock:
-            backends = list(self._backends.values())
-        return {name: caps for _r, _t, pools, _report in backends
-                for name, caps in pools.items()}
+        return {pool.name: pool.caps for pool in self.pool_states()}
 
     def backend(self, service_host: str) -> dict | None:
         """The last report of one backend, as its pools."""
         with self._lock:
             entry = self._backends.get(service_host)
-        return entry[2] if entry else None
+            return ({name: pool.caps for name, pool in entry.pools.items()}
+                    if entry else None)
 
-    def export(self) -> dict[str, dict]:
-        """Every report held with its age, for another store to warm from."""
-        now = self._clock()
+    def fresh_backends(self) -> set[str]:
+        """``host@backend`` names whose last report is fresh."""
+        since = self.fresh_since()
         with self._lock:
-            backends = list(self._backends.items())
-        return {host: {"age": now - received_at, "timestamp": timestamp,
-                       "capabilities": report}
-                for host, (received_at, timestamp, _p, report) in backends}
-
-    def warm(self, exported: dict[str, dict]) -> None:
-        """Take what another store exported, keeping the ages."""
-        for host, entry in exported.items():
-            self.update(host, entry["capabilities"], entry["timestamp"],
-                        age=entry["age"])
+            return {host for host, entry in self._backends.items()
+                    if entry.received_at >= since}
 
     def newest_report_age(self) -> float | None:
         """Seconds since the most recent report of any backend (None: none)."""
         with self._lock:
-            times = [entry[0] for entry in self._backends.values()]
+            times = [entry.received_at for entry in self._backends.values()]
         return self._clock() - max(times) if times else None
+
+    def export(self) -> dict[str, dict]:
+        """Every report held with its age, for another store to warm from.
+
+        Pools carry this store's view (local charges included) with the
+        backend-level keys merged in.
+        """
+        now = self._clock()
+        with self._lock:
+            return {host: {"age": now - entry.received_at,
+                           "timestamp": entry.timestamp,
+                           "capabilities": dict(
+                               entry.report,
+                               pools=[{k: v for k, v in pool.caps.items()
+                                       if k != "timestamp"}
+                                      for pool in entry.pools.values()])}
+                    for host, entry in self._backends.items()}
+
+    # -- matching ------------------------------------------------------------
+    def projection(self, roots: tuple[str, ...]) -> Projection:
+        """The pools grouped by ``roots``, built on first use.
+
+        NOTE(ashlar): projections are never dropped (callers keep reading
+        them); there is one per distinct set of capabilities that volume
+        types ask about, a number operators control.
+        """
+        with self._lock:
+            found = self._projections.get(roots)
+            if found is None:
+                found = self._projections[roots] = Projection(roots)
+                for entry in self._backends.values():
+                    for pool in entry.pools.values():
+                        found.add(pool)
+            return found
+
+    def match_groups(self, wanted: Mapping[str, str | None]
+                     ) -> tuple[Projection, dict[tuple, tuple[str, ...]]] | None:
+        """Match capability specs once per group of pools.
+
+        :returns: the projection and ``{group key: unsatisfied specs}`` for
+            every group held now, or None when a spec reads the whole
+            capability dict (match pool by pool then).
+        """
+        roots = spec_roots(wanted)
+        if roots is None:
+            return None
+        projection = self.projection(roots)
+        key = specs_key(wanted)
+        with self._lock:
+            groups = [(group_key, next(iter(pools.values())).caps)
+                      for group_key, pools in projection.groups.items()]
+            known = projection.results.get(key, {})
+            if projection.volatile or len(known) > 4 * len(groups) + 64:
+                known = {}
+            projection.results[key] = known
+        result = {}
+        for group_key, caps in groups:
+            missing = known.get(group_key)
+            if missing is None:
+                missing = known[group_key] = tuple(
+                    specs_matcher.unsatisfied_specs(caps, wanted))
+            result[group_key] = missing
+        return projection, result
+
+    def pool_count(self) -> int:
+        """How many pools are held, fresh or not."""
+        with self._lock:
+            return sum(len(entry.pools) for entry in self._backends.values())
+
+    def pools_in(self, projection: Projection,
+                 keys: Iterable[tuple]) -> list[PoolState]:
+        """The pools of some groups of a projection."""
+        with self._lock:
+            return [pool for key in keys
+                    for pool in projection.groups.get(key, {}).values()]
+
+    def find_satisfying(self, wanted: Mapping[str, str | None],
+                        up_hosts: Iterable[str] | None = None
+                        ) -> tuple[str | None, list[tuple[str, ...]]]:
+        """Find a counting pool that satisfies capability specs.
+
+        Capacity is not considered.
+
+        :returns: ``(pool name, [])`` for a pool that fits, else
+            ``(None, the distinct lists of unsatisfied specs)``; that list is
+            empty when no pool counts at all.
+        """
+        allowed = set(up_hosts) if up_hosts is not None else None
+        matched = self.match_groups(wanted)
+        if matched is None:
+            return self._find_one_by_one(wanted, allowed)
+        projection, results = matched
+        since = self.fresh_since()
+        with self._lock:
+            for group_key, missing in results.items():
+                if missing:
+                    continue
+                for pool in projection.groups.get(group_key, {}).values():
+                    if self._counts(pool, since, allowed):
+                        return pool.name, []
+        failures = list(dict.fromkeys(m for m in results.values() if m))
+        return None, failures if self.any_counting(allowed) else []
+
+    def _counts(self, pool: PoolState, since: float,
+                allowed: set[str] | None) -> bool:
+        return (pool.received_at >= since and not pool.down
+                and (allowed is None or pool.backend in allowed))
+
+    def _find_one_by_one(self, wanted: Mapping[str, str | None],
+                         allowed: set[str] | None
+                         ) -> tuple[str | None, list[tuple[str, ...]]]:
+        failures: dict[tuple[str, ...], None] = {}
+        for pool in self.counting(allowed):
+            missing = tuple(specs_matcher.unsatisfied_specs(pool.caps, wanted))
+            if not missing:
+                return pool.name, []
+            failures[missing] = None
+        return None, list(failures)

@@ -1,21 +1,50 @@
 """The API worker's capability view, and the early rejection built on it.
 
-Each worker hears the ``ashlar-capabilities`` fanout and warms itself from a
-scheduler at start.  It says "no" to a create only when it can trust its view:
+Each worker hears the ``ashlar-capabilities`` fanout into its own
+``CapabilityStore`` (the scheduler's expiry rules) and warms it from a
+scheduler at start.  ``POST /volumes`` asks :meth:`CapabilityCache.check_type`
+whether any pool could take the type; the answer "no" becomes a 400 before
+anything is written.
 
-* it has warmed from a scheduler (a cold cache never rejects);
-* it heard a report from some backend within the freshness window (a view
-  that stopped hearing the bus never rejects);
-* no fresh pool satisfies the type's capability specs, by the same matcher
-  the scheduler uses (``common.extra_specs``).
+Zero false rejections is the rule, so the cache says "no" only when all of
+these hold, and otherwise lets the create through for the scheduler to
+decide:
 
-Capacity and service heartbeats are left to the scheduler: ignoring them can
-only make the API accept more, never reject what a backend could serve.
+1. **Warm.** A ``get_pools`` call to a scheduler succeeded since this worker
+   started (the scheduler's store holds every report it heard, with ages).
+   While no scheduler answers, the warm-up is retried in the background and
+   nothing is rejected.
+2. **Live.** Some report arrived within the freshness window: a worker that
+   stopped hearing the bus does not judge from what it heard before.
+3. **No fresh pool fits.** No pool with a fresh report and a backend not
+   reported ``down`` satisfies the type's capability specs, by the matcher
+   the scheduler's capabilities filter uses (``common.extra_specs``).
+4. **Complete.** Every volume service that the services table says is
+   enabled and heartbeating has a fresh report in this view.  This is read
+   from the database only when 1-3 already say "no", so accepted creates
+   never pay for it.  It closes the gaps 1-2 leave: a scheduler that had
+   itself just restarted, a report lost while the broker connection was
+   re-established, a backend that started a moment ago.  Any doubt (the
+   query fails) means "accept".
+
+What the cache leaves to the scheduler only ever makes it accept more:
+capacity, availability zones, and heartbeats of the pools it does count (a
+pool of a service that stopped heartbeating still counts here until its
+report expires).  A backend that stops therefore makes creates fail with a
+400 again once its report has expired and its service is down, i.e. after
+``max(freshness window, service_down_time)``.
+
+The remaining window for a wrong "no" is a backend whose capabilities
+changed while its previous report is still fresh (restarted with a new
+configuration under the same ``host@backend``): until its new report, which
+it sends as it starts, reaches this worker (milliseconds), creates needing
+the new capability are refused, as a scheduler would refuse them.
 """
 
 import os
 import threading
 import uuid
+from collections.abc import Callable
 from typing import Any
 
 import oslo_messaging as messaging
@@ -28,54 +57,79 @@ from common import context as ashlar_context
 from common import exception
 from common import extra_specs
 from common import rpc
+from common.db.api import services as services_db
 from services.scheduler import rpcapi as scheduler_rpcapi
 
 LOG = logging.getLogger(__name__)
+
+#: Seconds between warm-up attempts while no scheduler answers (doubling).
+WARM_RETRY_FIRST = 1.0
+WARM_RETRY_MAX = 30.0
 
 
 class CapabilityCache:
     """Fanout listener plus per-pool store for one API worker."""
 
-    target = messaging.Target(
-        version=scheduler_rpcapi.CapabilitiesAPI.RPC_API_VERSION)
-
     def __init__(self, conf: cfg.ConfigOpts,
-                 scheduler: scheduler_rpcapi.SchedulerAPI) -> None:
+                 scheduler: scheduler_rpcapi.SchedulerAPI,
+                 store: capabilities.CapabilityStore | None = None,
+                 running_backends: Callable[[], set[str]] | None = None
+                 ) -> None:
+        """
+        :param store: the view (a fresh one by default).
+        :param running_backends: returns the ``host@backend`` names of
+            enabled, heartbeating volume services (the services table by
+            default).
+        """
         self.conf = conf
         self.scheduler = scheduler
-        self.store = capabilities.CapabilityStore(
+        self.store = store or capabilities.CapabilityStore(
             capabilities.freshness_window(conf))
+        self._running_backends = running_backends or self._from_db
         self.warmed = threading.Event()
+        self._stopped = threading.Event()
         self._server: Any = None
 
     # -- lifecycle -------------------------------------------------------
     def start(self) -> None:
-        """Listen to the fanout, then warm from a scheduler in background."""
+        """Listen to the fanout, then warm from a scheduler in background.
+
+        NOTE(ashlar): the listener starts first, so no report falls between
+        the scheduler's answer and our own listening.
+        """
         target = messaging.Target(
             topic=constants.CAPABILITIES_TOPIC,
             server="api-%s-%d-%s" % (self.conf.host, os.getpid(),
                                      uuid.uuid4().hex[:8]))
-        self._server = rpc.get_server(target, [self])
+        self._server = rpc.get_server(target, [_Reports(self)])
         self._server.start()
-        threading.Thread(target=self._warm, daemon=True,
+        threading.Thread(target=self._warm_until_done, daemon=True,
                          name="capability-warm").start()
 
     def stop(self) -> None:
+        self._stopped.set()
         if self._server is not None:
             self._server.stop()
             self._server.wait()
 
-    def _warm(self) -> None:
+    def _warm_until_done(self) -> None:
+        delay = WARM_RETRY_FIRST
+        while not self._stopped.is_set() and not self.warm():
+            self._stopped.wait(delay)
+            delay = min(delay * 2, WARM_RETRY_MAX)
+
+    def warm(self) -> bool:
+        """Take a scheduler's view; return whether it answered."""
         ctxt = ashlar_context.get_admin_context()
         try:
-            self.store.warm(self.scheduler.get_pools(ctxt))
-        except Exception as exc:
+            taken = self.store.warm(self.scheduler.get_pools(ctxt))
+        except Exception as exc:  # noqa: BLE001 - any failure: stay cold
             LOG.warning("Capability cache not warmed (%s); creates go to the "
                         "scheduler unchecked until it is", exc)
-            return
+            return False
         self.warmed.set()
-        LOG.info("Capability cache warm with %d pools",
-                 len(self.store.all_pools()))
+        LOG.info("Capability cache warm: %d backend reports", taken)
+        return True
 
     # -- RPC endpoint ----------------------------------------------------
     def update_service_capabilities(self, ctxt: Any, service_host: str,
@@ -85,10 +139,30 @@ class CapabilityCache:
 
     # -- the check -------------------------------------------------------
     def trusted(self) -> bool:
-        """Whether the view may be used to say "no"."""
+        """Rules 1 and 2: warm, and hearing the bus."""
         age = self.store.newest_report_age()
         return (self.warmed.is_set() and age is not None
                 and age <= self.store.freshness)
+
+    def _from_db(self) -> set[str]:
+        rows = services_db.service_list(ashlar_context.get_admin_context(),
+                                        binary=constants.VOLUME_BINARY)
+        return {row.host for row in rows if not row.disabled
+                and services_db.is_up(row, self.conf.service_down_time)}
+
+    def unheard_backends(self) -> set[str] | None:
+        """Rule 4: running volume services without a fresh report.
+
+        :returns: their ``host@backend`` names, or None when the running
+            services could not be read.
+        """
+        try:
+            running = self._running_backends()
+        except Exception:  # noqa: BLE001 - doubt means accept
+            LOG.warning("Cannot read the services table; not rejecting",
+                        exc_info=True)
+            return None
+        return running - self.store.fresh_backends()
 
     def check_type(self, ctxt: Any, vtype: Any, specs: dict) -> None:
         """Reject a type no fresh pool can satisfy, if the view is trusted.
@@ -98,24 +172,55 @@ class CapabilityCache:
         wanted = extra_specs.capability_specs(specs)
         if not wanted or not self.trusted():
             return
-        pools = self.store.fresh_pools()
-        failures = []
-        for caps in pools.values():
-            missing = extra_specs.unsatisfied_specs(caps, wanted)
-            if not missing:
-                return
-            failures.append(set(missing))
+        found, failures = self.store.find_satisfying(wanted)
+        if found is not None:
+            return
+        unheard = self.unheard_backends()
+        if unheard is None or unheard:
+            LOG.info("Type %(type)s fits no pool heard of, but %(unheard)s "
+                     "did not report yet; letting the scheduler decide",
+                     {"type": vtype.name,
+                      "unheard": ", ".join(sorted(unheard or ())) or
+                      "the services table"})
+            return
         raise exception.UnsatisfiableVolumeType(
-            type=vtype.name, unsatisfied=_describe(wanted, failures))
+            type=vtype.name, unsatisfied=describe(wanted, failures))
 
 
-def _describe(wanted: dict, failures: list[set]) -> str:
-    """Name the specs no pool satisfies (or all of them, if only together)."""
-    common = set.intersection(*failures) if failures else set(wanted)
-    keys = [k for k in wanted if k in common] or list(wanted)
-    text = ", ".join("%s=%s" % (k, wanted[k]) for k in keys)
+class _Reports:
+    """The cache's only RPC surface: reports from the capability fanout.
+
+    NOTE(ashlar): a separate endpoint, so that a cast on the fanout topic
+    can reach nothing but ``update_service_capabilities``.
+    """
+
+    target = messaging.Target(
+        version=scheduler_rpcapi.CapabilitiesAPI.RPC_API_VERSION)
+
+    def __init__(self, cache: CapabilityCache) -> None:
+        self._cache = cache
+
+    def update_service_capabilities(self, ctxt: Any, service_host: str,
+                                    capabilities: dict,
+                                    timestamp: float) -> None:
+        self._cache.update_service_capabilities(ctxt, service_host,
+                                                capabilities, timestamp)
+
+
+def describe(wanted: dict, failures: list[tuple[str, ...]]) -> str:
+    """Name the specs no pool satisfies, or those no pool satisfies together.
+
+    :param wanted: the type's capability specs.
+    :param failures: the unsatisfied specs of each kind of pool.
+    """
+    def text(keys: set) -> str:
+        return ", ".join("%s=%s" % (k, wanted[k]) for k in wanted
+                         if k in keys)
     if not failures:
-        return "no backend has reported fresh capabilities (%s)" % text
+        return ("no backend that is up has reported fresh pools (%s)"
+                % text(set(wanted)))
+    common = set.intersection(*(set(f) for f in failures))
     if common:
-        return "no fresh pool offers %s" % text
-    return "no single fresh pool offers all of %s" % text
+        return "no fresh pool offers %s" % text(common)
+    return "no single fresh pool offers all of %s" % text(
+        set.union(*(set(f) for f in failures)))

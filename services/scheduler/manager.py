@@ -1,6 +1,7 @@
 """The scheduler's RPC endpoint: capability store, placement, get_pools."""
 
 import threading
+import time
 from typing import Any, Callable
 
 import oslo_messaging as messaging
@@ -33,6 +34,71 @@ def up_volume_hosts(conf: cfg.ConfigOpts) -> set[str]:
                                                       conf.service_down_time)}
 
 
+class UpHosts:
+    """The services table's answer to "which backends run?", cached briefly.
+
+    NOTE(ashlar): Cinder reads the table on every request; at thousands of
+    backends that costs more than the placement itself.  The answer is kept
+    for ``ttl`` seconds and then re-read in the background (placements go on
+    with the previous answer meanwhile); a report from a backend missing
+    from it (a service that just started) makes the next placement read it
+    again first.
+    """
+
+    def __init__(self, conf: cfg.ConfigOpts, ttl: float = 1.0,
+                 clock: Callable[[], float] = time.monotonic,
+                 background: bool = True) -> None:
+        self.conf = conf
+        self.ttl = ttl
+        self._clock = clock
+        self._background = background
+        self._hosts: set[str] = set()
+        self._fetched_at: float | None = None
+        self._stale = True
+        self._lock = threading.Lock()
+        self._refreshing = False
+
+    def notice(self, service_host: str) -> None:
+        """A report arrived from ``service_host``."""
+        if service_host not in self._hosts:
+            self._stale = True
+
+    def _fetch(self) -> None:
+        started = self._clock()
+        hosts = up_volume_hosts(self.conf)
+        with self._lock:
+            self._hosts = hosts
+            self._fetched_at = started
+            self._refreshing = False
+
+    def _refresh_in_background(self) -> None:
+        with self._lock:
+            if self._refreshing:
+                return
+            self._refreshing = True
+
+        def run() -> None:
+            try:
+                self._fetch()
+            except Exception:
+                LOG.exception("Cannot read the services table")
+                with self._lock:
+                    self._refreshing = False
+        threading.Thread(target=run, daemon=True,
+                         name="scheduler-up-hosts").start()
+
+    def get(self) -> set[str]:
+        if self._stale or self._fetched_at is None:
+            self._stale = False
+            self._fetch()
+        elif self._clock() - self._fetched_at > self.ttl:
+            if self._background:
+                self._refresh_in_background()
+            else:
+                self._fetch()
+        return self._hosts
+
+
 def _older_than(when: Any, seconds: float) -> bool:
     return (db_api.utcnow() - when).total_seconds() > seconds
 
@@ -43,24 +109,49 @@ class SchedulerManager(service.Manager):
     target = messaging.Target(
         version=scheduler_rpcapi.SchedulerAPI.RPC_API_VERSION)
 
-    def __init__(self, conf: cfg.ConfigOpts) -> None:
+    def __init__(self, conf: cfg.ConfigOpts,
+                 volume_api: volume_rpcapi.VolumeAPI | None = None) -> None:
         self.conf = conf
-        self.store = capabilities.CapabilityStore(
-            capabilities.freshness_window(conf))
-        self.volume_rpcapi = volume_rpcapi.VolumeAPI(conf)
-        # NOTE(ashlar): placements consume capacity in our view at once; the
-        # lock keeps two concurrent placements from reading the same figure.
-        self._placement_lock = threading.Lock()
+        self.store = placement.new_store(capabilities.freshness_window(conf))
+        self.placer = placement.Placer(self.store)
+        self.up_hosts = UpHosts(conf)
+        self.volume_rpcapi = volume_api or volume_rpcapi.VolumeAPI(conf)
+        self._started_at: float | None = None
+        self._reported = threading.Condition()
+
+    def init_host(self, service_uuid: str) -> None:
+        # NOTE(ashlar): before the RPC servers start: queued creates may be
+        # handled before after_start() runs.
+        self._started_at = time.monotonic()
 
     def after_start(self) -> None:
         self.volume_rpcapi.publish_service_capabilities(
             ashlar_context.get_admin_context())
 
+    def _wait_for_first_reports(self) -> None:
+        """Right after start, wait until every running backend reported.
+
+        Creates queued while no scheduler ran arrive before the reports our
+        start asked for; as Cinder does, hold them (here for at most one
+        freshness window after start) rather than fail them for lack of
+        pools.
+        """
+        if self._started_at is None:
+            return
+        deadline = self._started_at + self.store.freshness
+        with self._reported:
+            while time.monotonic() < deadline:
+                missing = self.up_hosts.get() - self.store.fresh_backends()
+                if not missing:
+                    break
+                self._reported.wait(min(0.5, deadline - time.monotonic()))
+        self._started_at = None
+
     def periodic_tasks(self) -> list[tuple[float, Callable[[], None]]]:
         return [(max(1.0, self.conf.service_down_time / 2),
-                 self.fail_orphaned_creates)]
+                 self._fail_orphaned_creates)]
 
-    def fail_orphaned_creates(self) -> None:
+    def _fail_orphaned_creates(self) -> None:
         """Turn ``creating`` volumes whose volume service died into ``error``.
 
         The cast stays queued for the service; if it comes back it finds the
@@ -88,11 +179,26 @@ class SchedulerManager(service.Manager):
     def update_service_capabilities(self, ctxt: Any, service_host: str,
                                     capabilities: dict,
                                     timestamp: float) -> None:
-        self.store.update(service_host, capabilities, timestamp)
+        if self.store.update(service_host, capabilities, timestamp):
+            self.up_hosts.notice(service_host)
+            if self._started_at is not None:
+                with self._reported:
+                    self._reported.notify_all()
 
     def get_pools(self, ctxt: Any) -> dict:
-        """Every backend's last report with its age (API views and warming)."""
+        """Every backend's last report with its age (API views and warming).
+
+        Pools show this scheduler's view: capacity charged by placements no
+        report reflects yet is already taken off.
+        """
         return self.store.export()
+
+    def _place(self, request: Any) -> str:
+        """Choose a pool for a placement request and charge it.
+
+        :raises NoValidBackend: no counting pool passes the filters.
+        """
+        return self.placer.choose(request, self.up_hosts.get())
 
     def create_volume(self, ctxt: Any, volume_id: str) -> None:
         """Choose a pool for a ``creating`` volume and cast it there."""
@@ -105,9 +211,8 @@ class SchedulerManager(service.Manager):
         request = placement.request_for(volume,
                                         types_db.specs_of(volume.volume_type))
         try:
-            with self._placement_lock:
-                pools = self.store.fresh_pools(up_volume_hosts(self.conf))
-                host = placement.choose(pools, request)
+            self._wait_for_first_reports()
+            host = self._place(request)
         except exception.NoValidBackend as exc:
             LOG.warning("No valid backend for volume %(id)s: %(reason)s",
                         {"id": volume_id, "reason": exc.msg})

@@ -1,10 +1,36 @@
-"""Placement: filter the fresh pools, weigh the survivors, consume capacity."""
+"""Placement: filter the counting pools, take the heaviest, consume from it.
 
+The filters and the weigher are :mod:`filters` and :mod:`weighers`; this
+module makes them cheap at 10,000 pools:
+
+- the store keeps each pool's weights (thin and thick requests) up to date
+  as reports and placements change it (:func:`annotate`);
+- :class:`PoolIndex` keeps the pools sorted by weight and re-sorts only
+  after a change (nearly sorted lists sort in linear time), so a placement
+  walks the pools best first and stops at the first that passes;
+- a type's capability specs are matched once per group of pools that
+  report the same values for the capabilities they read (the store's
+  projections), not once per pool; when no group satisfies them the answer
+  comes without visiting a pool.
+
+The answer is the one Cinder's filter-then-weigh pipeline gives: the pool
+with the most virtual free capacity among those passing every filter.
+"""
+
+import collections
+import threading
+from collections.abc import Iterable
 from typing import Any
 
+from common import capabilities
 from common import exception
+from common import extra_specs
 from services.scheduler import filters
 from services.scheduler import weighers
+
+_THIN_SPECS: dict[str, str | None] = {}
+_THICK_SPECS: dict[str, str | None] = {"provisioning:type": "thick"}
+_THIN, _THICK = 0, 1
 
 
 def request_for(volume: Any, extra_specs: dict) -> filters.PlacementRequest:
@@ -14,27 +40,179 @@ def request_for(volume: Any, extra_specs: dict) -> filters.PlacementRequest:
                                     availability_zone=volume.availability_zone)
 
 
-def choose(pools: dict[str, dict], request: filters.PlacementRequest) -> str:
-    """Return the best pool's name and consume the size from it.
+def annotate(pool: capabilities.PoolState) -> None:
+    """Store the pool's weight for thin and for thick requests."""
+    caps = pool.caps
+    pool.annotation = (weighers.capacity_weight(caps, _THIN_SPECS),
+                       weighers.capacity_weight(caps, _THICK_SPECS))
 
-    :raises NoValidBackend: with the count of pools each filter turned away.
-    """
-    if not pools:
+
+def new_store(freshness: float) -> capabilities.CapabilityStore:
+    """A store that charges placements and keeps the weights."""
+    return capabilities.CapabilityStore(freshness, charge=weighers.consume,
+                                        annotate=annotate)
+
+
+class PoolIndex:
+    """The store's pools, heaviest first, for thin and for thick requests."""
+
+    def __init__(self, store: capabilities.CapabilityStore) -> None:
+        self._store = store
+        self._orders: list[list[capabilities.PoolState]] = [[], []]
+        self._generation = [-1, -1]
+        self._membership = [-1, -1]
+
+    def ordered(self, kind: int) -> list[capabilities.PoolState]:
+        """Pools sorted by weight for ``kind`` (``_THIN`` or ``_THICK``).
+
+        Not thread-safe: callers serialise (the :class:`Placer` lock).
+        """
+        generation = self._store.generation
+        membership = self._store.membership
+        if self._membership[kind] != membership:
+            self._orders[kind] = self._store.pool_states()
+            self._membership[kind] = membership
+            self._generation[kind] = -1
+        if self._generation[kind] != generation:
+            self._orders[kind].sort(key=lambda pool: pool.annotation[kind],
+                                    reverse=True)
+            self._generation[kind] = generation
+        return self._orders[kind]
+
+
+class _Verdicts:
+    """One request's filter results for pools, by the cheapest route."""
+
+    def __init__(self, store: capabilities.CapabilityStore,
+                 request: filters.PlacementRequest) -> None:
+        self.request = request
+        self.wanted = extra_specs.capability_specs(request.extra_specs)
+        self.unsatisfied: dict[str, None] = {}
+        self.projection: capabilities.Projection | None = None
+        self._key_of: dict[str, tuple] | None = None
+        self._passing: set[tuple] = set()
+        if self.wanted:
+            matched = store.match_groups(self.wanted)
+            if matched is not None:
+                projection, results = matched
+                self.projection = projection
+                self._key_of = projection.key_of
+                self._passing = {key for key, missing in results.items()
+                                 if not missing}
+                for missing in results.values():
+                    self.unsatisfied.update(dict.fromkeys(missing))
+
+    def candidates(self, store: capabilities.CapabilityStore
+                   ) -> list[capabilities.PoolState] | None:
+        """The pools whose group satisfies the specs (None: all may)."""
+        if self.projection is None:
+            return None
+        return store.pools_in(self.projection, self._passing)
+
+    @property
+    def nothing_passes(self) -> bool:
+        """No pool held satisfies the capability specs."""
+        return self._key_of is not None and not self._passing
+
+    def failing_filter(self, pool: capabilities.PoolState) -> str | None:
+        """Name of the first filter the pool fails (capacity aside)."""
+        caps = pool.caps
+        if not filters.backend_up(caps):
+            return "BackendStateFilter"
+        if not filters.availability_zone_ok(caps,
+                                            self.request.availability_zone):
+            return "AvailabilityZoneFilter"
+        if not self.wanted:
+            return None
+        if self._key_of is not None:
+            if self._key_of.get(pool.name) in self._passing:
+                return None
+            return "CapabilitiesFilter"
+        missing = extra_specs.unsatisfied_specs(caps, self.wanted)
+        self.unsatisfied.update(dict.fromkeys(missing))
+        return "CapabilitiesFilter" if missing else None
+
+
+class Placer:
+    """Chooses pools for one scheduler; placements are serialised."""
+
+    def __init__(self, store: capabilities.CapabilityStore) -> None:
+        self.store = store
+        self.index = PoolIndex(store)
+        # NOTE(ashlar): placements consume capacity in the view at once; the
+        # lock keeps two placements from reading the same figures.
+        self._lock = threading.Lock()
+
+    def choose(self, request: filters.PlacementRequest,
+               up_hosts: Iterable[str] | None = None) -> str:
+        """Return the best pool's name and consume the size from it.
+
+        :param up_hosts: ``host@backend`` of volume services that heartbeat
+            and are enabled (None: not checked).
+        :raises NoValidBackend: saying which filters turned pools away and
+            why.
+        """
+        allowed = set(up_hosts) if up_hosts is not None else None
+        kind = _THIN if filters.wants_thin(request.extra_specs) else _THICK
+        verdicts = _Verdicts(self.store, request)
+        rejected: collections.Counter = collections.Counter()
+        if verdicts.nothing_passes:
+            counted = self.store.counting(allowed)
+            if counted:
+                rejected["CapabilitiesFilter"] = len(counted)
+            raise exception.NoValidBackend(
+                reason=_reason(rejected, verdicts, request))
+        with self._lock:
+            since = self.store.fresh_since()
+            for pool in self._walk(verdicts, kind):
+                if (not pool.present or pool.received_at < since
+                        or (allowed is not None
+                            and pool.backend not in allowed)):
+                    continue
+                failed = verdicts.failing_filter(pool)
+                if failed is None and not filters.capacity_ok(
+                        pool.caps, request.size_gb, request.extra_specs):
+                    failed = "CapacityFilter"
+                if failed is None:
+                    self.store.consume(pool, request.size_gb)
+                    return pool.name
+                rejected[failed] += 1
         raise exception.NoValidBackend(
-            reason="No volume backend has reported fresh capabilities.")
-    rejected: dict[str, int] = {}
-    passing = []
-    for name, caps in pools.items():
-        failed = filters.passes(caps, request)
-        if failed is None:
-            passing.append((name, caps))
-        else:
-            rejected[failed] = rejected.get(failed, 0) + 1
-    if not passing:
-        detail = ", ".join("%s rejected %d" % item
-                           for item in sorted(rejected.items()))
-        raise exception.NoValidBackend(
-            reason="No pool passed the filters (%s)." % detail)
-    best = weighers.weigh([caps for _name, caps in passing], request)[0]
-    weighers.consume(best, request.size_gb)
-    return next(name for name, caps in passing if caps is best)
+            reason=_reason(rejected, verdicts, request))
+
+
+    def _walk(self, verdicts: _Verdicts, kind: int
+              ) -> list[capabilities.PoolState]:
+        """Pools to try, heaviest first.
+
+        NOTE(ashlar): when few pools satisfy the specs (a type pinned to a
+        backend, a rare capability) sorting those beats walking the whole
+        index past every pool that cannot match.
+        """
+        candidates = verdicts.candidates(self.store)
+        if (candidates is None
+                or len(candidates) * 8 > self.store.pool_count()):
+            return self.index.ordered(kind)
+        return sorted(candidates, key=lambda pool: pool.annotation[kind],
+                      reverse=True)
+
+
+def _reason(rejected: collections.Counter, verdicts: _Verdicts,
+            request: filters.PlacementRequest) -> str:
+    """Say in words why no pool was chosen."""
+    if not rejected:
+        return ("No volume backend has reported fresh capabilities from a "
+                "running, enabled volume service.")
+    why = {
+        "BackendStateFilter": "backend reported down",
+        "AvailabilityZoneFilter": "not in availability zone %s"
+                                  % request.availability_zone,
+        "CapacityFilter": "no room for %d GiB" % request.size_gb,
+        "CapabilitiesFilter": "no %s" % ", ".join(
+            "%s=%s" % (key, verdicts.wanted[key])
+            for key in verdicts.unsatisfied),
+    }
+    parts = ["%s rejected %d (%s)" % (name, count, why[name])
+             for name, count in sorted(rejected.items())]
+    return "None of %d pools passed the filters: %s." % (
+        sum(rejected.values()), "; ".join(parts))

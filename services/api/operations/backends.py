@@ -1,12 +1,31 @@
 """Services, pools and capabilities: what operators look at."""
 
+from collections.abc import Mapping
 from typing import Any
 
 from oslo_config import cfg
+from oslo_utils import strutils
 
+from common import capabilities
+from common import constants
 from common import exception
+from common import extra_specs
 from common.db.api import services as services_db
+from common.db.api import types as types_db
 from services.scheduler import rpcapi as scheduler_rpcapi
+
+
+def equal_after_convert(capability: Any, value: str) -> bool:
+    """Compare a capability with a query value, as Cinder's get_pools does.
+
+    Same types compare as they are, a boolean capability reads the value
+    as a boolean, anything else compares as text.
+    """
+    if capability is None or isinstance(value, type(capability)):
+        return value == capability
+    if isinstance(capability, bool):
+        return capability == strutils.bool_from_string(value)
+    return str(value) == str(capability)
 
 
 class BackendOperations:
@@ -36,21 +55,62 @@ class BackendOperations:
         """Each backend's last report, from a scheduler."""
         return self.scheduler.get_pools(ctxt)
 
-    def pools(self, ctxt: Any) -> dict[str, dict]:
-        """``{host@backend#pool: capabilities}`` as the scheduler holds them."""
+    def _running_backends(self, ctxt: Any) -> set[str]:
+        rows = services_db.service_list(ctxt, binary=constants.VOLUME_BINARY)
+        return {row.host for row in rows if not row.disabled
+                and services_db.is_up(row, self.conf.service_down_time)}
+
+    def pools(self, ctxt: Any, name: str | None = None,
+              capability_filters: Mapping[str, str] | None = None,
+              volume_type: str | None = None) -> dict[str, dict]:
+        """``{host@backend#pool: capabilities}`` of the pools a scheduler
+        would consider: fresh reports of enabled, heartbeating services.
+
+        Pools of a backend reported ``down`` are listed (their
+        ``backend_state`` says so), as in Cinder.
+
+        :param name: only the pool of this name.
+        :param capability_filters: capability -> value, compared as Cinder's
+            get_pools compares them.
+        :param volume_type: only pools whose backend is up and that satisfy
+            the type's capability specs.
+        :raises VolumeTypeNotFound: no such type.
+        """
         ctxt.can("scheduler_extension:scheduler_stats:get_pools")
+        wanted = None
+        if volume_type is not None:
+            wanted = extra_specs.capability_specs(types_db.specs_of(
+                types_db.type_get_by_name_or_id(ctxt, volume_type)))
+        view = capabilities.CapabilityStore(
+            capabilities.freshness_window(self.conf))
+        view.warm(self.reports(ctxt))
+        running = self._running_backends(ctxt)
         result = {}
-        for host, entry in sorted(self.reports(ctxt).items()):
-            report = entry["capabilities"]
-            backend = {k: v for k, v in report.items() if k != "pools"}
-            for pool in report.get("pools") or []:
-                caps = dict(backend, **pool)
-                caps["timestamp"] = entry["timestamp"]
-                result["%s#%s" % (host, pool["pool_name"])] = caps
+        for host in sorted(view.fresh_backends() & running):
+            for pool, caps in sorted((view.backend(host) or {}).items()):
+                if name is not None and pool != name:
+                    continue
+                if not all(equal_after_convert(caps.get(key), value)
+                           for key, value in (capability_filters or {}).items()):
+                    continue
+                if wanted is not None and (
+                        caps.get("backend_state") == "down"
+                        or extra_specs.unsatisfied_specs(caps, wanted)):
+                    continue
+                result[pool] = caps
         return result
 
+    def backend_states(self, ctxt: Any) -> dict[str, str]:
+        """``host@backend`` -> ``backend_state`` of the pools listed."""
+        return {pool.partition("#")[0]: caps.get("backend_state", "up")
+                for pool, caps in self.pools(ctxt).items()}
+
     def capabilities(self, ctxt: Any, host: str) -> tuple[str, dict]:
-        """The report of ``host@backend`` (a ``#pool`` suffix is ignored)."""
+        """The last report of ``host@backend`` (or the first backend of a
+        bare ``host``; a ``#pool`` suffix is ignored).
+
+        :raises HostNotFound: no volume backend of that name reported.
+        """
         ctxt.can("volume_extension:capabilities")
         host = host.partition("#")[0]
         reports = self.reports(ctxt)
@@ -59,5 +119,3 @@ class BackendOperations:
         if not matches:
             raise exception.HostNotFound(host=host)
         return matches[0], reports[matches[0]]["capabilities"]
-
-

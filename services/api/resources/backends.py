@@ -2,6 +2,7 @@
 
 import falcon
 
+from common import exception
 from services.api import views
 from services.api.operations import backends as backend_ops
 from services.api.resources import base
@@ -38,8 +39,7 @@ class Services:
                                  req.params.get("binary"))
         states = {}
         if base.version(req) >= (3, 49):
-            states = {name.partition("#")[0]: caps.get("backend_state", "up")
-                      for name, caps in self.ops.pools(ctxt).items()}
+            states = self.ops.backend_states(ctxt)
         resp.media = {"services": [
             _service_view(row, up, base.version(req), states.get(row.host))
             for row, up in rows]}
@@ -67,17 +67,72 @@ class ServiceAction:
         resp.media = body
 
 
+#: get_pools query parameters that are not capability filters.
+_POOL_FILTERS = ("name", "volume_type")
+#: Cinder's message for unknown filters (3.33+, resource_filters.json).
+_INVALID_FILTERS = "Invalid filters %s are found in query options."
+
+
+def _pool_query(req: falcon.Request) -> dict:
+    """The get_pools filters of the request's version, as Cinder reads them.
+
+    Before 3.28 every filter is ignored; from 3.28 ``name`` and any
+    capability ``key=value`` filter; ``volume_type`` from 3.35; from 3.33
+    only ``name`` and ``volume_type`` are accepted (400 otherwise).
+    """
+    params = {k: v for k, v in req.params.items() if k != "detail"}
+    version = base.version(req)
+    if version < (3, 28):
+        return {}
+    if version < (3, 35):
+        params.pop("volume_type", None)
+    if version >= (3, 33):
+        unknown = sorted(k for k in params if k not in _POOL_FILTERS)
+        if unknown:
+            raise exception.InvalidInput(
+                reason=_INVALID_FILTERS % ", ".join(unknown))
+    query = {key: params.pop(key) for key in _POOL_FILTERS if key in params}
+    query["capability_filters"] = params
+    return query
+
+
 class Pools:
     def __init__(self, ops: backend_ops.BackendOperations) -> None:
         self.ops = ops
 
     def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
         detail = base.flag(req, "detail")
-        pools = self.ops.pools(base.ctxt(req))
-        name = req.params.get("name")
+        pools = self.ops.pools(base.ctxt(req), **_pool_query(req))
         resp.media = {"pools": [
             {"name": pool, "capabilities": caps} if detail else {"name": pool}
-            for pool, caps in pools.items() if name in (None, pool)]}
+            for pool, caps in pools.items()]}
+
+
+#: Pool capabilities a volume type can ask for, shown as Cinder's
+#: "standard capabilities" (title, description, JSON type).
+_PROPERTIES = {
+    "thin_provisioning_support": ("Thin Provisioning",
+                                  "Sets thin provisioning."),
+    "thick_provisioning_support": ("Thick Provisioning",
+                                   "Sets thick provisioning."),
+    "multiattach": ("Multiattach",
+                    "Volumes may be attached to several hosts at once."),
+    "online_extend_support": ("Online Extend",
+                              "In-use volumes can be extended."),
+    "QoS_support": ("QoS", "Enables QoS."),
+    "compression": ("Compression", "Enables compression."),
+    "replication_enabled": ("Replication", "Enables replication."),
+}
+
+
+def _json_type(value: object) -> str:
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    return "string"
 
 
 class Capabilities:
@@ -87,17 +142,22 @@ class Capabilities:
     def on_get(self, req: falcon.Request, resp: falcon.Response,
                host: str) -> None:
         host, report = self.ops.capabilities(base.ctxt(req), host)
-        pools = report.get("pools") or [{}]
-        first = pools[0]
-        properties = {k: {"title": k, "description": k, "type": type(v).__name__}
-                      for k, v in first.items() if k != "pool_name"}
+        first = dict(report, **(report.get("pools") or [{}])[0])
+        first.pop("pools", None)
+        properties = {
+            key: {"title": title, "description": description,
+                  "type": _json_type(first[key])}
+            for key, (title, description) in _PROPERTIES.items()
+            if key in first}
         resp.media = {
             "namespace": "OS::Storage::Capabilities::%s" % host,
-            "vendor_name": report.get("vendor_name"),
-            "volume_backend_name": report.get("volume_backend_name"),
+            "vendor_name": first.get("vendor_name"),
+            "volume_backend_name": first.get("volume_backend_name"),
             "pool_name": first.get("pool_name"),
-            "driver_version": report.get("driver_version"),
-            "storage_protocol": report.get("storage_protocol"),
-            "display_name": None, "description": None,
-            "visibility": None, "replication_targets": [],
+            "driver_version": first.get("driver_version"),
+            "storage_protocol": first.get("storage_protocol"),
+            "display_name": first.get("display_name"),
+            "description": first.get("description"),
+            "visibility": first.get("visibility"),
+            "replication_targets": first.get("replication_targets", []),
             "properties": properties}

@@ -1,0 +1,151 @@
+"""An Ashlar deployment shaped like the Cinder anchor: one multiattach and
+one plain backend.  Started by the capability benchmarks, or served.
+
+The deployment is the functional tests' (``tests/functional/harness.py``):
+separate scheduler, API (gunicorn) and volume processes on a fresh RabbitMQ
+vhost and a fresh PostgreSQL or MariaDB database.  Two volume nodes mirror
+the Cinder anchor's: ``node1@ma`` (raw files, multiattach) and
+``node2@plain`` (qcow2, never multiattach).
+
+Serve one for ``../shared/anchors/cinder/bench.py`` (prints the endpoint and
+the bench command line; Ctrl-C stops everything)::
+
+    python benchmarks/ma_cluster.py serve [--db mysql] [--workers 2]
+
+``extra start|stop STATE`` starts or stops a third volume node
+(``node3@extra``) of a served deployment: bench.py's S6 start/stop commands.
+"""
+
+import argparse
+import os
+import pathlib
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(
+    __file__))))
+
+from tests.functional import harness  # noqa: E402
+
+PROJECT = "ba5eba11ba5eba11ba5eba11ba5eba11"
+MA = "[ma]\nvolume_driver = file\nfile_volume_format = raw\n"
+PLAIN = "[plain]\nvolume_driver = file\nfile_volume_format = qcow2\n"
+EXTRA = "[extra]\nvolume_driver = file\nfile_volume_format = raw\n"
+
+
+class Cluster:
+    """Scheduler, API and the two volume nodes, started and stopped."""
+
+    def __init__(self, db: str = "mysql", workers: int = 2,
+                 polling_interval: int = 10, report_interval: int = 10,
+                 service_down_time: int = 60,
+                 folder: str | None = None) -> None:
+        self.folder = pathlib.Path(folder or tempfile.mkdtemp(
+            prefix="ashlar-bench-"))
+        self.vhost, self._drop_vhost = harness.broker_vhost()
+        self.db_url, self._drop_db = harness.database(db)
+        self.dep = harness.Deployment(
+            self.folder, self.vhost, self.db_url, api_workers=workers,
+            polling_interval=polling_interval,
+            report_interval=report_interval,
+            service_down_time=service_down_time)
+        self.client = harness.Client(self.dep.endpoint)
+
+    def start(self) -> float:
+        """Start everything; return seconds until both pools are listed."""
+        started = time.monotonic()
+        self.dep.db_sync()
+        self.dep.start("scheduler", "services.scheduler", "sched")
+        self.dep.start("node1", "services.volume", "node1", backends="ma",
+                       extra=MA)
+        self.dep.start("node2", "services.volume", "node2",
+                       backends="plain", extra=PLAIN)
+        self.dep.start("api", "services.api", "api")
+        harness.wait_for(lambda: sorted(self.client.pools()) == [
+            "node1@ma#ma", "node2@plain#plain"], timeout=120,
+            what="both pools in get_pools")
+        return time.monotonic() - started
+
+    def extra_config(self) -> str:
+        return self.dep.config("extra", "node3", backends="extra",
+                               extra=EXTRA)
+
+    def stop(self) -> None:
+        self.dep.stop_all()
+        self._drop_db()
+        self._drop_vhost()
+
+
+def start_extra(state: pathlib.Path) -> None:
+    log = open(state / "extra.log", "ab")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "services.volume", "--config-file",
+         str(state / "extra.conf")], cwd=harness.REPO, stdout=log,
+        stderr=subprocess.STDOUT, start_new_session=True)
+    (state / "extra.pid").write_text(str(proc.pid))
+
+
+def stop_extra(state: pathlib.Path) -> None:
+    pidfile = state / "extra.pid"
+    if not pidfile.exists():
+        return
+    pid = int(pidfile.read_text())
+    try:
+        os.killpg(pid, signal.SIGTERM)
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            os.kill(pid, 0)
+            time.sleep(0.1)
+        os.killpg(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    pidfile.unlink()
+
+
+def serve(args: argparse.Namespace) -> None:
+    cluster = Cluster(args.db, args.workers)
+    try:
+        ready = cluster.start()
+        (cluster.folder / "extra.conf").write_text(
+            open(cluster.extra_config()).read())
+        me = os.path.abspath(__file__)
+        print("Ashlar ready in %.2f s at %s" % (ready, cluster.dep.endpoint))
+        print("State and logs: %s" % cluster.folder)
+        print("Anchor bench, side by side:\n  python3 "
+              "../shared/anchors/cinder/bench.py --endpoint %s "
+              "--scenarios S1,S6 --s6-start-cmd '%s %s extra start %s' "
+              "--s6-stop-cmd '%s %s extra stop %s' --s6-pool-match '@extra#' "
+              "--s6-backend-name extra"
+              % (cluster.dep.endpoint, sys.executable, me, cluster.folder,
+                 sys.executable, me, cluster.folder), flush=True)
+        signal.sigwait([signal.SIGINT, signal.SIGTERM])
+    finally:
+        stop_extra(cluster.folder)
+        cluster.stop()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    srv = sub.add_parser("serve", help="start a deployment until Ctrl-C")
+    srv.add_argument("--db", choices=["mysql", "postgresql"], default="mysql")
+    srv.add_argument("--workers", type=int, default=2)
+    extra = sub.add_parser("extra", help="start/stop node3@extra")
+    extra.add_argument("action", choices=["start", "stop"])
+    extra.add_argument("state", type=pathlib.Path)
+    args = parser.parse_args()
+    if args.command == "serve":
+        signal.pthread_sigmask(signal.SIG_BLOCK,
+                               [signal.SIGINT, signal.SIGTERM])
+        serve(args)
+    elif args.action == "start":
+        start_extra(args.state)
+    else:
+        stop_extra(args.state)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,176 @@
+"""REST tests for get_pools, capabilities/{host} and os-services."""
+
+import time
+
+import falcon
+import pytest
+from falcon import testing
+
+from common import capabilities
+from common.db.api import services as services_db
+from services.api import errors
+from services.api import middleware
+from services.api.operations import backends as backend_ops
+from services.api.resources import backends
+from tests.unit.db import fixtures
+
+PROJECT = "ba5eba11ba5eba11ba5eba11ba5eba11"
+
+
+class Scheduler:
+    def __init__(self):
+        self.store = capabilities.CapabilityStore(10)
+
+    def get_pools(self, ctxt):
+        return self.store.export()
+
+
+def report(name, multiattach, state="up"):
+    return {"volume_backend_name": name, "vendor_name": "Ashlar",
+            "driver_version": "1.0.0", "storage_protocol": "local",
+            "pools": [{"pool_name": name, "multiattach": multiattach,
+                       "thin_provisioning_support": True,
+                       "total_capacity_gb": 10.5, "free_capacity_gb": 5,
+                       "backend_state": state}]}
+
+
+@pytest.fixture
+def scheduler():
+    fixtures.setup()
+    fixtures.clean()
+    sched = Scheduler()
+    for host, name, ma in (("n1@ma", "ma", True), ("n2@plain", "plain", False),
+                           ("n3@gone", "gone", True)):
+        services_db.service_register(fixtures.admin(), host, "ashlar-volume",
+                                     "ashlar-volume", "nova")
+        sched.store.update(host, report(name, ma), time.time())
+    # n3 is disabled: the scheduler does not consider it, so not listed.
+    services_db.service_set_disabled(fixtures.admin(), "n3@gone",
+                                     "ashlar-volume", True, "off")
+    yield sched
+    fixtures.clean()
+
+
+@pytest.fixture
+def client(scheduler):
+    """The app's middleware and error handling around these resources only."""
+    conf = fixtures.make_conf()
+    ops = backend_ops.BackendOperations(conf, scheduler)
+    app = falcon.App(middleware=[middleware.RequestId(),
+                                 middleware.ProjectInUrl(),
+                                 middleware.Microversion(),
+                                 middleware.NoAuth()])
+    app.req_options.strip_url_path_trailing_slash = True
+    app.req_options.auto_parse_qs_csv = False
+    errors.register(app)
+    for path, resource in (
+            ("/v3/os-services", backends.Services(ops)),
+            ("/v3/scheduler-stats/get_pools", backends.Pools(ops)),
+            ("/v3/capabilities/{host}", backends.Capabilities(ops))):
+        app.add_route(path, resource)
+    return testing.TestClient(app)
+
+
+def get(client, path, version="3.60", **params):
+    return client.simulate_get(
+        "/v3/%s%s" % (PROJECT, path), params=params,
+        headers={"X-Auth-Token": "admin:%s" % PROJECT,
+                 "OpenStack-API-Version": "volume %s" % version})
+
+
+def names(resp):
+    assert resp.status_code == 200, resp.text
+    return [p["name"] for p in resp.json["pools"]]
+
+
+def test_get_pools_lists_running_enabled_backends(client):
+    resp = get(client, "/scheduler-stats/get_pools")
+    assert names(resp) == ["n1@ma#ma", "n2@plain#plain"]
+    assert resp.json["pools"][0] == {"name": "n1@ma#ma"}
+
+
+def test_get_pools_detail(client):
+    resp = get(client, "/scheduler-stats/get_pools", detail="True")
+    caps = resp.json["pools"][0]["capabilities"]
+    assert caps["multiattach"] is True
+    assert caps["vendor_name"] == "Ashlar"
+    assert caps["backend_state"] == "up"
+    assert "timestamp" in caps
+
+
+def test_get_pools_detail_is_a_strict_bool(client):
+    resp = get(client, "/scheduler-stats/get_pools", detail="maybe")
+    assert resp.status_code == 400
+
+
+def test_get_pools_filters_by_version(client):
+    path = "/scheduler-stats/get_pools"
+    assert names(get(client, path, "3.27", name="n1@ma#ma")) == [
+        "n1@ma#ma", "n2@plain#plain"]
+    assert names(get(client, path, "3.28", name="n1@ma#ma")) == ["n1@ma#ma"]
+    assert names(get(client, path, "3.28", multiattach="false")) == [
+        "n2@plain#plain"]
+    assert names(get(client, path, "3.28",
+                     total_capacity_gb="10.5")) == ["n1@ma#ma",
+                                                    "n2@plain#plain"]
+    resp = get(client, path, "3.33", multiattach="true")
+    assert resp.status_code == 400
+    assert "Invalid filters multiattach" in resp.text
+
+
+def test_get_pools_volume_type_filter(client):
+    vtype = fixtures.make_type("ma-type", {"multiattach": "<is> True"})
+    path = "/scheduler-stats/get_pools"
+    assert names(get(client, path, "3.35", volume_type="ma-type")) == [
+        "n1@ma#ma"]
+    assert names(get(client, path, "3.35", volume_type=vtype.id)) == [
+        "n1@ma#ma"]
+    assert names(get(client, path, "3.34", volume_type="ma-type")) == [
+        "n1@ma#ma", "n2@plain#plain"]
+    assert get(client, path, "3.35", volume_type="nope").status_code == 404
+
+
+def test_get_pools_hides_stale_reports(client, scheduler):
+    scheduler.store._backends["n1@ma"].received_at -= 60
+    assert names(get(client, "/scheduler-stats/get_pools")) == [
+        "n2@plain#plain"]
+
+
+def test_get_pools_is_admin_only(client):
+    resp = client.simulate_get(
+        "/v3/%s/scheduler-stats/get_pools" % PROJECT,
+        headers={"X-Auth-Token": "u:%s" % PROJECT, "X-Roles": "member"})
+    assert resp.status_code == 403
+
+
+def test_capabilities_of_a_backend(client):
+    resp = get(client, "/capabilities/n1@ma")
+    assert resp.status_code == 200
+    body = resp.json
+    assert body["namespace"] == "OS::Storage::Capabilities::n1@ma"
+    assert body["volume_backend_name"] == "ma"
+    assert body["pool_name"] == "ma"
+    assert body["storage_protocol"] == "local"
+    assert body["properties"]["multiattach"] == {
+        "title": "Multiattach", "type": "boolean",
+        "description": "Volumes may be attached to several hosts at once."}
+    assert "total_capacity_gb" not in body["properties"]
+    assert get(client, "/capabilities/n2").json["volume_backend_name"] == \
+        "plain"
+    assert get(client, "/capabilities/nowhere").status_code == 404
+
+
+def test_services_show_backend_state_from_3_49(client, scheduler):
+    scheduler.store.update("n2@plain", report("plain", False, "down"),
+                           time.time())
+    services_db.service_register(fixtures.admin(), "sched", "ashlar-scheduler",
+                                 "ashlar-scheduler", "nova")
+    resp = get(client, "/os-services", "3.49")
+    states = {(s["binary"], s["host"]): s.get("backend_state", "-")
+              for s in resp.json["services"]}
+    assert states == {("ashlar-volume", "n1@ma"): "up",
+                      ("ashlar-volume", "n2@plain"): "down",
+                      ("ashlar-volume", "n3@gone"): None,
+                      ("ashlar-scheduler", "sched"): "-"}
+    old = get(client, "/os-services", "3.48").json["services"]
+    assert all("backend_state" not in s for s in old)

@@ -1,0 +1,277 @@
+"""Tests for the API worker's capability cache: when it may say "no"."""
+
+import datetime
+import types
+
+import pytest
+from oslo_config import cfg
+
+from common import capabilities
+from common import conf as ashlar_conf
+from common import exception
+from services.api import capability_cache
+from tests.unit.db import fixtures as db_fixtures
+
+MA = {"multiattach": "<is> True"}
+VTYPE = types.SimpleNamespace(name="ma")
+
+
+class Clock:
+    def __init__(self):
+        self.now = 1000.0
+
+    def __call__(self):
+        return self.now
+
+
+class Scheduler:
+    """Answers get_pools from another store, or fails like a dead one."""
+
+    def __init__(self, exported=None, error=None):
+        self.exported = exported or {}
+        self.error = error
+        self.calls = 0
+
+    def get_pools(self, ctxt):
+        self.calls += 1
+        if self.error:
+            raise self.error
+        return self.exported
+
+
+def report(multiattach, name="b", state="up"):
+    return {"volume_backend_name": name, "storage_protocol": "local",
+            "pools": [{"pool_name": name, "multiattach": multiattach,
+                       "free_capacity_gb": 10, "total_capacity_gb": 10,
+                       "backend_state": state}]}
+
+
+@pytest.fixture
+def conf():
+    conf = cfg.ConfigOpts()
+    ashlar_conf.register_opts(conf)
+    conf([], project="ashlar", default_config_files=[])
+    conf.set_override("backend_stats_polling_interval", 5)   # window 10 s
+    return conf
+
+
+@pytest.fixture
+def clock():
+    return Clock()
+
+
+@pytest.fixture
+def running():
+    return {"plain@b"}
+
+
+def make_cache(conf, clock, running, scheduler=None, warm=True):
+    store = capabilities.CapabilityStore(
+        capabilities.freshness_window(conf), clock=clock)
+    cache = capability_cache.CapabilityCache(
+        conf, scheduler or Scheduler(), store=store,
+        running_backends=lambda: set(running))
+    if warm:
+        assert cache.warm()
+    return cache
+
+
+def hear(cache, host, multiattach, timestamp=1.0, **kw):
+    cache.update_service_capabilities(None, host, report(multiattach, **kw),
+                                      timestamp)
+
+
+@pytest.fixture
+def cache(conf, clock, running):
+    cache = make_cache(conf, clock, running)
+    hear(cache, "plain@b", False)
+    return cache
+
+
+def test_rejects_when_trusted_and_nothing_fits(cache):
+    with pytest.raises(exception.UnsatisfiableVolumeType) as err:
+        cache.check_type(None, VTYPE, MA)
+    assert err.value.code == 400
+    assert "multiattach=<is> True" in err.value.msg
+    assert "ma" in err.value.msg
+
+
+def test_accepts_when_a_fresh_pool_fits(cache, running):
+    running.add("ma@b")
+    hear(cache, "ma@b", True)
+    cache.check_type(None, VTYPE, MA)
+
+
+def test_types_without_capability_specs_are_not_checked(cache, running):
+    running.add("unheard@b")
+    cache.check_type(None, VTYPE, {})
+    cache.check_type(None, VTYPE, {"qos:iops": "100", "RESKEY:x": "y"})
+
+
+def test_cold_cache_never_rejects(conf, clock, running):
+    cache = make_cache(conf, clock, running, warm=False)
+    hear(cache, "plain@b", False)
+    assert not cache.trusted()
+    cache.check_type(None, VTYPE, MA)
+
+
+def test_unreachable_scheduler_leaves_it_cold(conf, clock, running):
+    scheduler = Scheduler(error=exception.AshlarException("timeout"))
+    cache = make_cache(conf, clock, running, scheduler=scheduler, warm=False)
+    assert cache.warm() is False
+    hear(cache, "plain@b", False)
+    cache.check_type(None, VTYPE, MA)
+    scheduler.error = None
+    assert cache.warm() is True
+    with pytest.raises(exception.UnsatisfiableVolumeType):
+        cache.check_type(None, VTYPE, MA)
+
+
+def test_warm_up_retries_until_a_scheduler_answers(conf, clock, running,
+                                                   monkeypatch):
+    scheduler = Scheduler(error=exception.AshlarException("timeout"))
+    cache = make_cache(conf, clock, running, scheduler=scheduler, warm=False)
+    waits = []
+
+    def wait(delay):
+        waits.append(delay)
+        if len(waits) == 3:
+            scheduler.error = None
+        return False
+    monkeypatch.setattr(cache._stopped, "wait", wait)
+    cache._warm_until_done()
+    assert cache.warmed.is_set()
+    assert waits == [1.0, 2.0, 4.0]
+    assert scheduler.calls == 4
+
+
+def test_warm_takes_the_scheduler_view_with_its_ages(conf, clock, running):
+    source = capabilities.CapabilityStore(10, clock=clock)
+    source.update("plain@b", report(False), 1.0)
+    clock.now += 4
+    cache = make_cache(conf, clock, running, Scheduler(source.export()))
+    with pytest.raises(exception.UnsatisfiableVolumeType):
+        cache.check_type(None, VTYPE, MA)
+    clock.now += 7          # 11 s after the scheduler received it
+    assert not cache.trusted()
+    cache.check_type(None, VTYPE, MA)
+
+
+def test_view_that_stopped_hearing_the_bus_is_not_trusted(cache, clock):
+    clock.now += 10.5
+    assert not cache.trusted()
+    cache.check_type(None, VTYPE, MA)
+
+
+def test_running_service_not_heard_means_accept(cache, running):
+    running.add("new@b")
+    cache.check_type(None, VTYPE, MA)
+    hear(cache, "new@b", False)
+    with pytest.raises(exception.UnsatisfiableVolumeType):
+        cache.check_type(None, VTYPE, MA)
+
+
+def test_unreadable_services_table_means_accept(conf, clock):
+    def broken():
+        raise RuntimeError("database down")
+    store = capabilities.CapabilityStore(10, clock=clock)
+    cache = capability_cache.CapabilityCache(conf, Scheduler(), store=store,
+                                             running_backends=broken)
+    cache.warm()
+    hear(cache, "plain@b", False)
+    cache.check_type(None, VTYPE, MA)
+
+
+def test_multiattach_pool_counts_until_its_report_expires(cache, clock,
+                                                          running):
+    hear(cache, "ma@b", True, timestamp=1.0)
+    running.add("ma@b")
+    clock.now += 6
+    hear(cache, "plain@b", False, timestamp=2.0)
+    cache.check_type(None, VTYPE, MA)        # ma's report is 6 s old
+    running.discard("ma@b")                  # its heartbeat stopped too
+    clock.now += 4.5
+    hear(cache, "plain@b", False, timestamp=3.0)
+    with pytest.raises(exception.UnsatisfiableVolumeType):
+        cache.check_type(None, VTYPE, MA)
+
+
+def test_expired_report_of_a_running_service_means_accept(cache, clock,
+                                                          running):
+    """A service heartbeating without reporting: we cannot know; accept."""
+    hear(cache, "ma@b", True, timestamp=1.0)
+    running.add("ma@b")
+    clock.now += 10.5
+    hear(cache, "plain@b", False, timestamp=2.0)
+    cache.check_type(None, VTYPE, MA)
+
+
+def test_down_backend_does_not_fit(cache, running):
+    running.add("ma@b")
+    hear(cache, "ma@b", True, state="down")
+    with pytest.raises(exception.UnsatisfiableVolumeType):
+        cache.check_type(None, VTYPE, MA)
+
+
+def test_capacity_is_left_to_the_scheduler(cache, running):
+    running.add("ma@b")
+    cache.update_service_capabilities(None, "ma@b", {
+        "pools": [{"pool_name": "p", "multiattach": True,
+                   "free_capacity_gb": 0, "total_capacity_gb": 0}]}, 1.0)
+    cache.check_type(None, VTYPE, dict(MA, **{"provisioning:type": "thick"}))
+
+
+def test_message_names_only_the_specs_no_pool_offers(cache, running):
+    running.add("ma@b")
+    hear(cache, "ma@b", True, name="ma")
+    specs = {"multiattach": "<is> True", "volume_backend_name": "b",
+             "capabilities:storage_protocol": "local", "vendor:x": "y"}
+    with pytest.raises(exception.UnsatisfiableVolumeType) as err:
+        cache.check_type(None, VTYPE, specs)
+    assert "no single fresh pool offers all of multiattach=<is> True, " \
+           "volume_backend_name=b" in err.value.msg
+    assert "storage_protocol" not in err.value.msg
+    specs["volume_backend_name"] = "nope"
+    with pytest.raises(exception.UnsatisfiableVolumeType) as err:
+        cache.check_type(None, VTYPE, specs)
+    assert "no fresh pool offers volume_backend_name=nope" in err.value.msg
+
+
+def test_describe_without_pools():
+    assert "no backend that is up has reported fresh pools (multiattach=" \
+        "<is> True)" == capability_cache.describe(MA, [])
+
+
+def test_services_table_is_the_default_source(conf, clock):
+    """Rule 4 against real rows: disabled and silent services are not
+    waited for."""
+    db_fixtures.setup()
+    db_fixtures.clean()
+    from common.db.api import services as services_db
+    ctxt = db_fixtures.admin()
+    for host in ("plain@b", "silent@b", "disabled@b"):
+        services_db.service_register(ctxt, host, "ashlar-volume",
+                                     "ashlar-volume", "nova")
+    services_db.service_set_disabled(ctxt, "disabled@b", "ashlar-volume",
+                                     True, "maintenance")
+    row = [r for r in services_db.service_list(ctxt, "silent@b")][0]
+    from common.db import models
+    from common.db.api import writer
+
+    @writer
+    def age(context):
+        context.session.get(models.Service, row.id).heartbeat_at = (
+            datetime.datetime.utcnow() - datetime.timedelta(hours=1))
+    age(ctxt)
+    store = capabilities.CapabilityStore(10, clock=clock)
+    cache = capability_cache.CapabilityCache(conf, Scheduler(), store=store)
+    cache.warm()
+    hear(cache, "plain@b", False)
+    assert cache.unheard_backends() == set()
+    with pytest.raises(exception.UnsatisfiableVolumeType):
+        cache.check_type(None, VTYPE, MA)
+    services_db.service_register(ctxt, "silent@b", "ashlar-volume",
+                                 "ashlar-volume", "nova")
+    assert cache.unheard_backends() == {"silent@b"}
+    cache.check_type(None, VTYPE, MA)
+    db_fixtures.clean()

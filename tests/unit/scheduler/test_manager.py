@@ -1,0 +1,187 @@
+"""Tests for the scheduler manager on a real (SQLite) services table."""
+
+import threading
+import time
+
+import pytest
+
+from common.db.api import services as services_db
+from common.db.api import volumes as volumes_db
+from services.scheduler import manager as scheduler_manager
+from tests.unit.db import fixtures
+
+
+class VolumeAPI:
+    def __init__(self):
+        self.creates = []
+        self.publishes = 0
+
+    def create_volume(self, ctxt, volume_id, host):
+        self.creates.append((volume_id, host))
+
+    def publish_service_capabilities(self, ctxt):
+        self.publishes += 1
+
+
+def report(multiattach):
+    return {"volume_backend_name": "file", "availability_zone": "nova",
+            "pools": [{"pool_name": "file", "total_capacity_gb": 100,
+                       "free_capacity_gb": 100,
+                       "provisioned_capacity_gb": 0,
+                       "thin_provisioning_support": True,
+                       "multiattach": multiattach, "backend_state": "up"}]}
+
+
+@pytest.fixture
+def db():
+    fixtures.setup()
+    fixtures.clean()
+    yield
+    fixtures.clean()
+
+
+@pytest.fixture
+def mgr(db):
+    conf = fixtures.make_conf(backend_stats_polling_interval=1)
+    return scheduler_manager.SchedulerManager(conf, volume_api=VolumeAPI())
+
+
+def register(host):
+    services_db.service_register(fixtures.admin(), host, "ashlar-volume",
+                                 "ashlar-volume", "nova")
+
+
+def creating(vtype=None):
+    return fixtures.make_volume(status="creating", host=None,
+                                provider_location=None, vtype=vtype)
+
+
+def test_places_and_casts(mgr):
+    register("node1@file")
+    mgr.update_service_capabilities(None, "node1@file", report(True),
+                                    time.time())
+    vtype = fixtures.make_type(specs={"multiattach": "<is> True"})
+    vol = creating(vtype)
+    mgr.create_volume(fixtures.admin(), vol.id)
+    assert mgr.volume_rpcapi.creates == [(vol.id, "node1@file#file")]
+    assert volumes_db.volume_get(fixtures.admin(),
+                                 vol.id).host == "node1@file#file"
+
+
+def test_no_valid_backend_shows_a_reason(mgr):
+    register("node1@file")
+    mgr.update_service_capabilities(None, "node1@file", report(False),
+                                    time.time())
+    vtype = fixtures.make_type(specs={"multiattach": "<is> True"})
+    vol = creating(vtype)
+    mgr.create_volume(fixtures.admin(), vol.id)
+    row = volumes_db.volume_get(fixtures.admin(), vol.id)
+    assert row.status == "error"
+    assert row.error_reason == (
+        "No valid backend was found. None of 1 pools passed the filters: "
+        "CapabilitiesFilter rejected 1 (no multiattach=<is> True).")
+    assert mgr.volume_rpcapi.creates == []
+
+
+def test_reports_of_services_not_running_do_not_count(mgr):
+    mgr.update_service_capabilities(None, "ghost@file", report(True),
+                                    time.time())
+    vol = creating()
+    mgr.create_volume(fixtures.admin(), vol.id)
+    row = volumes_db.volume_get(fixtures.admin(), vol.id)
+    assert row.status == "error"
+    assert "No volume backend has reported" in row.error_reason
+
+
+def test_disabled_service_does_not_count(mgr):
+    register("node1@file")
+    services_db.service_set_disabled(fixtures.admin(), "node1@file",
+                                     "ashlar-volume", True, "x")
+    mgr.update_service_capabilities(None, "node1@file", report(True),
+                                    time.time())
+    vol = creating()
+    mgr.create_volume(fixtures.admin(), vol.id)
+    assert volumes_db.volume_get(fixtures.admin(), vol.id).status == "error"
+
+
+def test_up_hosts_cached_but_refreshed_by_a_new_backend(db):
+    conf = fixtures.make_conf()
+    now = [0.0]
+    up = scheduler_manager.UpHosts(conf, ttl=1.0, clock=lambda: now[0],
+                                   background=False)
+    register("a@file")
+    assert up.get() == {"a@file"}
+    register("b@file")
+    assert up.get() == {"a@file"}          # cached
+    up.notice("a@file")
+    assert up.get() == {"a@file"}
+    up.notice("b@file")                     # b reported: read again
+    assert up.get() == {"a@file", "b@file"}
+    services_db.service_set_disabled(fixtures.admin(), "a@file",
+                                     "ashlar-volume", True, "x")
+    now[0] += 1.5                           # ttl passed
+    assert up.get() == {"b@file"}
+
+
+def test_up_hosts_refresh_in_background_after_the_ttl(db):
+    conf = fixtures.make_conf()
+    now = [0.0]
+    up = scheduler_manager.UpHosts(conf, ttl=1.0, clock=lambda: now[0])
+    register("a@file")
+    assert up.get() == {"a@file"}
+    register("b@file")
+    now[0] += 1.5
+    assert up.get() == {"a@file"}           # answered at once, stale
+    harness_wait(lambda: up.get() == {"a@file", "b@file"})
+
+
+def harness_wait(predicate, timeout=10):
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.01)
+
+
+def test_after_start_asks_backends_to_report(mgr):
+    mgr.init_host("uuid")
+    mgr.after_start()
+    assert mgr.volume_rpcapi.publishes == 1
+
+
+def test_creates_wait_for_first_reports_after_start(mgr):
+    register("node1@file")
+    mgr.init_host("uuid")
+    vol = creating()
+    done = threading.Event()
+
+    def create():
+        mgr.create_volume(fixtures.admin(), vol.id)
+        done.set()
+    worker = threading.Thread(target=create)
+    worker.start()
+    assert not done.wait(0.3)       # held: node1 runs but has not reported
+    mgr.update_service_capabilities(None, "node1@file", report(False),
+                                    time.time())
+    assert done.wait(5)
+    worker.join()
+    assert mgr.volume_rpcapi.creates == [(vol.id, "node1@file#file")]
+
+
+def test_wait_for_first_reports_is_bounded(mgr):
+    register("silent@file")
+    mgr.init_host("uuid")
+    mgr._started_at -= mgr.store.freshness - 0.2
+    started = time.monotonic()
+    mgr._wait_for_first_reports()
+    assert time.monotonic() - started < 2
+    assert mgr._started_at is None
+
+
+def test_get_pools_exports_the_charged_view(mgr):
+    register("node1@file")
+    mgr.update_service_capabilities(None, "node1@file", report(True),
+                                    time.time())
+    mgr.create_volume(fixtures.admin(), creating().id)
+    exported = mgr.get_pools(None)["node1@file"]
+    assert exported["capabilities"]["pools"][0]["free_capacity_gb"] == 99
+    assert exported["age"] < 5

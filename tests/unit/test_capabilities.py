@@ -1,0 +1,314 @@
+"""Tests for common.capabilities: flattening, expiry, charges, matching."""
+
+import pytest
+
+from common import capabilities
+from common.capabilities import CapabilityStore
+
+
+class Clock:
+    def __init__(self, now=1000.0):
+        self.now = now
+
+    def __call__(self):
+        return self.now
+
+
+def report(multiattach=False, free=100, state="up", pools=None, **backend):
+    body = {"volume_backend_name": "b", "vendor_name": "Ashlar",
+            "driver_version": "1.0", "storage_protocol": "local",
+            "availability_zone": "nova"}
+    body.update(backend)
+    body["pools"] = pools if pools is not None else [{
+        "pool_name": "p", "total_capacity_gb": 1000,
+        "free_capacity_gb": free, "allocated_capacity_gb": 0,
+        "provisioned_capacity_gb": 0, "thin_provisioning_support": True,
+        "multiattach": multiattach, "backend_state": state}]
+    return body
+
+
+def charge(caps, size):
+    caps["free_capacity_gb"] -= size
+
+
+@pytest.fixture
+def clock():
+    return Clock()
+
+
+@pytest.fixture
+def store(clock):
+    return CapabilityStore(10, clock=clock, wall_clock=clock, charge=charge)
+
+
+def test_flatten_backend_keys_apply_unless_overridden():
+    flat = capabilities.flatten("h@b", report(pools=[
+        {"pool_name": "p1"},
+        {"pool_name": "p2", "storage_protocol": "iSCSI"}]), 5.0)
+    assert set(flat) == {"h@b#p1", "h@b#p2"}
+    assert flat["h@b#p1"]["storage_protocol"] == "local"
+    assert flat["h@b#p2"]["storage_protocol"] == "iSCSI"
+    assert flat["h@b#p1"]["vendor_name"] == "Ashlar"
+    assert flat["h@b#p1"]["timestamp"] == 5.0
+    assert "pools" not in flat["h@b#p1"]
+
+
+def test_flatten_without_pools_makes_one_named_after_the_backend():
+    flat = capabilities.flatten("h@b1", {"volume_backend_name": "x"}, 1.0)
+    assert list(flat) == ["h@b1#b1"]
+
+
+def test_report_fresh_until_window_then_expires(store, clock):
+    store.update("h@b", report(), timestamp=1.0)
+    assert list(store.fresh_pools()) == ["h@b#p"]
+    clock.now += 10
+    assert list(store.fresh_pools()) == ["h@b#p"]
+    clock.now += 0.01
+    assert store.fresh_pools() == {}
+    assert list(store.all_pools()) == ["h@b#p"]
+    assert store.fresh_backends() == set()
+
+
+def test_new_report_renews_freshness(store, clock):
+    store.update("h@b", report(), timestamp=1.0)
+    clock.now += 9
+    store.update("h@b", report(), timestamp=2.0)
+    clock.now += 9
+    assert list(store.fresh_pools()) == ["h@b#p"]
+
+
+def test_older_report_is_ignored(store):
+    assert store.update("h@b", report(free=50), timestamp=2.0)
+    assert not store.update("h@b", report(free=99), timestamp=1.0)
+    assert store.fresh_pools()["h@b#p"]["free_capacity_gb"] == 50
+
+
+def test_same_report_again_keeps_latest_receipt(store, clock):
+    store.update("h@b", report(), timestamp=2.0)
+    clock.now += 8
+    assert store.update("h@b", report(), timestamp=2.0, age=5.0)
+    clock.now += 5
+    # the warm copy was received 3 s after the direct one: still fresh
+    assert store.fresh_backends() == {"h@b"}
+
+
+def test_down_backend_state_does_not_count(store):
+    store.update("h@b", report(state="down"), timestamp=1.0)
+    assert store.fresh_pools() == {}
+    assert store.fresh_backends() == {"h@b"}
+    assert not store.any_counting()
+
+
+def test_up_hosts_restrict_counting(store):
+    store.update("h1@b", report(), timestamp=1.0)
+    store.update("h2@b", report(), timestamp=1.0)
+    assert set(store.fresh_pools(up_hosts={"h2@b"})) == {"h2@b#p"}
+    assert set(store.fresh_pools(up_hosts=[])) == set()
+    assert set(store.fresh_pools()) == {"h1@b#p", "h2@b#p"}
+
+
+def test_warm_keeps_ages(clock):
+    source = CapabilityStore(10, clock=clock)
+    source.update("old@b", report(), timestamp=1.0)
+    clock.now += 8
+    source.update("new@b", report(), timestamp=2.0)
+    target = CapabilityStore(10, clock=clock)
+    assert target.warm(source.export()) == 2
+    clock.now += 3
+    assert target.fresh_backends() == {"new@b"}
+    assert target.newest_report_age() == pytest.approx(3)
+
+
+def test_export_round_trip_keeps_pools_and_backend_keys(store):
+    store.update("h@b", report(multiattach=True), timestamp=3.0)
+    other = CapabilityStore(10)
+    other.warm(store.export())
+    caps = other.fresh_pools()["h@b#p"]
+    assert caps["multiattach"] is True
+    assert caps["vendor_name"] == "Ashlar"
+    assert caps["timestamp"] == 3.0
+
+
+def test_newest_report_age(store, clock):
+    assert store.newest_report_age() is None
+    store.update("h@b", report(), timestamp=1.0)
+    clock.now += 4
+    assert store.newest_report_age() == pytest.approx(4)
+
+
+def test_pool_gone_from_report_is_dropped(store):
+    store.update("h@b", report(pools=[{"pool_name": "a"},
+                                      {"pool_name": "b"}]), timestamp=1.0)
+    states = {p.name: p for p in store.pool_states()}
+    membership = store.membership
+    store.update("h@b", report(pools=[{"pool_name": "a"}]), timestamp=2.0)
+    assert set(store.all_pools()) == {"h@b#a"}
+    assert states["h@b#b"].present is False
+    assert states["h@b#a"].present is True
+    assert store.membership > membership
+
+
+def test_pool_state_is_stable_across_reports(store):
+    store.update("h@b", report(free=10), timestamp=1.0)
+    [first] = store.pool_states()
+    store.update("h@b", report(free=20), timestamp=2.0)
+    [second] = store.pool_states()
+    assert first is second and second.caps["free_capacity_gb"] == 20
+
+
+def test_forget(store):
+    store.update("h@b", report(), timestamp=1.0)
+    store.forget("h@b")
+    assert store.all_pools() == {}
+    store.forget("h@b")
+
+
+@pytest.mark.parametrize("specs, roots", [
+    ({"multiattach": "<is> True"}, ("multiattach",)),
+    ({"capabilities:multiattach": "<is> True", "volume_backend_name": "b"},
+     ("multiattach", "volume_backend_name")),
+    ({"capabilities:nested:free": "= 1"}, ("nested",)),
+    ({"capabilities": "x"}, None),
+])
+def test_spec_roots(specs, roots):
+    assert capabilities.spec_roots(specs) == roots
+
+
+def test_projection_groups_pools_by_the_values_read(store):
+    for i in range(6):
+        store.update("h%d@b" % i, report(multiattach=i % 3 == 0,
+                                         free=i), timestamp=1.0)
+    projection = store.projection(("multiattach",))
+    assert {key: len(pools) for key, pools in projection.groups.items()} \
+        == {(("bool", True),): 2, (("bool", False),): 4}
+    store.update("h1@b", report(multiattach=True), timestamp=2.0)
+    assert len(projection.groups[(("bool", True),)]) == 3
+    store.forget("h0@b")
+    assert len(projection.groups[(("bool", True),)]) == 2
+
+
+def test_projection_of_unhashable_and_missing_values(store):
+    store.update("a@b", report(pools=[{"pool_name": "p", "tags": ["x", "y"]}]),
+                 timestamp=1.0)
+    store.update("c@b", report(pools=[{"pool_name": "p"}]), timestamp=1.0)
+    assert store.find_satisfying({"tags": "<in> y"})[0] == "a@b#p"
+    assert store.find_satisfying({"tags": "z"}) == (None, [("tags",)])
+
+
+# -- charges ----------------------------------------------------------------
+def test_consume_charges_at_once(store):
+    store.update("h@b", report(free=100), timestamp=1.0)
+    [pool] = store.pool_states()
+    generation = store.generation
+    store.consume(pool, 30)
+    assert store.fresh_pools()["h@b#p"]["free_capacity_gb"] == 70
+    assert store.generation > generation
+
+
+def test_charge_survives_a_report_sent_before_it(store, clock):
+    clock.now = 100.0
+    store.update("h@b", report(free=100), timestamp=99.0)
+    [pool] = store.pool_states()
+    store.consume(pool, 30)                     # charged at wall time 100
+    store.update("h@b", report(free=100), timestamp=99.5)
+    assert pool.caps["free_capacity_gb"] == 70
+    store.update("h@b", report(free=70), timestamp=100.5)
+    assert pool.caps["free_capacity_gb"] == 70  # reflected: not charged twice
+
+
+def test_charge_expires_after_the_window(store, clock):
+    clock.now = 100.0
+    store.update("h@b", report(free=100), timestamp=99.0)
+    [pool] = store.pool_states()
+    store.consume(pool, 30)
+    store.update("h@b", report(free=100), timestamp=99.5)
+    assert pool.caps["free_capacity_gb"] == 70
+    clock.now += 11          # a sender whose clock lags ours by 11 s
+    store.update("h@b", report(free=100), timestamp=99.8)
+    assert pool.caps["free_capacity_gb"] == 100
+
+
+def test_consume_needs_a_charge_function():
+    plain = CapabilityStore(10)
+    plain.update("h@b", report(), timestamp=1.0)
+    with pytest.raises(RuntimeError):
+        plain.consume(plain.pool_states()[0], 1)
+
+
+def test_annotate_hook_sees_every_change(clock):
+    seen = []
+    store = CapabilityStore(10, clock=clock, charge=charge,
+                            annotate=lambda pool: seen.append(
+                                pool.caps["free_capacity_gb"]))
+    store.update("h@b", report(free=10), timestamp=1.0)
+    store.consume(store.pool_states()[0], 4)
+    assert seen == [10, 6]
+
+
+# -- matching -----------------------------------------------------------------
+def test_find_satisfying(store):
+    store.update("plain@b", report(), timestamp=1.0)
+    store.update("ma@b", report(multiattach=True), timestamp=1.0)
+    assert store.find_satisfying({"multiattach": "<is> True"}) == (
+        "ma@b#p", [])
+    name, failures = store.find_satisfying(
+        {"multiattach": "<is> True", "volume_backend_name": "nope"})
+    assert name is None
+    assert sorted(failures) == [("multiattach", "volume_backend_name"),
+                                ("volume_backend_name",)]
+
+
+def test_find_satisfying_ignores_stale_and_down_pools(store, clock):
+    store.update("ma@b", report(multiattach=True), timestamp=1.0)
+    store.update("down@b", report(multiattach=True, state="down"),
+                 timestamp=1.0)
+    clock.now += 5
+    store.update("plain@b", report(), timestamp=2.0)
+    assert store.find_satisfying({"multiattach": "<is> True"})[0] == "ma@b#p"
+    clock.now += 6
+    name, failures = store.find_satisfying({"multiattach": "<is> True"})
+    assert name is None and failures == [("multiattach",)]
+
+
+def test_find_satisfying_with_nothing_counting(store):
+    assert store.find_satisfying({"multiattach": "<is> True"}) == (None, [])
+
+
+def test_find_satisfying_volatile_specs_per_pool(store):
+    store.update("a@b", report(free=5), timestamp=1.0)
+    store.update("c@b", report(free=50), timestamp=1.0)
+    name, _ = store.find_satisfying({"free_capacity_gb": "= 40"})
+    assert name == "c@b#p"
+    name, failures = store.find_satisfying({"free_capacity_gb": "= 60"})
+    assert name is None and failures == [("free_capacity_gb",)]
+    store.update("a@b", report(free=70), timestamp=2.0)
+    assert store.find_satisfying({"free_capacity_gb": "= 60"})[0] == "a@b#p"
+
+
+def test_find_satisfying_reading_the_whole_dict(store):
+    store.update("a@b", report(), timestamp=1.0)
+    assert store.find_satisfying({"capabilities": "x"}) == (
+        None, [("capabilities",)])
+
+
+def test_matching_memo_follows_new_capabilities(store):
+    store.update("h@b", report(), timestamp=1.0)
+    assert store.find_satisfying({"multiattach": "<is> True"})[0] is None
+    store.update("h@b", report(multiattach=True), timestamp=2.0)
+    assert store.find_satisfying({"multiattach": "<is> True"})[0] == "h@b#p"
+
+
+def test_freshness_window_option():
+    class Conf:
+        backend_stats_polling_interval = 7
+
+        class scheduler:
+            capability_freshness = 0
+    assert capabilities.freshness_window(Conf) == 14
+    Conf.scheduler.capability_freshness = 3
+    assert capabilities.freshness_window(Conf) == 3
+
+
+def test_first_report_is_taken_whatever_its_timestamp(store):
+    assert store.update("h@b", report(), timestamp=0.0)
+    assert list(store.fresh_pools()) == ["h@b#p"]
