@@ -1,5 +1,6 @@
 """Volume manager extend/retype and the volume RPC client (1.1)."""
 
+import threading
 from unittest import mock
 
 import pytest
@@ -140,3 +141,18 @@ def test_rpc_refuses_old_servers(client):
     raw.can_send_version.return_value = False
     with pytest.raises(rpcapi.rpc.ServiceTooOld):
         api.attachment_connect("ctxt", "h@b", "a1")
+
+
+def test_a_burst_of_capacity_changes_makes_one_report(mgr):
+    reported = []
+    done = threading.Event()
+
+    def report():
+        reported.append(1)
+        done.set()
+    with mock.patch.object(mgr, "report_capabilities", side_effect=report):
+        for _ in range(20):
+            mgr._capacity_changed()
+        assert done.wait(5)
+    assert reported == [1]
+    assert mgr._report_pending is False
