@@ -203,7 +203,8 @@ class SchedulerManager(service.Manager):
     def create_volume(self, ctxt: Any, volume_id: str) -> None:
         """Choose a pool for a ``creating`` volume and cast it there."""
         try:
-            volume = volumes_db.volume_get(ctxt, volume_id)
+            volume = volumes_db.volume_get(ctxt, volume_id,
+                                           with_type_specs=True)
         except exception.VolumeNotFound:
             return
         if volume.status != STATUS.CREATING or volume.host:

@@ -4,6 +4,7 @@ from typing import Any
 
 import sqlalchemy as sa
 from oslo_db.sqlalchemy import utils as db_utils
+from sqlalchemy import orm
 
 from common import exception
 from common.db import models
@@ -33,17 +34,35 @@ def volume_create(context: Any, values: dict,
     return _get(context.session, row.id)
 
 
-def _get(session: Any, volume_id: str) -> models.Volume:
-    row = session.get(models.Volume, volume_id, populate_existing=True)
+def _load_options(with_type_specs: bool) -> list:
+    """What a volume read brings along: its type, metadata and attachments
+    in two statements, the type's extra specs only when asked for."""
+    vtype = orm.joinedload(models.Volume.volume_type)
+    return [vtype.selectinload(models.VolumeType.extra_specs)
+            if with_type_specs
+            else vtype.raiseload(models.VolumeType.extra_specs),
+            orm.joinedload(models.Volume.volume_metadata),
+            orm.selectinload(models.Volume.attachments).raiseload(
+                models.VolumeAttachment.specs)]
+
+
+def _get(session: Any, volume_id: str,
+         with_type_specs: bool = False) -> models.Volume:
+    query = sa.select(models.Volume).where(models.Volume.id == volume_id) \
+        .options(*_load_options(with_type_specs)) \
+        .execution_options(populate_existing=True)
+    row = session.execute(query).unique().scalars().first()
     if row is None:
         raise exception.VolumeNotFound(volume_id=volume_id)
     return row
 
 
 @reader
-def volume_get(context: Any, volume_id: str) -> models.Volume:
-    """:raises VolumeNotFound:"""
-    return _get(context.session, volume_id)
+def volume_get(context: Any, volume_id: str,
+               with_type_specs: bool = False) -> models.Volume:
+    """:param with_type_specs: also load the type's extra specs.
+    :raises VolumeNotFound:"""
+    return _get(context.session, volume_id, with_type_specs)
 
 
 @reader
@@ -56,7 +75,8 @@ def volume_list(context: Any, project_id: str | None = None,
 
     :raises VolumeNotFound: for an unknown marker, as Cinder does.
     """
-    query = context.session.query(models.Volume)
+    query = context.session.query(models.Volume).options(
+        *_load_options(False))
     if project_id is not None:
         query = query.filter(models.Volume.project_id == project_id)
     for key, value in (filters or {}).items():
