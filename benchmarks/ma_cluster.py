@@ -23,12 +23,11 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(
-    __file__))))
-
-from tests.functional import harness  # noqa: E402
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, REPO)
 
 PROJECT = "ba5eba11ba5eba11ba5eba11ba5eba11"
 MA = "[ma]\nvolume_driver = file\nfile_volume_format = raw\n"
@@ -43,6 +42,9 @@ class Cluster:
                  polling_interval: int = 10, report_interval: int = 10,
                  service_down_time: int = 60,
                  folder: str | None = None) -> None:
+        # NOTE: imported here so that "extra start" (bench.py's S6 start
+        # command, timed) spawns the node without importing test helpers.
+        from tests.functional import harness
         self.folder = pathlib.Path(folder or tempfile.mkdtemp(
             prefix="ashlar-bench-"))
         self.vhost, self._drop_vhost = harness.broker_vhost()
@@ -64,6 +66,7 @@ class Cluster:
         self.dep.start("node2", "services.volume", "node2",
                        backends="plain", extra=PLAIN)
         self.dep.start("api", "services.api", "api")
+        from tests.functional import harness
         harness.wait_for(lambda: sorted(self.client.pools()) == [
             "node1@ma#ma", "node2@plain#plain"], timeout=120,
             what="both pools in get_pools")
@@ -83,7 +86,7 @@ def start_extra(state: pathlib.Path) -> None:
     log = open(state / "extra.log", "ab")
     proc = subprocess.Popen(
         [sys.executable, "-m", "services.volume", "--config-file",
-         str(state / "extra.conf")], cwd=harness.REPO, stdout=log,
+         str(state / "extra.conf")], cwd=REPO, stdout=log,
         stderr=subprocess.STDOUT, start_new_session=True)
     (state / "extra.pid").write_text(str(proc.pid))
 
@@ -106,6 +109,11 @@ def stop_extra(state: pathlib.Path) -> None:
 
 
 def serve(args: argparse.Namespace) -> None:
+    # NOTE: handlers, not a blocked signal mask: children inherit the mask
+    # and would then ignore the SIGTERM that stops them.
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    signal.signal(signal.SIGINT, lambda *_: stop.set())
     cluster = Cluster(args.db, args.workers)
     try:
         ready = cluster.start()
@@ -121,7 +129,7 @@ def serve(args: argparse.Namespace) -> None:
               "--s6-backend-name extra"
               % (cluster.dep.endpoint, sys.executable, me, cluster.folder,
                  sys.executable, me, cluster.folder), flush=True)
-        signal.sigwait([signal.SIGINT, signal.SIGTERM])
+        stop.wait()
     finally:
         stop_extra(cluster.folder)
         cluster.stop()
@@ -138,8 +146,6 @@ def main() -> None:
     extra.add_argument("state", type=pathlib.Path)
     args = parser.parse_args()
     if args.command == "serve":
-        signal.pthread_sigmask(signal.SIG_BLOCK,
-                               [signal.SIGINT, signal.SIGTERM])
         serve(args)
     elif args.action == "start":
         start_extra(args.state)
