@@ -12,7 +12,8 @@ and ``capabilities_filter.py``), quirks included:
   ``s!=``, ``s<``, ``s<=``, ``s>``, ``s>=`` compare as strings; ``<in>`` is
   containment (a substring for strings); ``<is>`` parses both sides with
   ``bool_from_string`` (anything unrecognised reads as False);
-  ``<or> a <or> b`` is string equality with any alternative.
+  ``<or> a <or> b`` is string equality with any alternative;
+  ``<all-in> a b`` needs every operand in the value (all the words count).
 - A value without an operator is compared whole with ``==``, so a boolean
   capability ``True`` never equals the spec ``"True"``: use ``<is> True``.
 - A capability of None, or an operator without an operand, never matches.
@@ -40,6 +41,7 @@ MULTIATTACH_KEY = "multiattach"
 MULTIATTACH_VALUE = "<is> True"
 
 _OR = "<or>"
+_ALL_IN = "<all-in>"
 _MISSING = object()
 
 
@@ -92,6 +94,8 @@ def match_value(capability_value: Any, requirement: str | None) -> bool:
     if op == _OR:
         return capability_value is not None and _match_or(
             capability_value, words[1:])
+    if op == _ALL_IN:
+        return _match_all_in(capability_value, words[1:])
     method = _OPERATORS.get(op)
     if method is None:
         return bool(capability_value == requirement)
@@ -110,6 +114,18 @@ def _match_or(capability_value: Any, words: list[str]) -> bool:
     without checking that it is ``<or>``.
     """
     return any(capability_value == word for word in words[::2])
+
+
+def _match_all_in(capability_value: Any, operands: list[str]) -> bool:
+    """``<all-in> a b``: every operand is in the value (Cinder's operator
+    for lists of features); no operand, or a value that cannot contain
+    them, is no match."""
+    if capability_value is None or not operands:
+        return False
+    try:
+        return all(operand in capability_value for operand in operands)
+    except TypeError:
+        return False
 
 
 def _capability_path(key: str) -> tuple[str, ...] | None:

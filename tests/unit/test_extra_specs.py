@@ -293,3 +293,16 @@ def test_multiattach_constants_agree():
     assert extra_specs.MULTIATTACH_VALUE == "<is> True"
     assert is_multiattach_spec(
         {extra_specs.MULTIATTACH_KEY: extra_specs.MULTIATTACH_VALUE})
+
+
+@pytest.mark.parametrize("value, requirement, expected", [
+    (["aes", "vmx", "sse"], "<all-in> aes vmx", True),
+    (["aes", "sse"], "<all-in> aes vmx", False),
+    ("aes vmx sse", "<all-in> vmx aes", True),
+    ("aes", "<all-in> aes vmx", False),
+    (["aes"], "<all-in>", False),
+    (None, "<all-in> aes", False),
+    (42, "<all-in> 4", False),
+])
+def test_all_in_needs_every_operand(value, requirement, expected):
+    assert extra_specs.match_value(value, requirement) is expected
