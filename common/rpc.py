@@ -9,6 +9,7 @@ import functools
 from typing import Any, Callable
 
 import oslo_messaging as messaging
+from oslo_messaging.rpc import dispatcher
 from oslo_config import cfg
 from oslo_log import log as logging
 
@@ -87,9 +88,12 @@ def get_client(target: messaging.Target, version_cap: str | None = None,
 
 def get_server(target: messaging.Target,
                endpoints: list) -> messaging.MessageHandlingServer:
-    return messaging.get_rpc_server(_transport(), target, endpoints,
-                                    executor="threading",
-                                    serializer=RequestContextSerializer())
+    """An RPC server that dispatches only methods marked
+    ``@messaging.expose`` (lifecycle hooks and helpers stay private)."""
+    return messaging.get_rpc_server(
+        _transport(), target, endpoints, executor="threading",
+        serializer=RequestContextSerializer(),
+        access_policy=dispatcher.ExplicitRPCAccessPolicy)
 
 
 class ServiceTooOld(exception.AshlarException):

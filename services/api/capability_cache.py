@@ -200,6 +200,7 @@ class _Reports:
     def __init__(self, cache: CapabilityCache) -> None:
         self._cache = cache
 
+    @messaging.expose
     def update_service_capabilities(self, ctxt: Any, service_host: str,
                                     capabilities: dict,
                                     timestamp: float) -> None:

@@ -26,6 +26,7 @@ class ApiEndpoint:
     def __init__(self, attachment_ops: Any) -> None:
         self.ops = attachment_ops
 
+    @messaging.expose
     @messaging.expected_exceptions(exception.AshlarException)
     def attachment_create(self, ctxt: Any, volume_id: str,
                           instance_uuid: str | None = None,
@@ -35,20 +36,24 @@ class ApiEndpoint:
                               connector=connector, mode=mode)
         return views.detail(row)
 
+    @messaging.expose
     @messaging.expected_exceptions(exception.AshlarException)
     def attachment_update(self, ctxt: Any, attachment_id: str,
                           connector: dict) -> dict:
         return views.detail(self.ops.update(ctxt, attachment_id, connector))
 
+    @messaging.expose
     @messaging.expected_exceptions(exception.AshlarException)
     def attachment_complete(self, ctxt: Any, attachment_id: str) -> None:
         self.ops.complete(ctxt, attachment_id)
 
+    @messaging.expose
     @messaging.expected_exceptions(exception.AshlarException)
     def attachment_get(self, ctxt: Any, attachment_id: str) -> dict:
         row, shared = self.ops.get(ctxt, attachment_id)
         return views.show(row, shared)
 
+    @messaging.expose
     @messaging.expected_exceptions(exception.AshlarException)
     def attachment_delete(self, ctxt: Any, attachment_id: str) -> dict:
         return views.deleted(self.ops.delete(ctxt, attachment_id))

@@ -176,6 +176,7 @@ class SchedulerManager(service.Manager):
                 LOG.warning("Volume %(id)s: %(reason)s",
                             {"id": row.id, "reason": reason})
 
+    @messaging.expose
     def update_service_capabilities(self, ctxt: Any, service_host: str,
                                     capabilities: dict,
                                     timestamp: float) -> None:
@@ -185,6 +186,7 @@ class SchedulerManager(service.Manager):
                 with self._reported:
                     self._reported.notify_all()
 
+    @messaging.expose
     def get_pools(self, ctxt: Any) -> dict:
         """Every backend's last report with its age (API views and warming).
 
@@ -200,6 +202,7 @@ class SchedulerManager(service.Manager):
         """
         return self.placer.choose(request, self.up_hosts.get())
 
+    @messaging.expose
     def create_volume(self, ctxt: Any, volume_id: str) -> None:
         """Choose a pool for a ``creating`` volume and cast it there."""
         try:

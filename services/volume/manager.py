@@ -95,6 +95,7 @@ class VolumeManager(service.Manager):
             self.delete_volume(ctxt, row.id)
 
     # -- RPC methods -----------------------------------------------------
+    @messaging.expose
     def create_volume(self, ctxt: Any, volume_id: str) -> None:
         """Create the volume on the backend; ``creating`` -> ``available``."""
         try:
@@ -126,6 +127,7 @@ class VolumeManager(service.Manager):
                  {"id": volume_id, "host": self.service_host})
         self._capacity_changed()
 
+    @messaging.expose
     def delete_volume(self, ctxt: Any, volume_id: str) -> None:
         """Remove the volume from the backend, then its row."""
         try:
@@ -149,14 +151,17 @@ class VolumeManager(service.Manager):
         LOG.info("Deleted volume %s", volume_id)
         self._capacity_changed()
 
+    @messaging.expose
     def attachment_connect(self, ctxt: Any, attachment_id: str) -> dict:
         """Connect an attachment the API put in flight; see attach.py."""
         return self.attacher.connect(ctxt, attachment_id)
 
+    @messaging.expose
     def attachment_disconnect(self, ctxt: Any, attachment_id: str) -> None:
         """Terminate the connection of an attachment being deleted."""
         self.attacher.disconnect(ctxt, attachment_id)
 
+    @messaging.expose
     def extend_volume(self, ctxt: Any, volume_id: str, new_size: int) -> None:
         """Grow the volume; ``extending`` -> what its attachments say."""
         try:
@@ -183,6 +188,7 @@ class VolumeManager(service.Manager):
                  {"id": volume_id, "size": new_size})
         self._capacity_changed()
 
+    @messaging.expose
     def retype_volume(self, ctxt: Any, volume_id: str, new_type_id: str,
                       migration_policy: str) -> None:
         """Take the new type if this pool satisfies it (no migration yet).
@@ -221,6 +227,7 @@ class VolumeManager(service.Manager):
                  {"id": volume_id, "type": vtype.name,
                   "result": "refused" if missing else "done"})
 
+    @messaging.expose
     def publish_service_capabilities(self, ctxt: Any) -> None:
         """Report now: a scheduler or API worker just started."""
         self.report_capabilities()

@@ -1,0 +1,66 @@
+"""common.rpc on oslo.messaging's in-process transport."""
+
+import uuid
+
+import oslo_messaging as messaging
+import pytest
+from common import conf as ashlar_conf
+from common import context as ashlar_context
+from common import exception
+from common import rpc
+
+
+class _Endpoint:
+    target = messaging.Target(version="1.0")
+
+    @messaging.expose
+    def echo(self, ctxt, value):
+        return {"value": value, "project": ctxt.project_id,
+                "request_id": ctxt.request_id}
+
+    @messaging.expose
+    def fail(self, ctxt):
+        raise exception.VolumeNotFound(volume_id="v1")
+
+    def init_host(self, service_uuid):
+        return "hook"
+
+
+@pytest.fixture
+def client():
+    rpc.cleanup()
+    conf = ashlar_conf.CONF
+    conf([], project="ashlar")
+    rpc.init(conf, embedded=True)
+    topic = "test-%s" % uuid.uuid4().hex[:8]
+    server = rpc.get_server(messaging.Target(topic=topic, server="s1"),
+                            [_Endpoint()])
+    server.start()
+    yield rpc.get_client(messaging.Target(topic=topic, version="1.0"),
+                         timeout=5)
+    server.stop()
+    server.wait()
+    rpc.cleanup()
+    conf.reset()
+
+
+def _ctxt():
+    return ashlar_context.RequestContext(user_id="u", project_id="p1",
+                                         roles=["member"], is_admin=False)
+
+
+def test_context_crosses_the_bus(client):
+    ctxt = _ctxt()
+    answer = client.call(ctxt, "echo", value=3)
+    assert answer == {"value": 3, "project": "p1",
+                      "request_id": ctxt.request_id}
+
+
+def test_domain_exceptions_keep_their_class(client):
+    with pytest.raises(exception.VolumeNotFound):
+        client.call(_ctxt(), "fail")
+
+
+def test_only_exposed_methods_are_reachable(client):
+    with pytest.raises(messaging.NoSuchMethod):
+        client.call(_ctxt(), "init_host", service_uuid="x")
