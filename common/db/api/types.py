@@ -5,6 +5,7 @@ from typing import Any
 
 import sqlalchemy as sa
 from oslo_db import exception as db_exc
+from sqlalchemy import orm
 
 from common import exception
 from common.db import models
@@ -58,12 +59,21 @@ def type_get_by_name(context: Any, name: str) -> models.VolumeType:
     return row
 
 
+@reader
 def type_get_by_name_or_id(context: Any, name_or_id: str) -> models.VolumeType:
-    """Resolve what a create or retype names: an id first, then a name."""
-    try:
-        return type_get(context, name_or_id)
-    except exception.VolumeTypeNotFound:
-        return type_get_by_name(context, name_or_id)
+    """Resolve what a create or retype names: an id first, then a name.
+
+    One statement (this is on the path of every create).
+    :raises VolumeTypeNotFoundByName:
+    """
+    query = sa.select(models.VolumeType).where(sa.or_(
+        models.VolumeType.id == name_or_id,
+        models.VolumeType.name == name_or_id)).options(
+        orm.joinedload(models.VolumeType.extra_specs))
+    rows = context.session.execute(query).unique().scalars().all()
+    for row in sorted(rows, key=lambda r: r.id != name_or_id):
+        return row
+    raise exception.VolumeTypeNotFoundByName(volume_type_name=name_or_id)
 
 
 @reader
