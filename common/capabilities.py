@@ -27,9 +27,6 @@ from typing import Any
 
 from common import extra_specs as specs_matcher
 
-#: Keys a backend reports once for all its pools.
-BACKEND_KEYS = ("volume_backend_name", "vendor_name", "driver_version",
-                "storage_protocol")
 #: Pool keys that change as volumes come and go: specs reading them are
 #: matched afresh on every query.
 VOLATILE_KEYS = frozenset(("total_capacity_gb", "free_capacity_gb",
@@ -332,9 +329,6 @@ class CapabilityStore:
             self.generation += 1
 
     # -- reading -------------------------------------------------------------
-    def is_fresh(self, received_at: float) -> bool:
-        return self._clock() - received_at <= self.freshness
-
     def fresh_since(self) -> float:
         """Receipt time at or after which a report is fresh now."""
         return self._clock() - self.freshness

@@ -11,7 +11,6 @@ CAPABILITIES_TOPIC = "ashlar-capabilities"
 SCHEDULER_BINARY = "ashlar-scheduler"
 VOLUME_BINARY = "ashlar-volume"
 
-DEFAULT_TYPE_NAME = "__DEFAULT__"
 
 
 class VolumeStatus:

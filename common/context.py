@@ -61,13 +61,6 @@ class RequestContext(oslo_context.RequestContext):
                    global_request_id=values.get("global_request_id"),
                    overwrite=False)
 
-    def elevated(self) -> "RequestContext":
-        """Return a copy of this context with admin rights."""
-        ctx = self.from_dict(self.to_dict())
-        ctx.is_admin = True
-        if "admin" not in ctx.roles:
-            ctx.roles.append("admin")
-        return ctx
 
 
 def get_admin_context() -> RequestContext:

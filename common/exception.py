@@ -126,13 +126,6 @@ class VolumeTypeExists(Conflict):
     msg_fmt = "Volume Type %(name)s already exists."
 
 
-class StatusConflict(Conflict):
-    """A compare-and-swap found another status than it expected."""
-
-    msg_fmt = ("%(resource)s %(id)s status must be %(expected)s, "
-               "but it is %(actual)s.")
-
-
 class NoValidBackend(AshlarException):
     msg_fmt = "No valid backend was found. %(reason)s"
 

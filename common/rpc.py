@@ -52,10 +52,6 @@ def cleanup() -> None:
         _TRANSPORT = None
 
 
-def is_initialized() -> bool:
-    return _TRANSPORT is not None
-
-
 def _transport() -> messaging.Transport:
     if _TRANSPORT is None:
         raise RuntimeError("common.rpc.init() was not called")

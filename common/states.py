@@ -65,8 +65,6 @@ _PRECEDENCE = ((ATT.ATTACHED, VOL.IN_USE), (ATT.ATTACHING, VOL.ATTACHING),
 
 #: Attachment statuses whose row may hold a backend connection.
 CONNECTED = frozenset([ATT.ATTACHING, ATT.ATTACHED])
-ERROR_STATUSES = frozenset([ATT.ERROR_ATTACHING, ATT.ERROR_DETACHING])
-
 #: Attach modes; ``null`` (the string) means "not said", treated as rw.
 MODE_NULL = "null"
 MODE_RW = "rw"
@@ -89,7 +87,6 @@ class Transition:
     RECONNECTING = "reconnecting"  # update of a connected row (same host)
     DISCONNECTING = "disconnecting"  # delete of a row with a connection
 
-    ALL = frozenset([CREATING, CONNECTING, RECONNECTING, DISCONNECTING])
     CONNECT = frozenset([CREATING, CONNECTING, RECONNECTING])
 
 

@@ -39,10 +39,6 @@ from common.db.api import writer
 VA = models.VolumeAttachment
 VOL = models.Volume
 
-SORT_KEYS = ("created_at", "updated_at", "id", "attach_status",
-             "instance_uuid", "volume_id")
-FILTER_KEYS = ("volume_id", "attach_status", "instance_uuid")
-
 
 # -- connector rows ---------------------------------------------------------
 

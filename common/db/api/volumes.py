@@ -14,13 +14,6 @@ from common.db.api import retry_on_deadlock
 from common.db.api import utcnow
 from common.db.api import writer
 
-#: Columns a list may be sorted or filtered by (API names map onto them).
-SORT_KEYS = ("created_at", "updated_at", "id", "display_name", "size",
-             "status", "availability_zone", "volume_type_id", "host")
-FILTER_KEYS = ("display_name", "status", "size", "availability_zone",
-               "bootable", "multiattach", "volume_type_id", "host",
-               "attach_status", "migration_status", "user_id")
-
 
 @retry_on_deadlock
 @writer
