@@ -73,3 +73,15 @@ def test_bad_input_writes_nothing(cluster):
         body = resp.json()
         assert list(body.values())[0]["code"] == code
     assert len(client.get("/volumes").json()["volumes"]) == before
+
+
+def test_create_survives_a_scheduler_restart(cluster):
+    """A create cast while no scheduler runs waits in its queue."""
+    dep, client = cluster
+    dep.stop("scheduler")
+    volume = client.create_volume(size=1)
+    assert client.volume_status(volume["id"]) == "creating"
+    dep.start("scheduler", "services.scheduler", "sched")
+    client.wait_status(volume["id"], "available", timeout=60)
+    assert client.delete("/volumes/%s" % volume["id"]).status_code == 202
+    client.wait_status(volume["id"], None)
