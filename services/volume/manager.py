@@ -95,27 +95,47 @@ class VolumeManager(service.Manager):
             self.delete_volume(ctxt, row.id)
 
     # -- RPC methods -----------------------------------------------------
-    @messaging.expose
-    def create_volume(self, ctxt: Any, volume_id: str) -> None:
-        """Create the volume on the backend; ``creating`` -> ``available``."""
+    @staticmethod
+    def _volume_in(ctxt: Any, volume_id: str, status: str) -> Any | None:
+        """The volume row if it is (still) in ``status``; else None."""
         try:
             row = volumes_db.volume_get(ctxt, volume_id)
         except exception.VolumeNotFound:
-            return
-        if row.status != STATUS.CREATING:
-            LOG.info("Volume %(id)s is %(status)s, not creating it",
-                     {"id": volume_id, "status": row.status})
-            return
+            return None
+        if row.status != status:
+            LOG.info("Volume %(id)s is %(status)s, not %(wanted)s; leaving it",
+                     {"id": volume_id, "status": row.status, "wanted": status})
+            return None
+        return row
+
+    def _driver_call(self, ctxt: Any, row: Any, action: str,
+                     failed_status: str) -> dict | None:
+        """Run the driver's ``<action>_volume``; on failure set
+        ``failed_status`` with a reason the user can read.
+
+        :returns: the driver's model update ({} when none), None on failure.
+        """
         try:
-            update = self.driver.create_volume(_driver_volume(row)) or {}
+            return getattr(self.driver, "%s_volume" % action)(
+                _driver_volume(row)) or {}
         except Exception as exc:
-            LOG.exception("Driver failed to create volume %s", volume_id)
-            volumes_db.volume_cas(ctxt, volume_id,
-                                  {"status": STATUS.CREATING},
-                                  {"status": STATUS.ERROR,
-                                   "error_reason": "Backend %s failed to "
-                                   "create the volume: %s"
-                                   % (self.service_host, exc)})
+            LOG.exception("Driver failed to %(action)s volume %(id)s",
+                          {"action": action, "id": row.id})
+            volumes_db.volume_cas(ctxt, row.id, {"status": row.status},
+                                  {"status": failed_status,
+                                   "error_reason": "Backend %s failed to %s "
+                                   "the volume: %s"
+                                   % (self.service_host, action, exc)})
+            return None
+
+    @messaging.expose
+    def create_volume(self, ctxt: Any, volume_id: str) -> None:
+        """Create the volume on the backend; ``creating`` -> ``available``."""
+        row = self._volume_in(ctxt, volume_id, STATUS.CREATING)
+        if row is None:
+            return
+        update = self._driver_call(ctxt, row, "create", STATUS.ERROR)
+        if update is None:
             return
         values = dict(update, status=STATUS.AVAILABLE,
                       service_uuid=self.service_uuid)
@@ -130,22 +150,9 @@ class VolumeManager(service.Manager):
     @messaging.expose
     def delete_volume(self, ctxt: Any, volume_id: str) -> None:
         """Remove the volume from the backend, then its row."""
-        try:
-            row = volumes_db.volume_get(ctxt, volume_id)
-        except exception.VolumeNotFound:
-            return
-        if row.status != STATUS.DELETING:
-            return
-        try:
-            self.driver.delete_volume(_driver_volume(row))
-        except Exception as exc:
-            LOG.exception("Driver failed to delete volume %s", volume_id)
-            volumes_db.volume_cas(ctxt, volume_id,
-                                  {"status": STATUS.DELETING},
-                                  {"status": STATUS.ERROR_DELETING,
-                                   "error_reason": "Backend %s failed to "
-                                   "delete the volume: %s"
-                                   % (self.service_host, exc)})
+        row = self._volume_in(ctxt, volume_id, STATUS.DELETING)
+        if row is None or self._driver_call(
+                ctxt, row, "delete", STATUS.ERROR_DELETING) is None:
             return
         volumes_db.volume_destroy(ctxt, volume_id)
         LOG.info("Deleted volume %s", volume_id)

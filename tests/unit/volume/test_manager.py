@@ -5,6 +5,7 @@ from unittest import mock
 
 import pytest
 
+from common import exception
 from common.db.api import attachments as db
 from common.db.api import volumes as volumes_db
 from drivers import fake as fake_driver
@@ -156,3 +157,41 @@ def test_a_burst_of_capacity_changes_makes_one_report(mgr):
         assert done.wait(5)
     assert reported == [1]
     assert mgr._report_pending is False
+
+
+def test_create_makes_the_volume_available(mgr):
+    vol = fixtures.make_volume(status="creating", provider_location=None)
+    with mock.patch.object(mgr, "_capacity_changed") as changed:
+        mgr.create_volume(fixtures.admin(), vol.id)
+    assert _get(vol).status == "available"
+    assert vol.id in mgr.driver.volumes
+    changed.assert_called_once_with()
+
+
+def test_a_failed_create_is_an_error_with_a_reason(mgr):
+    vol = fixtures.make_volume(status="creating", provider_location=None)
+    with mock.patch.object(mgr.driver, "create_volume",
+                           side_effect=RuntimeError("disk on fire")):
+        mgr.create_volume(fixtures.admin(), vol.id)
+    row = _get(vol)
+    assert row.status == "error"
+    assert "failed to create the volume: disk on fire" in row.error_reason
+
+
+def test_create_leaves_a_volume_that_is_no_longer_creating(mgr):
+    vol = fixtures.make_volume(status="error", provider_location=None)
+    mgr.create_volume(fixtures.admin(), vol.id)
+    assert _get(vol).status == "error"
+    assert vol.id not in mgr.driver.volumes
+
+
+def test_delete_removes_the_row_or_marks_error_deleting(mgr):
+    gone = _vol(mgr, status="deleting")
+    mgr.delete_volume(fixtures.admin(), gone.id)
+    with pytest.raises(exception.VolumeNotFound):
+        _get(gone)
+    stuck = _vol(mgr, status="deleting")
+    with mock.patch.object(mgr.driver, "delete_volume",
+                           side_effect=RuntimeError("busy")):
+        mgr.delete_volume(fixtures.admin(), stuck.id)
+    assert _get(stuck).status == "error_deleting"
