@@ -99,10 +99,6 @@ class UpHosts:
         return self._hosts
 
 
-def _older_than(when: Any, seconds: float) -> bool:
-    return (db_api.utcnow() - when).total_seconds() > seconds
-
-
 class SchedulerManager(service.Manager):
     """Serves ``ashlar-scheduler`` and listens to ``ashlar-capabilities``."""
 
@@ -149,7 +145,24 @@ class SchedulerManager(service.Manager):
 
     def periodic_tasks(self) -> list[tuple[float, Callable[[], None]]]:
         return [(max(1.0, self.conf.service_down_time / 2),
-                 self._fail_orphaned_creates)]
+                 self._fail_orphaned_creates),
+                (self.conf.rpc_call_timeout, self._place_lost_creates)]
+
+    def _place_lost_creates(self) -> None:
+        """Place ``creating`` volumes no scheduler got a cast for.
+
+        A broker restart can drop a queue with its messages; a create
+        unplaced for longer than an RPC timeout is placed from the
+        database.  Placement's compare-and-swap on ``host`` keeps a late
+        cast, or another scheduler, from placing it twice.
+        """
+        ctxt = ashlar_context.get_admin_context()
+        for row in volumes_db.volume_list(
+                ctxt, filters={"status": STATUS.CREATING, "host": None}):
+            if db_api.older_than(row.created_at, self.conf.rpc_call_timeout):
+                LOG.info("Placing volume %s, whose create cast was lost",
+                         row.id)
+                self.create_volume(ctxt, row.id)
 
     def _fail_orphaned_creates(self) -> None:
         """Turn ``creating`` volumes whose volume service died into ``error``.
@@ -162,7 +175,7 @@ class SchedulerManager(service.Manager):
         for row in volumes_db.volume_list(ctxt,
                                           filters={"status": STATUS.CREATING}):
             backend = (row.host or "").partition("#")[0]
-            if not backend or backend in up or not _older_than(
+            if not backend or backend in up or not db_api.older_than(
                     row.updated_at or row.created_at,
                     self.conf.service_down_time):
                 continue

@@ -5,9 +5,10 @@ report capacity.  A failed cast has no caller to tell, so failures become an
 ``error`` status with a reason the user can read.
 """
 
+import contextlib
 import threading
 import time
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 import oslo_messaging as messaging
 from oslo_config import cfg
@@ -21,6 +22,7 @@ from common import extra_specs
 from common import service
 from common import states
 from common.db.api import attachments as attachments_db
+from common.db.api import older_than
 from common.db.api import types as types_db
 from common.db.api import volumes as volumes_db
 from drivers import base as driver_base
@@ -51,6 +53,8 @@ class VolumeManager(service.Manager):
         self.attacher = attach.Attacher(conf, driver, self.service_host)
         self._report_lock = threading.Lock()
         self._report_pending = False
+        #: Volumes this process is creating or deleting right now.
+        self._working: set[str] = set()
 
     # -- lifecycle -------------------------------------------------------
     def init_host(self, service_uuid: str) -> None:
@@ -67,7 +71,8 @@ class VolumeManager(service.Manager):
         return [(self.conf.backend_stats_polling_interval,
                  self.report_capabilities),
                 (self.conf.attachment_check_interval,
-                 self.check_stuck_attachments)]
+                 self.check_stuck_attachments),
+                (self.conf.rpc_call_timeout, self._finish_lost_work)]
 
     def check_stuck_attachments(self) -> None:
         """Resolve attachments left in flight by a process that died."""
@@ -80,21 +85,44 @@ class VolumeManager(service.Manager):
                     ctxt, filters={"status": status})
                 if (row.host or "").startswith(prefix)]
 
-    def _finish_interrupted_work(self) -> None:
-        """Finish creates and deletes a previous run of this backend began.
+    def _finish_interrupted_work(self, min_age: float = 0.0) -> None:
+        """Finish creates and deletes of this backend no message will bring.
 
-        RPC messages are acknowledged before they are handled, so work that
-        was in hand when the process died is not redelivered.
+        At start, everything a previous run began: RPC messages are
+        acknowledged before they are handled, so work in hand when the
+        process died is not redelivered.
         """
         ctxt = ashlar_context.get_admin_context()
-        for row in self._my_volumes(STATUS.CREATING):
-            LOG.info("Resuming create of volume %s", row.id)
-            self.create_volume(ctxt, row.id)
-        for row in self._my_volumes(STATUS.DELETING):
-            LOG.info("Resuming delete of volume %s", row.id)
-            self.delete_volume(ctxt, row.id)
+        for status, method in ((STATUS.CREATING, self.create_volume),
+                               (STATUS.DELETING, self.delete_volume)):
+            for row in self._my_volumes(status):
+                if min_age and not older_than(row.updated_at or row.created_at,
+                                              min_age):
+                    continue
+                LOG.info("Resuming %(status)s volume %(id)s",
+                         {"status": status, "id": row.id})
+                method(ctxt, row.id)
+
+    def _finish_lost_work(self) -> None:
+        """Periodically: creates and deletes whose cast never arrived (a
+        broker restart can drop a queue), older than an RPC timeout."""
+        self._finish_interrupted_work(min_age=self.conf.rpc_call_timeout)
 
     # -- RPC methods -----------------------------------------------------
+    @contextlib.contextmanager
+    def _in_hand(self, volume_id: str) -> Iterator[bool]:
+        """Claim a volume for this process; yields False if already held
+        (a late cast and a resume must not both call the driver)."""
+        with self._report_lock:
+            taken = volume_id not in self._working
+            self._working.add(volume_id)
+        try:
+            yield taken
+        finally:
+            if taken:
+                with self._report_lock:
+                    self._working.discard(volume_id)
+
     @staticmethod
     def _volume_in(ctxt: Any, volume_id: str, status: str) -> Any | None:
         """The volume row if it is (still) in ``status``; else None."""
@@ -131,6 +159,18 @@ class VolumeManager(service.Manager):
     @messaging.expose
     def create_volume(self, ctxt: Any, volume_id: str) -> None:
         """Create the volume on the backend; ``creating`` -> ``available``."""
+        with self._in_hand(volume_id) as mine:
+            if mine:
+                self._create(ctxt, volume_id)
+
+    @messaging.expose
+    def delete_volume(self, ctxt: Any, volume_id: str) -> None:
+        """Remove the volume from the backend, then its row."""
+        with self._in_hand(volume_id) as mine:
+            if mine:
+                self._delete(ctxt, volume_id)
+
+    def _create(self, ctxt: Any, volume_id: str) -> None:
         row = self._volume_in(ctxt, volume_id, STATUS.CREATING)
         if row is None:
             return
@@ -147,9 +187,7 @@ class VolumeManager(service.Manager):
                  {"id": volume_id, "host": self.service_host})
         self._capacity_changed()
 
-    @messaging.expose
-    def delete_volume(self, ctxt: Any, volume_id: str) -> None:
-        """Remove the volume from the backend, then its row."""
+    def _delete(self, ctxt: Any, volume_id: str) -> None:
         row = self._volume_in(ctxt, volume_id, STATUS.DELETING)
         if row is None or self._driver_call(
                 ctxt, row, "delete", STATUS.ERROR_DELETING) is None:

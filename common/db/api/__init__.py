@@ -92,6 +92,11 @@ def utcnow() -> datetime.datetime:
     return datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
 
 
+def older_than(when: datetime.datetime, seconds: float) -> bool:
+    """Whether a stored (naive UTC) timestamp is more than ``seconds`` old."""
+    return (utcnow() - when).total_seconds() > seconds
+
+
 def conditional_update(session: Any, model: Any, row_id: str,
                        expected: dict, values: dict) -> bool:
     """Compare-and-swap one row: ``UPDATE .. SET values WHERE expected``.

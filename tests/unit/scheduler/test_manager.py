@@ -1,10 +1,12 @@
 """Tests for the scheduler manager on a real (SQLite) services table."""
 
+import datetime
 import threading
 import time
 
 import pytest
 
+from common.db import api as db_api
 from common.db.api import services as services_db
 from common.db.api import volumes as volumes_db
 from services.scheduler import manager as scheduler_manager
@@ -185,3 +187,23 @@ def test_get_pools_exports_the_charged_view(mgr):
     exported = mgr.get_pools(None)["node1@file"]
     assert exported["capabilities"]["pools"][0]["free_capacity_gb"] == 99
     assert exported["age"] < 5
+
+
+def _age(volume_id, seconds):
+    """Make a volume look created ``seconds`` ago."""
+    then = db_api.utcnow() - datetime.timedelta(seconds=seconds)
+    volumes_db.volume_update(fixtures.admin(), volume_id,
+                             {"created_at": then})
+
+
+def test_a_create_whose_cast_was_lost_is_placed_from_the_database(mgr):
+    register("node1@file")
+    mgr.update_service_capabilities(fixtures.admin(), "node1@file",
+                                    report(True), time.time())
+    lost, fresh = creating(), creating()
+    _age(lost.id, mgr.conf.rpc_call_timeout + 5)
+    mgr._place_lost_creates()
+    assert mgr.volume_rpcapi.creates == [(lost.id, "node1@file#file")]
+    assert volumes_db.volume_get(fixtures.admin(), fresh.id).host is None
+    mgr._place_lost_creates()  # placed already: nothing more is cast
+    assert len(mgr.volume_rpcapi.creates) == 1

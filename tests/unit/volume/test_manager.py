@@ -1,11 +1,15 @@
 """Volume manager extend/retype and the volume RPC client (1.1)."""
 
+import datetime
 import threading
 from unittest import mock
 
 import pytest
+import sqlalchemy as sa
 
 from common import exception
+from common.db import api as db_api
+from common.db import models
 from common.db.api import attachments as db
 from common.db.api import volumes as volumes_db
 from drivers import fake as fake_driver
@@ -195,3 +199,28 @@ def test_delete_removes_the_row_or_marks_error_deleting(mgr):
                            side_effect=RuntimeError("busy")):
         mgr.delete_volume(fixtures.admin(), stuck.id)
     assert _get(stuck).status == "error_deleting"
+
+
+def test_lost_creates_and_deletes_are_finished_once_old_enough(mgr):
+    old = datetime.timedelta(seconds=mgr.conf.rpc_call_timeout + 5)
+    lost = fixtures.make_volume(status="creating", provider_location=None)
+    recent = fixtures.make_volume(status="creating", provider_location=None)
+    doomed = _vol(mgr, status="deleting")
+    with db_api.writer.using(fixtures.admin()) as session:
+        session.execute(sa.update(models.Volume).where(
+            models.Volume.id.in_([lost.id, doomed.id])).values(
+            updated_at=db_api.utcnow() - old))
+    with mock.patch.object(mgr, "_capacity_changed"):
+        mgr._finish_lost_work()
+    assert _get(lost).status == "available"
+    assert _get(recent).status == "creating"
+    with pytest.raises(exception.VolumeNotFound):
+        _get(doomed)
+
+
+def test_a_volume_in_hand_is_not_worked_on_twice(mgr):
+    vol = fixtures.make_volume(status="creating", provider_location=None)
+    with mgr._in_hand(vol.id):
+        mgr.create_volume(fixtures.admin(), vol.id)
+    assert _get(vol).status == "creating"
+    assert vol.id not in mgr.driver.volumes
