@@ -2,14 +2,20 @@
 
 Every function that changes an attachment runs one short transaction that
 
-1. locks the volume row first, with an ``UPDATE`` (of its counters, when
-   they change), so all changes to one volume's attachments are serialised
-   and always take their locks in the same order;
+1. locks the volume row first, with an ``UPDATE`` of its counters when
+   they change, else a ``SELECT ... FOR UPDATE``, either of them also
+   returning the volume's statuses and attachment count, so all changes to
+   one volume's attachments are serialised and always take their locks in
+   the same order (SQLite runs every transaction ``BEGIN IMMEDIATE``, so
+   its write lock is taken before either);
 2. changes the attachment row with a compare-and-swap on its
    ``attach_status``/``transition``;
 3. recomputes the volume's ``status``/``attach_status`` from the live rows
    (``common.states.volume_status``), read with a locking read so MySQL's
-   repeatable-read snapshot cannot hide a row committed meanwhile.
+   repeatable-read snapshot cannot hide a row committed meanwhile, and
+   compare-and-swaps them when they change.  When the counter says the row
+   just written is the volume's only one (or there is none left), its
+   status is the whole input and nothing is read.
 
 The reservation is step 1 alone deciding: ``UPDATE volumes SET
 attachment_count = attachment_count + 1 ... WHERE id = :id AND status IN
@@ -68,6 +74,11 @@ def _replace_specs(session: Any, attachment_id: str,
                    connector: dict | None) -> None:
     session.execute(sa.delete(models.AttachmentSpec).where(
         models.AttachmentSpec.attachment_id == attachment_id))
+    _insert_specs(session, attachment_id, connector)
+
+
+def _insert_specs(session: Any, attachment_id: str,
+                  connector: dict | None) -> None:
     rows = _spec_rows(attachment_id, connector)
     if rows:
         session.execute(sa.insert(models.AttachmentSpec), rows)
@@ -86,42 +97,90 @@ def _get(session: Any, attachment_id: str,
     return row
 
 
+#: What locking the volume row tells: its statuses and live row count.
+_STATE = (VOL.status, VOL.attach_status, VOL.attachment_count)
+
+
+def _returning(session: Any, kind: str) -> bool:
+    """Whether the dialect supports ``update_returning``/``delete_returning``
+    (not MariaDB's UPDATE)."""
+    return bool(getattr(session.get_bind().dialect, kind, False))
+
+
+def _state_after(session: Any, volume_id: str, query: Any) -> Any:
+    """Run a counter ``UPDATE`` of one volume; its ``_STATE`` after, or None
+    when it matched no row."""
+    query = query.execution_options(synchronize_session=False)
+    if _returning(session, "update_returning"):
+        return session.execute(query.returning(*_STATE)).first()
+    if session.execute(query).rowcount != 1:
+        return None
+    return session.execute(sa.select(*_STATE).where(
+        VOL.id == volume_id)).one()
+
+
 def _lock_volume(session: Any, volume_id: str, writer_delta: int = 0,
-                 count_delta: int = 0) -> None:
+                 count_delta: int = 0) -> Any:
     """Take the volume row's lock, adjusting its counters if asked.
 
-    NOTE(ashlar): always an UPDATE, and always the transaction's first
-    statement: PostgreSQL and InnoDB lock the row as ``FOR UPDATE`` would,
-    and SQLite takes its write lock here, waiting on the busy timeout (a
-    transaction that read first would fail at once with "database is
-    locked" when another writer committed in between).
+    NOTE(ashlar): always the transaction's first statement.  PostgreSQL and
+    InnoDB lock the row (``FOR UPDATE`` or the ``UPDATE``) and see its latest
+    committed version; SQLite holds its write lock since ``BEGIN
+    IMMEDIATE`` (``common.db.api._tune_sqlite``).
+
+    :returns: the volume's ``_STATE`` (after the counter change).
     """
-    result = session.execute(sa.update(VOL).where(VOL.id == volume_id).values(
-        attachment_count=VOL.attachment_count + count_delta,
-        writer_count=VOL.writer_count + writer_delta,
-        updated_at=utcnow()).execution_options(synchronize_session=False))
-    if result.rowcount != 1:
+    if writer_delta or count_delta:
+        state = _state_after(session, volume_id, sa.update(VOL).where(
+            VOL.id == volume_id).values(
+            attachment_count=VOL.attachment_count + count_delta,
+            writer_count=VOL.writer_count + writer_delta,
+            updated_at=utcnow()))
+    else:
+        state = session.execute(sa.select(*_STATE).where(
+            VOL.id == volume_id).with_for_update()).first()
+    if state is None:
         raise exception.VolumeNotFound(volume_id=volume_id)
+    return state
 
 
-def _sync_volume(session: Any, volume_id: str,
+def _live_statuses(session: Any, volume_id: str) -> list[str]:
+    return list(session.execute(sa.select(VA.attach_status).where(
+        VA.volume_id == volume_id).with_for_update()).scalars())
+
+
+def _derive(state: Any, statuses: list[str],
+            force_from: str | None = None) -> tuple[str, str]:
+    base = states.VOL.AVAILABLE if state.status == force_from \
+        else state.status
+    return states.volume_status(statuses, base)
+
+
+def _sync_volume(session: Any, volume_id: str, state: Any,
+                 statuses: list[str] | None = None,
                  force_from: str | None = None) -> tuple[str, str]:
     """Recompute the volume's statuses from its live rows (lock held).
 
+    :param state: the volume's ``_STATE``, as read under the lock.
+    :param statuses: the live rows' statuses when known, else read.
     :param force_from: derive ``status`` even when the volume is in this
         non-attach status (the end of an extend or a retype).
     """
-    statuses = session.execute(sa.select(VA.attach_status).where(
-        VA.volume_id == volume_id).with_for_update()).scalars().all()
-    current, current_attach = session.execute(
-        sa.select(VOL.status, VOL.attach_status).where(
-            VOL.id == volume_id)).one()
-    base = states.VOL.AVAILABLE if current == force_from else current
-    status, attach_status = states.volume_status(statuses, base)
-    if (status, attach_status) != (current, current_attach):
-        conditional_update(session, VOL, volume_id, {"status": current},
+    if statuses is None:
+        statuses = _live_statuses(session, volume_id)
+    status, attach_status = _derive(state, statuses, force_from)
+    if (status, attach_status) != (state.status, state.attach_status):
+        conditional_update(session, VOL, volume_id, {"status": state.status},
                            {"status": status, "attach_status": attach_status})
     return status, attach_status
+
+
+def _only_row(state: Any, status: Any) -> list[str] | None:
+    """The live statuses when the row just written (in ``status``) is the
+    volume's only one, else None (read them)."""
+    if state.attachment_count == 1 and isinstance(status, str):
+        return [status]
+    return None
 
 
 def _shared(session: Any, volume_id: str, attachment_id: str,
@@ -201,11 +260,40 @@ def attachment_with_volume(context: Any, attachment_id: str,
 
     :raises AttachmentNotFound:
     """
-    row = _get(context.session, attachment_id, with_specs)
-    volume = _brief(context.session, row.volume_id)
-    others = (_shared(context.session, row.volume_id, row.id,
-                      row.attached_host) if shared else [])
+    session = context.session
+    query = sa.select(VA, orm.Bundle("volume", *_BRIEF)).join(
+        VOL, VOL.id == VA.volume_id).where(VA.id == attachment_id)
+    if not with_specs:
+        query = query.options(orm.noload(VA.specs))
+    found = session.execute(query.execution_options(
+        populate_existing=True)).first()
+    if found is None:
+        raise exception.AttachmentNotFound(attachment_id=attachment_id)
+    row, volume = found
+    others = (_shared(session, row.volume_id, row.id, row.attached_host)
+              if shared else [])
     return row, volume, others
+
+
+@reader
+def attachment_to_delete(context: Any, attachment_id: str
+                         ) -> tuple[models.VolumeAttachment, Any, bool]:
+    """The row (no connector rows), its volume (as ``volume_brief``) and
+    whether it has a connector, in one read.
+
+    :raises AttachmentNotFound:
+    """
+    has_connector = sa.exists().where(
+        models.AttachmentSpec.attachment_id == VA.id)
+    query = sa.select(VA, orm.Bundle("volume", *_BRIEF),
+                      has_connector.label("has_connector")).join(
+        VOL, VOL.id == VA.volume_id).where(
+        VA.id == attachment_id).options(orm.noload(VA.specs))
+    found = context.session.execute(query.execution_options(
+        populate_existing=True)).first()
+    if found is None:
+        raise exception.AttachmentNotFound(attachment_id=attachment_id)
+    return found[0], found[1], bool(found[2])
 
 
 @reader
@@ -294,18 +382,28 @@ def attachment_reserve(context: Any, volume_id: str,
         conditions.append(alone)
     if guard.single_writer and guard.writer:
         conditions.append(VOL.writer_count == 0)
-    result = session.execute(sa.update(VOL).where(*conditions).values(
+    state = _state_after(session, volume_id, sa.update(VOL).where(
+        *conditions).values(
         attachment_count=VOL.attachment_count + 1,
         writer_count=VOL.writer_count + int(guard.writer),
-        updated_at=utcnow()).execution_options(synchronize_session=False))
-    if result.rowcount != 1:
+        updated_at=utcnow()))
+    if state is None:
         return None
-    session.add(VA(volume_id=volume_id, **values))
+    row = VA(volume_id=volume_id, **dict(_UNSET, **values))
+    session.add(row)
     session.flush()
-    _replace_specs(session, values["id"], connector)
-    _sync_volume(session, volume_id)
-    session.expire_all()
-    return _get(session, values["id"], with_specs=False)
+    _insert_specs(session, values["id"], connector)
+    _sync_volume(session, volume_id, state,
+                 _only_row(state, values["attach_status"]))
+    return row
+
+
+#: Columns of a new row not given by the caller (so the returned row needs
+#: no reload); ``specs`` stays empty, as ``with_specs=False`` reads leave it.
+_UNSET = {"instance_uuid": None, "attached_host": None, "mountpoint": None,
+          "attach_mode": states.MODE_NULL, "connection_info": None,
+          "attach_time": None, "detach_time": None, "transition": None,
+          "updated_at": None, "specs": []}
 
 
 class _NoMatch(Exception):
@@ -338,13 +436,14 @@ def _attachment_cas(context: Any, volume_id: str, attachment_id: str,
                     replace_connector: bool,
                     writer_delta: int) -> None:
     session = context.session
-    _lock_volume(session, volume_id, writer_delta=writer_delta)
+    state = _lock_volume(session, volume_id, writer_delta=writer_delta)
+    now = values.get("attach_status", expected.get("attach_status"))
     expected = dict(expected, volume_id=volume_id)
     if not conditional_update(session, VA, attachment_id, expected, values):
         raise _NoMatch()
     if replace_connector:
         _replace_specs(session, attachment_id, connector)
-    _sync_volume(session, volume_id)
+    _sync_volume(session, volume_id, state, _only_row(state, now))
 
 
 def attachment_destroy(context: Any, volume_id: str, attachment_id: str,
@@ -367,31 +466,52 @@ def attachment_destroy(context: Any, volume_id: str, attachment_id: str,
 def _attachment_destroy(context: Any, volume_id: str, attachment_id: str,
                         expected: dict) -> dict:
     session = context.session
-    _lock_volume(session, volume_id)
-    row = _get(session, attachment_id)
-    if row.volume_id != volume_id:
-        raise _NoMatch()
-    host, mode = row.attached_host, row.attach_mode
-    query = sa.delete(VA).where(VA.id == attachment_id)
+    state = _lock_volume(session, volume_id)
+    query = sa.delete(VA).where(VA.id == attachment_id,
+                                VA.volume_id == volume_id)
     for column, value in expected.items():
         attr = getattr(VA, column)
         if isinstance(value, (list, tuple, set, frozenset)):
             query = query.where(attr.in_(list(value)))
         else:
             query = query.where(attr == value)
+    query = query.execution_options(synchronize_session=False)
     session.execute(sa.delete(models.AttachmentSpec).where(
         models.AttachmentSpec.attachment_id == attachment_id))
-    if session.execute(query.execution_options(
-            synchronize_session=False)).rowcount != 1:
-        # NOTE(ashlar): the spec rows come back with the rollback.
+    # NOTE(ashlar): on a mismatch the spec rows come back with the rollback.
+    if _returning(session, "delete_returning"):
+        gone = session.execute(query.returning(
+            VA.attached_host, VA.attach_mode)).first()
+    else:
+        gone = session.execute(sa.select(
+            VA.attached_host, VA.attach_mode).where(
+            VA.id == attachment_id, VA.volume_id == volume_id)).first()
+        if gone is not None and session.execute(query).rowcount != 1:
+            gone = None
+    if gone is None:
         raise _NoMatch()
-    _lock_volume(session, volume_id, count_delta=-1,
-                 writer_delta=-int(states.is_writer(mode)))
-    _sync_volume(session, volume_id)
-    shared = _shared(session, volume_id, attachment_id, host)
-    session.expire_all()
-    remaining = list(session.execute(sa.select(VA).where(
-        VA.volume_id == volume_id).order_by(VA.created_at)).scalars())
+    host, mode = gone
+    remaining = []
+    if state.attachment_count > 1:
+        remaining = list(session.execute(sa.select(VA).options(
+            orm.noload(VA.specs)).where(VA.volume_id == volume_id).order_by(
+            VA.created_at).with_for_update()).scalars())
+    status, attach_status = _derive(
+        state, [other.attach_status for other in remaining])
+    values = {"attachment_count": VOL.attachment_count - 1,
+              "writer_count": VOL.writer_count - int(states.is_writer(mode)),
+              "updated_at": utcnow()}
+    update = sa.update(VOL).where(VOL.id == volume_id)
+    if (status, attach_status) != (state.status, state.attach_status):
+        update = update.where(VOL.status == state.status)
+        values.update(status=status, attach_status=attach_status)
+    if session.execute(update.values(**values).execution_options(
+            synchronize_session=False)).rowcount != 1:
+        # NOTE(ashlar): cannot happen with the lock held; roll back.
+        raise exception.VolumeNotFound(volume_id=volume_id)
+    shared = [other.id for other in remaining
+              if host and other.attached_host == host
+              and other.attach_status in states.CONNECTED]
     return {"volume_id": volume_id, "remaining": remaining, "shared": shared}
 
 
@@ -405,13 +525,17 @@ def volume_leave_status(context: Any, volume_id: str, status: str,
     :returns: whether the volume was in ``status``.
     """
     session = context.session
-    _lock_volume(session, volume_id)
-    if values and not conditional_update(session, VOL, volume_id,
-                                         {"status": status}, values):
+    state = _lock_volume(session, volume_id)
+    if state.status != status:
         return False
-    current = session.execute(sa.select(VOL.status).where(
-        VOL.id == volume_id)).scalar_one()
-    if current != status:
-        return False
-    _sync_volume(session, volume_id, force_from=status)
+    if values:
+        if not conditional_update(session, VOL, volume_id,
+                                  {"status": status}, values):
+            return False
+        if set(values) & {"status", "attach_status"}:
+            state = session.execute(sa.select(*_STATE).where(
+                VOL.id == volume_id)).one()
+            if state.status != status:
+                return False
+    _sync_volume(session, volume_id, state, force_from=status)
     return True

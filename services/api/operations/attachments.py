@@ -241,8 +241,10 @@ class AttachmentOperations:
             compute host still holds connected.
         """
         for attempt in range(3):
-            row, volume, _shared = self._attachment(ctxt, attachment_id,
-                                                    with_specs=True)
+            row, volume, has_connector = attachments_db.attachment_to_delete(
+                ctxt, attachment_id)
+            if not self._visible(ctxt, volume):
+                raise exception.AttachmentNotFound(attachment_id=attachment_id)
             ctxt.can("volume:attachment_delete", _target(volume))
             if not force and not states.deletion_allowed(
                     row.instance_uuid, bool(row.connection_info),
@@ -250,7 +252,7 @@ class AttachmentOperations:
                 raise ConflictNovaUsingAttachment(
                     instance_id=row.instance_uuid)
             target, transition = states.on_delete(
-                row.attach_status, row.transition, bool(row.specs))
+                row.attach_status, row.transition, has_connector)
             expected = {"attach_status": row.attach_status,
                         "transition": row.transition}
             if target == states.DESTROY:
