@@ -25,7 +25,8 @@ decide:
    never pay for it.  It closes the gaps 1-2 leave: a scheduler that had
    itself just restarted, a report lost while the broker connection was
    re-established, a backend that started a moment ago.  Any doubt (the
-   query fails) means "accept".
+   query fails, or a report arrived while the pools were being judged)
+   means "accept".
 
 What the cache leaves to the scheduler only ever makes it accept more:
 capacity, availability zones, and heartbeats of the pools it does count (a
@@ -85,7 +86,8 @@ class CapabilityCache:
         self.scheduler = scheduler
         self.store = store or capabilities.CapabilityStore(
             capabilities.freshness_window(conf))
-        self._running_backends = running_backends or self._from_db
+        #: Overrides the services-table read (tests); None reads the table.
+        self._running_backends = running_backends
         self.warmed = threading.Event()
         self._stopped = threading.Event()
         self._server: Any = None
@@ -144,25 +146,44 @@ class CapabilityCache:
         return (self.warmed.is_set() and age is not None
                 and age <= self.store.freshness)
 
-    def _from_db(self) -> set[str]:
-        rows = services_db.service_list(ashlar_context.get_admin_context(),
-                                        binary=constants.VOLUME_BINARY)
+    def _from_db(self, ctxt: Any = None) -> set[str]:
+        """Enabled, heartbeating volume services, read from the table now.
+
+        :param ctxt: the request's context, so that the read joins the
+            reader transaction the caller may have open (one connection and
+            round trip fewer); a fresh admin context otherwise.
+        """
+        rows = services_db.service_liveness(
+            ctxt if ctxt is not None else ashlar_context.get_admin_context(),
+            constants.VOLUME_BINARY)
         return {row.host for row in rows if not row.disabled
                 and services_db.is_up(row, self.conf.service_down_time)}
 
-    def unheard_backends(self) -> set[str] | None:
+    def unheard_backends(self, ctxt: Any = None,
+                         heard_before: set[str] | None = None
+                         ) -> set[str] | None:
         """Rule 4: running volume services without a fresh report.
 
+        :param ctxt: the request's context (see :meth:`_from_db`).
+        :param heard_before: the backends that were fresh before the pools
+            were judged; one fresh only now was not judged, so it counts as
+            unheard.
         :returns: their ``host@backend`` names, or None when the running
             services could not be read.
         """
         try:
-            running = self._running_backends()
+            if self._running_backends is not None:
+                running = self._running_backends()
+            else:
+                running = self._from_db(ctxt)
         except Exception:  # noqa: BLE001 - doubt means accept
             LOG.warning("Cannot read the services table; not rejecting",
                         exc_info=True)
             return None
-        return running - self.store.fresh_backends()
+        heard = self.store.fresh_backends()
+        if heard_before is not None:
+            heard &= heard_before
+        return running - heard
 
     def check_type(self, ctxt: Any, vtype: Any, specs: dict) -> None:
         """Reject a type no fresh pool can satisfy, if the view is trusted.
@@ -172,16 +193,28 @@ class CapabilityCache:
         wanted = extra_specs.capability_specs(specs)
         if not wanted or not self.trusted():
             return
+        # NOTE(ashlar): reports keep arriving on another thread, also while
+        # the services table is read.  A verdict holds only for the pools
+        # judged: a backend counts as heard only if it was fresh both before
+        # and after they were judged, and a report that changed any pool in
+        # between (the store's generation moved) voids the verdict.
+        generation = self.store.generation
+        heard_before = self.store.fresh_backends()
         found, failures = self.store.find_satisfying(wanted)
         if found is not None:
             return
-        unheard = self.unheard_backends()
+        unheard = self.unheard_backends(ctxt, heard_before)
         if unheard is None or unheard:
             LOG.info("Type %(type)s fits no pool heard of, but %(unheard)s "
                      "did not report yet; letting the scheduler decide",
                      {"type": vtype.name,
                       "unheard": ", ".join(sorted(unheard or ())) or
                       "the services table"})
+            return
+        if self.store.generation != generation:
+            LOG.info("Type %s fits no pool heard of, but reports arrived "
+                     "while it was judged; letting the scheduler decide",
+                     vtype.name)
             return
         raise exception.UnsatisfiableVolumeType(
             type=vtype.name, unsatisfied=describe(wanted, failures))

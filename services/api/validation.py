@@ -170,6 +170,26 @@ def schema_for(table: Versioned, version: APIVersion) -> Schema:
     raise LookupError(f"No schema at microversion {version}")
 
 
+#: Validators built so far, by ``id`` of their schema, each with the schema
+#: it was built for (which keeps the id from being reused).  Schemas are
+#: module-level constants, so this holds a few dozen entries.
+_VALIDATORS: dict[int, tuple[Schema, Any]] = {}
+_VALIDATORS_MAX = 512
+
+
+def _validator(schema: Schema) -> Any:
+    """Return the validator of schema, built once (validators are reusable
+    and keep no state between ``iter_errors`` calls)."""
+    entry = _VALIDATORS.get(id(schema))
+    if entry is not None and entry[0] is schema:
+        return entry[1]
+    validator = _Validator(schema, format_checker=FORMATS)
+    if len(_VALIDATORS) >= _VALIDATORS_MAX:
+        _VALIDATORS.clear()
+    _VALIDATORS[id(schema)] = (schema, validator)
+    return validator
+
+
 def validate(schema: Schema, body: Any) -> None:
     """Check body against schema.
 
@@ -178,8 +198,7 @@ def validate(schema: Schema, body: Any) -> None:
     :raises common.exception.InvalidInput: a name or description is longer
         than 255 characters once stripped.
     """
-    error = next(_Validator(schema, format_checker=FORMATS).iter_errors(body),
-                 None)
+    error = next(_validator(schema).iter_errors(body), None)
     if error is not None:
         raise exception.ValidationError(detail=_message(error))
 

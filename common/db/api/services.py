@@ -58,6 +58,20 @@ def service_list(context: Any, host: str | None = None,
     return list(context.session.execute(query).scalars())
 
 
+@reader
+def service_liveness(context: Any, binary: str) -> list[Any]:
+    """``(host, disabled, heartbeat_at)`` of the services of ``binary``.
+
+    A light Core select for the capability cache's completeness check (rule
+    4 of ``services.api.capability_cache``): no ORM objects are built.  Pass
+    each row to :func:`is_up`.
+    """
+    query = sa.select(models.Service.host, models.Service.disabled,
+                      models.Service.heartbeat_at).where(
+        models.Service.binary == binary)
+    return list(context.session.connection().execute(query))
+
+
 @retry_on_deadlock
 @writer
 def service_set_disabled(context: Any, host: str, binary: str,
@@ -74,7 +88,7 @@ def service_set_disabled(context: Any, host: str, binary: str,
     return row
 
 
-def is_up(row: models.Service, service_down_time: int) -> bool:
+def is_up(row: Any, service_down_time: int) -> bool:
     """Whether the service heartbeat is younger than ``service_down_time``."""
     if row.heartbeat_at is None:
         return False

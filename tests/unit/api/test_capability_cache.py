@@ -275,3 +275,85 @@ def test_services_table_is_the_default_source(conf, clock):
     assert cache.unheard_backends() == {"silent@b"}
     cache.check_type(None, VTYPE, MA)
     db_fixtures.clean()
+
+
+def test_services_read_joins_the_callers_reader_transaction(conf, clock):
+    """Rule 4 read with the request's context inside an open reader
+    transaction uses that transaction (one connection per early 400), and
+    still sees only enabled, heartbeating services."""
+    db_fixtures.setup()
+    db_fixtures.clean()
+    from common.db.api import reader
+    from common.db.api import services as services_db
+    ctxt = db_fixtures.admin()
+    for host in ("plain@b", "other@b"):
+        services_db.service_register(ctxt, host, "ashlar-volume",
+                                     "ashlar-volume", "nova")
+    services_db.service_set_disabled(ctxt, "other@b", "ashlar-volume",
+                                     True, "maintenance")
+    store = capabilities.CapabilityStore(10, clock=clock)
+    cache = capability_cache.CapabilityCache(conf, Scheduler(), store=store)
+    cache.warm()
+    hear(cache, "plain@b", False)
+    request = db_fixtures.admin()
+    with reader.using(request):
+        outer = request.session
+        seen = []
+        real = services_db.service_liveness
+
+        def spy(context, binary):
+            seen.append(context.session)
+            return real(context, binary)
+        services_db.service_liveness = spy
+        try:
+            assert cache.unheard_backends(request) == set()
+            with pytest.raises(exception.UnsatisfiableVolumeType):
+                cache.check_type(request, VTYPE, MA)
+        finally:
+            services_db.service_liveness = real
+    assert seen == [outer, outer]
+    db_fixtures.clean()
+
+
+def test_report_arriving_during_the_services_read_is_not_rejected(conf,
+                                                                  clock):
+    """A backend whose first report lands while the services table is read
+    was not judged: no 400 (it would have been a false rejection)."""
+    store = capabilities.CapabilityStore(
+        capabilities.freshness_window(conf), clock=clock)
+
+    def running_and_a_report_arrives():
+        hear(cache, "ma@b", True, name="ma")
+        return {"plain@b", "ma@b"}
+    cache = capability_cache.CapabilityCache(
+        conf, Scheduler(), store=store,
+        running_backends=running_and_a_report_arrives)
+    assert cache.warm()
+    hear(cache, "plain@b", False)
+    cache.check_type(None, VTYPE, MA)        # accepted, not rejected
+    # Judged again with the report held, the type fits.
+    cache.check_type(None, VTYPE, MA)
+
+
+def test_pools_changing_during_the_services_read_void_the_verdict(conf,
+                                                                   clock):
+    """A report that changes a heard backend while the table is read (here
+    to multiattach) means the judged pools are outdated: no 400."""
+    store = capabilities.CapabilityStore(
+        capabilities.freshness_window(conf), clock=clock)
+    changes = []
+
+    def running_and_plain_changes():
+        if not changes:
+            changes.append(1)
+            hear(cache, "plain@b", True, timestamp=2.0)
+        return {"plain@b"}
+    cache = capability_cache.CapabilityCache(
+        conf, Scheduler(), store=store,
+        running_backends=running_and_plain_changes)
+    assert cache.warm()
+    hear(cache, "plain@b", False)
+    cache.check_type(None, VTYPE, MA)        # accepted, not rejected
+    hear(cache, "plain@b", False, timestamp=3.0)
+    with pytest.raises(exception.UnsatisfiableVolumeType):
+        cache.check_type(None, VTYPE, MA)    # a steady view still rejects

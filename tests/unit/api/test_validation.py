@@ -603,3 +603,15 @@ def test_parse_sort_rejects_unknown_directions_first(params):
     assert exc.value.user_message() == (
         "Invalid input received: Unknown sort direction, must be 'desc' or "
         "'asc'.")
+
+
+def test_validators_are_built_once_per_schema():
+    schema = validation.schema_for(volumes.CREATE, APIVersion.parse("3.54"))
+    first = validation._validator(schema)
+    assert validation._validator(schema) is first
+    copy = dict(schema)
+    assert validation._validator(copy) is not first
+    # The cached validator still reports errors, request after request.
+    for _ in range(2):
+        with pytest.raises(exception.ValidationError):
+            validation.validate(schema, {})
