@@ -124,6 +124,15 @@ class SchedulerManager(service.Manager):
         self.volume_rpcapi.publish_service_capabilities(
             ashlar_context.get_admin_context())
 
+    def _wait_for_reports(self, hosts: set[str], deadline: float) -> None:
+        """Wait until every backend in ``hosts`` has a fresh report, or
+        until ``deadline`` (monotonic seconds)."""
+        with self._reported:
+            while time.monotonic() < deadline:
+                if not hosts - self.store.fresh_backends():
+                    return
+                self._reported.wait(min(0.5, deadline - time.monotonic()))
+
     def _wait_for_first_reports(self) -> None:
         """Right after start, wait until every running backend reported.
 
@@ -134,13 +143,8 @@ class SchedulerManager(service.Manager):
         """
         if self._started_at is None:
             return
-        deadline = self._started_at + self.store.freshness
-        with self._reported:
-            while time.monotonic() < deadline:
-                missing = self.up_hosts.get() - self.store.fresh_backends()
-                if not missing:
-                    break
-                self._reported.wait(min(0.5, deadline - time.monotonic()))
+        self._wait_for_reports(self.up_hosts.get(),
+                               self._started_at + self.store.freshness)
         self._started_at = None
 
     def periodic_tasks(self) -> list[tuple[float, Callable[[], None]]]:
@@ -195,9 +199,8 @@ class SchedulerManager(service.Manager):
                                     timestamp: float) -> None:
         if self.store.update(service_host, capabilities, timestamp):
             self.up_hosts.notice(service_host)
-            if self._started_at is not None:
-                with self._reported:
-                    self._reported.notify_all()
+            with self._reported:
+                self._reported.notify_all()
 
     @messaging.expose
     def get_pools(self, ctxt: Any) -> dict:
@@ -211,9 +214,26 @@ class SchedulerManager(service.Manager):
     def _place(self, request: Any) -> str:
         """Choose a pool for a placement request and charge it.
 
+        Before failing for want of a pool, give running volume services
+        that have not reported yet (one that just started registers ~0.1 s
+        before its first report) up to a freshness window to report: the
+        API accepted the create for the same reason (its rule 4), so the
+        scheduler must not turn it into "no valid backend".
+
         :raises NoValidBackend: no counting pool passes the filters.
         """
-        return self.placer.choose(request, self.up_hosts.get())
+        try:
+            return self.placer.choose(request, self.up_hosts.get())
+        except exception.NoValidBackend:
+            unheard = up_volume_hosts(self.conf) - self.store.fresh_backends()
+            if not unheard:
+                raise
+            LOG.info("No pool yet; waiting for the first reports of %s",
+                     ", ".join(sorted(unheard)))
+            self._wait_for_reports(unheard,
+                                   time.monotonic() + self.store.freshness)
+            # A fresh read: the cached set may not hold the new service yet.
+            return self.placer.choose(request, up_volume_hosts(self.conf))
 
     @messaging.expose
     def create_volume(self, ctxt: Any, volume_id: str) -> None:

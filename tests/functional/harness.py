@@ -146,6 +146,8 @@ class Deployment:
                  % self.options.get("service_down_time", 5),
                  "backend_stats_polling_interval = %s"
                  % self.options.get("polling_interval", 2),
+                 "rpc_call_timeout = %s"
+                 % self.options.get("rpc_call_timeout", 30),
                  "debug = %s" % self.options.get("debug", False)]
         if self.transport_url:
             lines.append("transport_url = %s" % self.transport_url)

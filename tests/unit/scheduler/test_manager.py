@@ -4,6 +4,8 @@ import datetime
 import threading
 import time
 
+from unittest import mock
+
 import pytest
 
 from common.db import api as db_api
@@ -207,3 +209,26 @@ def test_a_create_whose_cast_was_lost_is_placed_from_the_database(mgr):
     assert volumes_db.volume_get(fixtures.admin(), fresh.id).host is None
     mgr._place_lost_creates()  # placed already: nothing more is cast
     assert len(mgr.volume_rpcapi.creates) == 1
+
+
+def test_a_backend_that_has_not_reported_yet_gets_its_window(mgr):
+    """A running service without a report (just started) is waited for
+    before a create fails for want of a pool, as the API's rule 4 assumes."""
+    register("node1@file")
+    volume = creating()
+    late = threading.Timer(0.3, mgr.update_service_capabilities,
+                           (fixtures.admin(), "node1@file", report(True),
+                            time.time()))
+    late.start()
+    mgr.create_volume(fixtures.admin(), volume.id)
+    late.join()
+    assert mgr.volume_rpcapi.creates == [(volume.id, "node1@file#file")]
+
+
+def test_without_unheard_backends_no_valid_backend_is_at_once(mgr):
+    volume = creating()
+    with mock.patch.object(mgr, "_wait_for_reports") as wait:
+        mgr.create_volume(fixtures.admin(), volume.id)
+    wait.assert_not_called()
+    row = volumes_db.volume_get(fixtures.admin(), volume.id)
+    assert row.status == "error" and row.error_reason
