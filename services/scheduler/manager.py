@@ -141,10 +141,11 @@ class SchedulerManager(service.Manager):
         freshness window after start) rather than fail them for lack of
         pools.
         """
-        if self._started_at is None:
+        started = self._started_at  # one read: other threads reset it
+        if started is None:
             return
         self._wait_for_reports(self.up_hosts.get(),
-                               self._started_at + self.store.freshness)
+                               started + self.store.freshness)
         self._started_at = None
 
     def periodic_tasks(self) -> list[tuple[float, Callable[[], None]]]:

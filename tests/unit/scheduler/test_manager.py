@@ -232,3 +232,22 @@ def test_without_unheard_backends_no_valid_backend_is_at_once(mgr):
     wait.assert_not_called()
     row = volumes_db.volume_get(fixtures.admin(), volume.id)
     assert row.status == "error" and row.error_reason
+
+
+def test_creates_racing_right_after_start_are_all_placed(mgr):
+    """Several creates at once just after start: the first to finish its
+    wait clears the start mark; the others must not trip over it."""
+    register("node1@file")
+    mgr.init_host("svc")
+    mgr.update_service_capabilities(fixtures.admin(), "node1@file",
+                                    report(True), time.time())
+    volumes = [creating() for _ in range(8)]
+    threads = [threading.Thread(target=mgr.create_volume,
+                                args=(fixtures.admin(), v.id))
+               for v in volumes]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sorted(v for v, _host in mgr.volume_rpcapi.creates) == sorted(
+        v.id for v in volumes)
