@@ -226,15 +226,17 @@ class SchedulerManager(service.Manager):
         try:
             return self.placer.choose(request, self.up_hosts.get())
         except exception.NoValidBackend:
-            unheard = up_volume_hosts(self.conf) - self.store.fresh_backends()
-            if not unheard:
-                raise
-            LOG.info("No pool yet; waiting for the first reports of %s",
-                     ", ".join(sorted(unheard)))
-            self._wait_for_reports(unheard,
-                                   time.monotonic() + self.store.freshness)
-            # A fresh read: the cached set may not hold the new service yet.
-            return self.placer.choose(request, up_volume_hosts(self.conf))
+            # Before failing, read the services table afresh: the cached
+            # set may not hold a service that just started.
+            up = up_volume_hosts(self.conf)
+            unheard = up - self.store.fresh_backends()
+            if unheard:
+                LOG.info("No pool yet; waiting for the first reports of %s",
+                         ", ".join(sorted(unheard)))
+                self._wait_for_reports(
+                    unheard, time.monotonic() + self.store.freshness)
+                up = up_volume_hosts(self.conf)
+            return self.placer.choose(request, up)
 
     @messaging.expose
     def create_volume(self, ctxt: Any, volume_id: str) -> None:

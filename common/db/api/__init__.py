@@ -12,6 +12,7 @@ from typing import Any
 import sqlalchemy as sa
 from oslo_config import cfg
 from oslo_db import api as oslo_db_api
+from oslo_db.sqlalchemy import utils as db_utils
 from oslo_db.sqlalchemy import enginefacade
 
 context_manager = enginefacade.transaction_context()
@@ -90,6 +91,23 @@ def _tune_sqlite(engine: sa.engine.Engine) -> None:
 def utcnow() -> datetime.datetime:
     """Naive UTC, as stored in every timestamp column."""
     return datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
+
+
+def page(query: Any, model: Any, marker_row: Any, limit: int | None,
+         sort_keys: list | None, sort_dirs: list | None,
+         offset: int | None) -> list:
+    """One page of a list query, in Cinder's default order (newest first),
+    ``id`` breaking ties (whole-second timestamps make them common)."""
+    sort_keys = list(sort_keys or ["created_at"])
+    sort_dirs = list(sort_dirs or ["desc"] * len(sort_keys))
+    if "id" not in sort_keys:
+        sort_keys.append("id")
+        sort_dirs.append(sort_dirs[-1])
+    query = db_utils.paginate_query(query, model, limit, sort_keys,
+                                    marker=marker_row, sort_dirs=sort_dirs)
+    if offset:
+        query = query.offset(offset)
+    return list(query.all())
 
 
 def older_than(when: datetime.datetime, seconds: float) -> bool:

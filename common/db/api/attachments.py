@@ -30,13 +30,13 @@ import json
 from typing import Any
 
 import sqlalchemy as sa
-from oslo_db.sqlalchemy import utils as db_utils
 from sqlalchemy import orm
 
 from common import exception
 from common import states
 from common.db import models
 from common.db.api import conditional_update
+from common.db.api import page
 from common.db.api import reader
 from common.db.api import retry_on_deadlock
 from common.db.api import utcnow
@@ -315,16 +315,7 @@ def attachment_list(context: Any, project_id: str | None = None,
     for key, value in (filters or {}).items():
         query = query.filter(getattr(VA, key) == value)
     marker_row = _get(context.session, marker) if marker else None
-    sort_keys = list(sort_keys or ["created_at"])
-    sort_dirs = list(sort_dirs or ["desc"] * len(sort_keys))
-    if "id" not in sort_keys:
-        sort_keys.append("id")
-        sort_dirs.append(sort_dirs[-1])
-    query = db_utils.paginate_query(query, VA, limit, sort_keys,
-                                    marker=marker_row, sort_dirs=sort_dirs)
-    if offset:
-        query = query.offset(offset)
-    return list(query.all())
+    return page(query, VA, marker_row, limit, sort_keys, sort_dirs, offset)
 
 
 @reader
