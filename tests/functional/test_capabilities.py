@@ -217,7 +217,13 @@ def test_restarted_api_rejects_again_once_warm(cluster):
         400, timeout=POLLING * 2 + DOWN_TIME + 30))
     cluster.dep.stop("api")
     cluster.start_api()
-    cluster.delete_all(cluster.wait_answer(400, timeout=30))
-    codes, _ids = cluster.burst(30)
-    assert codes == [400] * 30
+
+    def every_worker_rejects():
+        # NOTE: each gunicorn worker warms on its own; until it has, it
+        # accepts (never a false 400), so wait for a whole burst of 400s.
+        codes, ids = cluster.burst(30)
+        cluster.delete_all(ids)
+        return codes == [400] * 30
+    harness.wait_for(every_worker_rejects, timeout=60, interval=0.5,
+                     what="every API worker warm and rejecting again")
     assert cluster.volume_rows() == 0
