@@ -115,6 +115,20 @@ def older_than(when: datetime.datetime, seconds: float) -> bool:
     return (utcnow() - when).total_seconds() > seconds
 
 
+def where_expected(query: Any, model: Any, expected: dict) -> Any:
+    """Add the compare half of a compare-and-swap to ``query``.
+
+    :param expected: column -> value, or column -> list/tuple of values.
+    """
+    for column, value in expected.items():
+        attr = getattr(model, column)
+        if isinstance(value, (list, tuple, set, frozenset)):
+            query = query.where(attr.in_(list(value)))
+        else:
+            query = query.where(attr == value)
+    return query
+
+
 def conditional_update(session: Any, model: Any, row_id: str,
                        expected: dict, values: dict) -> bool:
     """Compare-and-swap one row: ``UPDATE .. SET values WHERE expected``.
@@ -122,13 +136,8 @@ def conditional_update(session: Any, model: Any, row_id: str,
     :param expected: column -> value, or column -> list/tuple of values.
     :returns: whether the row matched (and was changed).
     """
-    query = sa.update(model).where(model.id == row_id)
-    for column, value in expected.items():
-        attr = getattr(model, column)
-        if isinstance(value, (list, tuple, set, frozenset)):
-            query = query.where(attr.in_(list(value)))
-        else:
-            query = query.where(attr == value)
+    query = where_expected(sa.update(model).where(model.id == row_id), model,
+                           expected)
     values = dict(values, updated_at=utcnow())
     result = session.execute(query.values(**values).execution_options(
         synchronize_session=False))

@@ -40,6 +40,7 @@ from common.db.api import page
 from common.db.api import reader
 from common.db.api import retry_on_deadlock
 from common.db.api import utcnow
+from common.db.api import where_expected
 from common.db.api import writer
 
 VA = models.VolumeAttachment
@@ -458,14 +459,9 @@ def _attachment_destroy(context: Any, volume_id: str, attachment_id: str,
                         expected: dict) -> dict:
     session = context.session
     state = _lock_volume(session, volume_id)
-    query = sa.delete(VA).where(VA.id == attachment_id,
-                                VA.volume_id == volume_id)
-    for column, value in expected.items():
-        attr = getattr(VA, column)
-        if isinstance(value, (list, tuple, set, frozenset)):
-            query = query.where(attr.in_(list(value)))
-        else:
-            query = query.where(attr == value)
+    query = where_expected(sa.delete(VA).where(VA.id == attachment_id,
+                                               VA.volume_id == volume_id),
+                           VA, expected)
     query = query.execution_options(synchronize_session=False)
     session.execute(sa.delete(models.AttachmentSpec).where(
         models.AttachmentSpec.attachment_id == attachment_id))
