@@ -49,6 +49,7 @@ class Gate:
         self.absorbed = 0
         self.first = threading.Event()
 
+    @messaging.expose
     def update_service_capabilities(self, ctxt, **kwargs) -> None:
         self.first.set()
         self.open.wait()

@@ -13,6 +13,7 @@ REPO="$(dirname "$HERE")"
 ANCHOR="${ANCHOR:-$REPO/../shared/anchors/cinder}"
 DB="${DB:-postgresql}"
 OUT="${OUT:-$(mktemp -d /tmp/side-by-side-XXXXXX)}"
+mkdir -p "$OUT"
 export ANCHOR_HOME="${ANCHOR_HOME:?set ANCHOR_HOME to the anchor state folder}"
 CINDER_EP="http://127.0.0.1:8776/v3/ba5eba11ba5eba11ba5eba11ba5eba11"
 

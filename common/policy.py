@@ -1,5 +1,7 @@
 """oslo.policy enforcement with Ashlar's defaults (``common/policies``)."""
 
+import threading
+import time
 from typing import Any
 
 from oslo_config import cfg
@@ -8,16 +10,126 @@ from oslo_policy import policy
 from common import exception
 from common import policies
 
+#: Seconds between two looks at the policy file for changes.
+RECHECK_INTERVAL = 1.0
+
+
+#: Checks whose result depends on the rule, target and credentials alone
+#: (not, e.g., on an ``http:`` check's remote answer).
+_PURE_CHECKS = frozenset({"TrueCheck", "FalseCheck", "NotCheck", "AndCheck",
+                          "OrCheck", "RuleCheck", "RoleCheck",
+                          "GenericCheck"})
+_MEMO_LIMIT = 10000
+
+
+def _pure(check: Any) -> bool:
+    if type(check).__name__ not in _PURE_CHECKS:
+        return False
+    inner = list(getattr(check, "rules", ()))
+    if isinstance(check, policy.NotCheck):
+        inner.append(check.rule)
+    return all(_pure(sub) for sub in inner)
+
+
+class Enforcer(policy.Enforcer):
+    """An Enforcer that looks for policy file changes at most once per
+    ``RECHECK_INTERVAL`` and remembers its decisions until the next look.
+
+    NOTE(ashlar): oslo.policy searches the config dirs for the file and
+    stats it on every check (a dozen system calls), then evaluates the rule
+    tree, inspecting each check's signature; a request makes two or three
+    checks, about a tenth of a millisecond each.  Decisions are remembered
+    only while every rule is a pure function of target and credentials.
+
+    NOTE(ashlar): oslo.policy is not thread-safe: a reload replaces
+    ``self.rules`` with the file's rules and then adds the defaults one by
+    one, so a check in another thread meanwhile finds a rule missing and is
+    denied (a gunicorn gthread worker's first requests, or a policy file
+    change).  One lock per enforcer covers every reload and evaluation;
+    with the memo, a check holds it for a dictionary lookup (a rule with an
+    ``http:`` check holds it for the remote call: such checks run one at a
+    time per process).
+    """
+
+    _next_check = 0.0
+    _memo: dict | None = None
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        self._lock = threading.RLock()
+        super().__init__(*args, **kwargs)
+
+    def load_rules(self, force_reload: bool = False) -> None:
+        with self._lock:
+            now = time.monotonic()
+            if force_reload or not self.rules or now >= self._next_check:
+                super().load_rules(force_reload)
+                self._next_check = now + RECHECK_INTERVAL
+                self._memo = ({} if all(_pure(check)
+                                        for check in self.rules.values())
+                              else None)
+
+    def set_rules(self, *args: Any, **kwargs: Any) -> None:
+        with self._lock:
+            super().set_rules(*args, **kwargs)
+            self._memo = None
+            self._next_check = 0.0
+
+    def clear(self) -> None:
+        with self._lock:
+            super().clear()
+            self._memo = None
+            self._next_check = 0.0
+
+    def decide(self, action: str, target: dict, creds: dict) -> bool:
+        """Whether ``creds`` may do ``action`` on ``target``.
+
+        :raises InvalidScope:
+        """
+        key = (action, _frozen(target), _frozen(creds))
+        with self._lock:
+            self.load_rules()
+            memo = self._memo
+            try:
+                if memo is not None and key in memo:
+                    return memo[key]
+            except TypeError:  # an unhashable value: decide afresh
+                memo = None
+            allowed = bool(self.authorize(action, target, creds))
+            if memo is not None and len(memo) < _MEMO_LIMIT:
+                memo[key] = allowed
+        return allowed
+
+
+def _frozen(values: dict) -> tuple:
+    """A hashable key; values keep their type (``True``, ``1`` and ``1.0``
+    are equal in Python but not to a ``GenericCheck``)."""
+    return tuple(sorted(
+        (key, type(value).__name__,
+         tuple(value) if isinstance(value, list) else value)
+        for key, value in values.items()))
+
+
 _ENFORCER: policy.Enforcer | None = None
+_CREATING = threading.Lock()
 
 
 def get_enforcer(conf: cfg.ConfigOpts | None = None) -> policy.Enforcer:
-    """Return the process's enforcer, creating it on first use."""
+    """Return the process's enforcer, creating it on first use.
+
+    NOTE(ashlar): published only with every default registered and the
+    rules loaded; a thread that saw it half built denied what it lacked.
+    """
     global _ENFORCER
-    if _ENFORCER is None:
-        _ENFORCER = policy.Enforcer(conf or cfg.CONF)
-        _ENFORCER.register_defaults(policies.list_rules())
-    return _ENFORCER
+    enforcer = _ENFORCER
+    if enforcer is None:
+        with _CREATING:
+            if _ENFORCER is None:
+                built = Enforcer(conf or cfg.CONF)
+                built.register_defaults(policies.list_rules())
+                built.load_rules()
+                _ENFORCER = built
+            enforcer = _ENFORCER
+    return enforcer
 
 
 def reset() -> None:
@@ -27,7 +139,13 @@ def reset() -> None:
 
 
 def _credentials(context: Any) -> dict:
-    creds = context.to_policy_values()
+    """The context's policy values in a plain dict, plus ``is_admin``.
+
+    NOTE(ashlar): oslo.context's mapping warns (DeprecationWarning) each
+    time a rule reads a key added to it, and Cinder's rules read
+    ``is_admin``.
+    """
+    creds = dict(context.to_policy_values())
     creds["is_admin"] = getattr(context, "is_admin", False)
     return creds
 
@@ -35,17 +153,17 @@ def _credentials(context: Any) -> dict:
 def authorize(context: Any, action: str, target: dict,
               fatal: bool = True) -> bool:
     """Check ``action``; raise PolicyNotAuthorized when denied and fatal."""
-    enforcer = get_enforcer()
     try:
-        return enforcer.authorize(action, target, _credentials(context),
-                                  do_raise=fatal,
-                                  exc=exception.PolicyNotAuthorized,
-                                  action=action)
+        allowed = get_enforcer().decide(action, target,
+                                        _credentials(context))
     except policy.InvalidScope:
+        allowed = False
+    if not allowed and fatal:
         raise exception.PolicyNotAuthorized(action=action)
+    return allowed
 
 
 def check_is_admin(context: Any) -> bool:
     """Whether the context's roles make it an administrator."""
-    creds = context.to_policy_values()
-    return get_enforcer().authorize("context_is_admin", {}, creds)
+    return get_enforcer().decide("context_is_admin", {},
+                                 _credentials(context))

@@ -92,7 +92,10 @@ def get_server(target: messaging.Target,
         access_policy=dispatcher.ExplicitRPCAccessPolicy)
 
 
-class ServiceTooOld(exception.AshlarException):
+class ServiceTooOld(exception.ServiceUnavailable):
+    """503: the service that would answer runs an older RPC API (a rolling
+    upgrade in progress, or ``[upgrade_levels]`` pinned lower)."""
+
     msg_fmt = "The remote service is too old for %(method)s (needs %(version)s)."
 
 

@@ -222,6 +222,10 @@ class ReserveGuard:
     :param instance_uuid: Cinder's live-migration exception: a volume that is
         not multiattach may take a second row for the instance it is
         attached to already (never a third).
+    :param first_only: admitted only as the volume's first attachment (a
+        bootable multiattach volume, read without attachments, for a caller
+        whom ``volume:multiattach_bootable_volume`` does not allow more);
+        ``limit`` is then 1.
     """
 
     multiattach: bool
@@ -229,6 +233,7 @@ class ReserveGuard:
     single_writer: bool = False
     writer: bool = True
     instance_uuid: str | None = None
+    first_only: bool = False
 
 
 def attach_limits(specs: Mapping[str, str | None],
@@ -310,6 +315,9 @@ def reserve_refusal(volume_id: str, status: str, multiattach: bool,
             return exception.InvalidVolume(
                 reason="Volume %s is not multiattach and already has an "
                        "attachment; its status is %s." % (volume_id, status))
+    elif guard.first_only and count >= 1:
+        return exception.PolicyNotAuthorized(
+            action="volume:multiattach_bootable_volume")
     elif count >= guard.limit:
         return exception.InvalidVolume(
             reason="Volume %s already has the maximum of %d attachments."

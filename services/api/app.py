@@ -43,7 +43,7 @@ def build_operations(conf: cfg.ConfigOpts) -> Operations:
     """
     scheduler = scheduler_rpcapi.SchedulerAPI(conf)
     volume = volume_rpcapi.VolumeAPI(conf)
-    cache = capability_cache.CapabilityCache(conf, scheduler)
+    cache = capability_cache.CapabilityCache(conf, scheduler, volume=volume)
     cache.start()
     ops = Operations(
         volumes=volume_ops.VolumeOperations(conf, scheduler, volume,

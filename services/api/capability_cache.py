@@ -25,8 +25,8 @@ decide:
    never pay for it.  It closes the gaps 1-2 leave: a scheduler that had
    itself just restarted, a report lost while the broker connection was
    re-established, a backend that started a moment ago.  Any doubt (the
-   query fails, or a report arrived while the pools were being judged)
-   means "accept".
+   query fails, or reports kept changing the pools while they were judged
+   again and again) means "accept".
 
 What the cache leaves to the scheduler only ever makes it accept more:
 capacity, availability zones, and heartbeats of the pools it does count (a
@@ -46,7 +46,7 @@ import os
 import threading
 import uuid
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 import oslo_messaging as messaging
 from oslo_config import cfg
@@ -60,12 +60,24 @@ from common import extra_specs
 from common import rpc
 from common.db.api import services as services_db
 from services.scheduler import rpcapi as scheduler_rpcapi
+from services.volume import rpcapi as volume_rpcapi
 
 LOG = logging.getLogger(__name__)
 
 #: Seconds between warm-up attempts while no scheduler answers (doubling).
 WARM_RETRY_FIRST = 1.0
 WARM_RETRY_MAX = 30.0
+#: Judgements of the pools held before reports arriving meanwhile mean
+#: "accept" (each judgement takes microseconds).
+JUDGE_ATTEMPTS = 3
+
+
+class _Verdict(NamedTuple):
+    """A "no pool fits" judgement and what it was made on."""
+
+    generation: int
+    heard: set[str]
+    failures: list[tuple[str, ...]]
 
 
 class CapabilityCache:
@@ -74,9 +86,11 @@ class CapabilityCache:
     def __init__(self, conf: cfg.ConfigOpts,
                  scheduler: scheduler_rpcapi.SchedulerAPI,
                  store: capabilities.CapabilityStore | None = None,
-                 running_backends: Callable[[], set[str]] | None = None
-                 ) -> None:
+                 running_backends: Callable[[], set[str]] | None = None,
+                 volume: volume_rpcapi.VolumeAPI | None = None) -> None:
         """
+        :param volume: asked, at start, for a report from every volume
+            service (None: wait for their periodic reports).
         :param store: the view (a fresh one by default).
         :param running_backends: returns the ``host@backend`` names of
             enabled, heartbeating volume services (the services table by
@@ -84,6 +98,7 @@ class CapabilityCache:
         """
         self.conf = conf
         self.scheduler = scheduler
+        self.volume = volume
         self.store = store or capabilities.CapabilityStore(
             capabilities.freshness_window(conf))
         #: Overrides the services-table read (tests); None reads the table.
@@ -94,10 +109,15 @@ class CapabilityCache:
 
     # -- lifecycle -------------------------------------------------------
     def start(self) -> None:
-        """Listen to the fanout, then warm from a scheduler in background.
+        """Listen to the fanout, then, in background, ask every volume
+        service to report and warm from a scheduler.
 
         NOTE(ashlar): the listener starts first, so no report falls between
-        the scheduler's answer and our own listening.
+        the scheduler's answer and our own listening.  The scheduler's view
+        may not hold a backend's start report yet (it may have started
+        moments before, as in the embedded mode), and then rule 2 keeps the
+        cache from judging until the next periodic report; asking, as a
+        starting scheduler does, makes that milliseconds.
         """
         target = messaging.Target(
             topic=constants.CAPABILITIES_TOPIC,
@@ -115,6 +135,13 @@ class CapabilityCache:
             self._server.wait()
 
     def _warm_until_done(self) -> None:
+        if self.volume is not None:
+            try:
+                self.volume.publish_service_capabilities(
+                    ashlar_context.get_admin_context())
+            except Exception as exc:  # noqa: BLE001 - periodic reports come
+                LOG.warning("Could not ask the volume services to report "
+                            "(%s); waiting for their periodic reports", exc)
         delay = WARM_RETRY_FIRST
         while not self._stopped.is_set() and not self.warm():
             self._stopped.wait(delay)
@@ -159,31 +186,30 @@ class CapabilityCache:
         return {row.host for row in rows if not row.disabled
                 and services_db.is_up(row, self.conf.service_down_time)}
 
-    def unheard_backends(self, ctxt: Any = None,
-                         heard_before: set[str] | None = None
-                         ) -> set[str] | None:
-        """Rule 4: running volume services without a fresh report.
+    def running_backends(self, ctxt: Any = None) -> set[str] | None:
+        """Enabled, heartbeating volume services (rule 4's reference).
 
         :param ctxt: the request's context (see :meth:`_from_db`).
-        :param heard_before: the backends that were fresh before the pools
-            were judged; one fresh only now was not judged, so it counts as
-            unheard.
-        :returns: their ``host@backend`` names, or None when the running
-            services could not be read.
+        :returns: their ``host@backend`` names, or None when they could not
+            be read.
         """
         try:
             if self._running_backends is not None:
-                running = self._running_backends()
-            else:
-                running = self._from_db(ctxt)
+                return self._running_backends()
+            return self._from_db(ctxt)
         except Exception:  # noqa: BLE001 - doubt means accept
             LOG.warning("Cannot read the services table; not rejecting",
                         exc_info=True)
             return None
+
+    def _judge(self, wanted: dict) -> _Verdict | None:
+        """Judge the pools held now; None when one satisfies ``wanted``."""
+        generation = self.store.generation
         heard = self.store.fresh_backends()
-        if heard_before is not None:
-            heard &= heard_before
-        return running - heard
+        found, failures = self.store.find_satisfying(wanted)
+        if found is not None:
+            return None
+        return _Verdict(generation, heard, failures)
 
     def check_type(self, ctxt: Any, vtype: Any, specs: dict) -> None:
         """Reject a type no fresh pool can satisfy, if the view is trusted.
@@ -193,31 +219,38 @@ class CapabilityCache:
         wanted = extra_specs.capability_specs(specs)
         if not wanted or not self.trusted():
             return
+        verdict = self._judge(wanted)
+        if verdict is None:
+            return
+        running = self.running_backends(ctxt)
         # NOTE(ashlar): reports keep arriving on another thread, also while
         # the services table is read.  A verdict holds only for the pools
         # judged: a backend counts as heard only if it was fresh both before
         # and after they were judged, and a report that changed any pool in
-        # between (the store's generation moved) voids the verdict.
-        generation = self.store.generation
-        heard_before = self.store.fresh_backends()
-        found, failures = self.store.find_satisfying(wanted)
-        if found is not None:
-            return
-        unheard = self.unheard_backends(ctxt, heard_before)
-        if unheard is None or unheard:
-            LOG.info("Type %(type)s fits no pool heard of, but %(unheard)s "
-                     "did not report yet; letting the scheduler decide",
-                     {"type": vtype.name,
-                      "unheard": ", ".join(sorted(unheard or ())) or
-                      "the services table"})
-            return
-        if self.store.generation != generation:
-            LOG.info("Type %s fits no pool heard of, but reports arrived "
-                     "while it was judged; letting the scheduler decide",
-                     vtype.name)
-            return
-        raise exception.UnsatisfiableVolumeType(
-            type=vtype.name, unsatisfied=describe(wanted, failures))
+        # between (the store's generation moved) means judging again, in
+        # memory; periodic reports every few seconds must not turn a steady
+        # "no" into an occasional "yes".
+        for _attempt in range(JUDGE_ATTEMPTS):
+            unheard = (None if running is None else
+                       running - (verdict.heard & self.store.fresh_backends()))
+            if unheard is None or unheard:
+                LOG.info("Type %(type)s fits no pool heard of, but "
+                         "%(unheard)s did not report yet; letting the "
+                         "scheduler decide",
+                         {"type": vtype.name,
+                          "unheard": ", ".join(sorted(unheard or ())) or
+                          "the services table"})
+                return
+            if self.store.generation == verdict.generation:
+                raise exception.UnsatisfiableVolumeType(
+                    type=vtype.name,
+                    unsatisfied=describe(wanted, verdict.failures))
+            verdict = self._judge(wanted)
+            if verdict is None:
+                return
+        LOG.info("Type %s fits no pool heard of, but reports kept arriving "
+                 "while it was judged; letting the scheduler decide",
+                 vtype.name)
 
 
 class _Reports:

@@ -24,6 +24,7 @@ from common import states
 from common.db.api import attachments as attachments_db
 from common.db.api import utcnow
 from drivers import base as driver_base
+from services.volume import rpcapi as volume_rpcapi
 
 LOG = logging.getLogger(__name__)
 T = states.Transition
@@ -99,32 +100,31 @@ class Attacher:
         self._in_flight_guard = threading.Lock()
 
     @contextlib.contextmanager
-    def _hold(self, ctxt: Any, attachment_id: str) -> Iterator[None]:
+    def _hold(self, row: Any) -> Iterator[None]:
         """Mark the row in hand and take its (volume, host) lock."""
         with self._in_flight_guard:
-            self._in_flight.add(attachment_id)
+            self._in_flight.add(row.id)
         try:
-            key = attachments_db.lock_key(ctxt, attachment_id)
-            with self._locks.hold(key):
+            with self._locks.hold((row.volume_id, row.attached_host)):
                 yield
         finally:
             with self._in_flight_guard:
-                self._in_flight.discard(attachment_id)
+                self._in_flight.discard(row.id)
 
     # -- connect --------------------------------------------------------------
-    def connect(self, ctxt: Any, attachment_id: str) -> dict:
-        """Make the backend connection of a row in a connect transition.
+    def connect(self, ctxt: Any, snap: dict) -> dict:
+        """Make the backend connection of a row the API put in a connect
+        transition (``snap``: ``volume_rpcapi.snapshot`` of it).
 
-        :returns: the attachment's ``connection_info``.
+        :returns: what was written: ``attach_status``, ``connection_info``
+            (JSON) and ``attach_time`` (ISO 8601).
         :raises Conflict: the row is not (or no longer) connecting.
         """
-        with self._hold(ctxt, attachment_id):
-            row, volume, _shared = attachments_db.attachment_with_volume(
-                ctxt, attachment_id)
-            transition = row.transition
-            if transition not in T.CONNECT:
-                raise _conflict(row, "connect")
-            connector = attachments_db.connector_of(row)
+        row, volume, connector = volume_rpcapi.unpack(snap)
+        transition = row.transition
+        if transition not in T.CONNECT:
+            raise _conflict(row, "connect")
+        with self._hold(row):
             try:
                 info = self.driver.initialize_connection(
                     driver_volume(volume), connector)
@@ -135,15 +135,17 @@ class Attacher:
                                   {"att": row.id, "vol": volume.id,
                                    "host": row.attached_host})
                     self._roll_back(ctxt, row, volume, connector)
-            conn = connection_info(info, row, volume, connector,
-                                   row.attach_mode)
+            done = {"attach_status": states.on_connected(row.attach_status,
+                                                         transition),
+                    "connection_info": json.dumps(connection_info(
+                        info, row, volume, connector, row.attach_mode)),
+                    # NOTE(ashlar): whole seconds, as every database
+                    # keeps it (MariaDB's DATETIME), so that the answer
+                    # matches later reads.
+                    "attach_time": utcnow().replace(microsecond=0)}
             if not attachments_db.attachment_cas(
-                ctxt, volume.id, row.id, {"transition": transition},
-                {"transition": None,
-                 "attach_status": states.on_connected(row.attach_status,
-                                                      transition),
-                 "connection_info": json.dumps(conn),
-                 "attach_time": utcnow()}):
+                    ctxt, volume.id, row.id, {"transition": transition},
+                    dict(done, transition=None)):
                 # NOTE(ashlar): deleted (forced) while we connected.
                 self._terminate_unless_shared(ctxt, row, volume, connector)
                 raise exception.Conflict(
@@ -151,7 +153,7 @@ class Attacher:
                     % row.id)
         LOG.info("Attachment %(att)s of volume %(vol)s connected to %(host)s",
                  {"att": row.id, "vol": volume.id, "host": row.attached_host})
-        return conn
+        return dict(done, attach_time=done["attach_time"].isoformat())
 
     def _roll_back(self, ctxt: Any, row: Any, volume: Any,
                    connector: dict) -> None:
@@ -171,19 +173,20 @@ class Attacher:
             replace_connector=target == states.ATT.RESERVED)
 
     # -- disconnect -------------------------------------------------------
-    def disconnect(self, ctxt: Any, attachment_id: str) -> None:
+    def disconnect(self, ctxt: Any, snap: dict) -> None:
         """Remove the backend connection of a row being deleted, unless
-        another attachment on the same host still uses it.
+        another attachment on the same host still uses it (``snap``:
+        ``volume_rpcapi.snapshot`` of the row).
 
         :raises Conflict: the row is not being deleted.
         """
-        with self._hold(ctxt, attachment_id):
-            row, volume, holders = attachments_db.attachment_with_volume(
-                ctxt, attachment_id, shared=True)
-            if row.transition != T.DISCONNECTING:
-                raise _conflict(row, "disconnect")
-            self._terminate_unless_shared(ctxt, row, volume,
-                                          attachments_db.connector_of(row),
+        row, volume, _none = volume_rpcapi.unpack(snap)
+        with self._hold(row):
+            now, connector, holders = attachments_db.disconnect_state(
+                ctxt, volume.id, row.id, row.attached_host)
+            if now is None or now.transition != T.DISCONNECTING:
+                raise _conflict(now or row, "disconnect")
+            self._terminate_unless_shared(ctxt, row, volume, connector,
                                           holders)
 
     def _terminate_unless_shared(self, ctxt: Any, row: Any, volume: Any,
@@ -234,7 +237,7 @@ class Attacher:
 
     def _resolve_one(self, ctxt: Any, stuck: Any) -> int:
         try:
-            with self._hold(ctxt, stuck.id):
+            with self._hold(stuck):
                 return self._resolve_held(ctxt, stuck)
         except exception.NotFound:
             return 0  # gone meanwhile
@@ -245,7 +248,7 @@ class Attacher:
         if (row.transition, row.updated_at) != (stuck.transition,
                                                 stuck.updated_at):
             return 0  # someone else moved it
-        connector = attachments_db.connector_of(row)
+        connector = attachments_db.connector(ctxt, row.id)
         target = states.resolve_stuck(row.attach_status, row.transition)
         LOG.warning("Attachment %(att)s of volume %(vol)s was stuck in "
                     "%(transition)s; resolving it to %(target)s",

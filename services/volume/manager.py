@@ -197,14 +197,16 @@ class VolumeManager(service.Manager):
         self._capacity_changed()
 
     @messaging.expose
-    def attachment_connect(self, ctxt: Any, attachment_id: str) -> dict:
+    def attachment_connect(self, ctxt: Any, attachment_id: str,
+                           snapshot: dict) -> dict:
         """Connect an attachment the API put in flight; see attach.py."""
-        return self.attacher.connect(ctxt, attachment_id)
+        return self.attacher.connect(ctxt, snapshot)
 
     @messaging.expose
-    def attachment_disconnect(self, ctxt: Any, attachment_id: str) -> None:
+    def attachment_disconnect(self, ctxt: Any, attachment_id: str,
+                              snapshot: dict) -> None:
         """Terminate the connection of an attachment being deleted."""
-        self.attacher.disconnect(ctxt, attachment_id)
+        self.attacher.disconnect(ctxt, snapshot)
 
     @messaging.expose
     def extend_volume(self, ctxt: Any, volume_id: str, new_size: int) -> None:

@@ -1,9 +1,40 @@
 """Client side of the volume service's RPC API."""
 
+import datetime
+import types
 from typing import Any
 
 from common import constants
 from common import rpc
+
+#: The columns of an attachment row and of its volume that the volume
+#: service needs to connect or disconnect it: sent along, so that it
+#: need not read them again.
+SNAPSHOT_ROW = ("id", "volume_id", "attach_status", "transition",
+                "attach_mode", "attached_host")
+SNAPSHOT_VOLUME = ("id", "size", "display_name", "provider_location",
+                   "readonly", "encrypted")
+
+
+def snapshot(row: Any, volume: Any, connector: dict | None = None) -> dict:
+    """An attachment as the API just wrote it, for the volume service."""
+    return {"attachment": {key: getattr(row, key) for key in SNAPSHOT_ROW},
+            "volume": {key: getattr(volume, key) for key in SNAPSHOT_VOLUME},
+            "connector": connector or {}}
+
+
+def unpack(snap: dict) -> tuple[Any, Any, dict]:
+    """``snapshot``'s ``(row, volume, connector)``, attribute access."""
+    return (types.SimpleNamespace(**snap["attachment"]),
+            types.SimpleNamespace(**snap["volume"]), snap["connector"])
+
+
+def connected(row: Any, done: dict) -> Any:
+    """``row`` with what ``attachment_connect`` answered applied."""
+    return types.SimpleNamespace(**dict(
+        vars(row), transition=None, attach_status=done["attach_status"],
+        connection_info=done["connection_info"],
+        attach_time=datetime.datetime.fromisoformat(done["attach_time"])))
 
 
 def backend_of(host: str) -> str:
@@ -20,11 +51,14 @@ class VolumeAPI(rpc.RPCAPI):
               publish_service_capabilities.
         1.1 - attachment_connect, attachment_disconnect (calls);
               extend_volume, retype_volume (casts).
+        1.2 - attachment_connect, attachment_disconnect take the
+              ``snapshot`` of the row; attachment_connect answers the
+              values it wrote.
     """
 
     TOPIC = constants.VOLUME_TOPIC
     BINARY = constants.VOLUME_BINARY
-    RPC_API_VERSION = "1.1"
+    RPC_API_VERSION = "1.2"
 
     def create_volume(self, ctxt: Any, volume_id: str, host: str) -> None:
         self._prepare(server=backend_of(host), version="1.0").cast(
@@ -39,22 +73,27 @@ class VolumeAPI(rpc.RPCAPI):
         self._prepare(fanout=True, version="1.0").cast(
             ctxt, "publish_service_capabilities")
 
-    @rpc.assert_min_rpc_version("1.1")
-    def attachment_connect(self, ctxt: Any, host: str,
-                           attachment_id: str) -> dict:
-        """Connect an attachment in flight; return its connection_info.
+    @rpc.assert_min_rpc_version("1.2")
+    def attachment_connect(self, ctxt: Any, host: str, attachment_id: str,
+                           snap: dict) -> dict:
+        """Connect an attachment in flight (``snap``: its ``snapshot``).
 
         A call, bounded by ``rpc_call_timeout``.
-        """
-        return self._prepare(server=backend_of(host), version="1.1").call(
-            ctxt, "attachment_connect", attachment_id=attachment_id)
 
-    @rpc.assert_min_rpc_version("1.1")
-    def attachment_disconnect(self, ctxt: Any, host: str,
-                              attachment_id: str) -> None:
+        :returns: ``{"attach_status", "connection_info" (JSON),
+            "attach_time" (ISO 8601)}`` as written.
+        """
+        return self._prepare(server=backend_of(host), version="1.2").call(
+            ctxt, "attachment_connect", attachment_id=attachment_id,
+            snapshot=snap)
+
+    @rpc.assert_min_rpc_version("1.2")
+    def attachment_disconnect(self, ctxt: Any, host: str, attachment_id: str,
+                              snap: dict) -> None:
         """Terminate the connection of an attachment being deleted (call)."""
-        self._prepare(server=backend_of(host), version="1.1").call(
-            ctxt, "attachment_disconnect", attachment_id=attachment_id)
+        self._prepare(server=backend_of(host), version="1.2").call(
+            ctxt, "attachment_disconnect", attachment_id=attachment_id,
+            snapshot=snap)
 
     @rpc.assert_min_rpc_version("1.1")
     def extend_volume(self, ctxt: Any, volume_id: str, host: str,

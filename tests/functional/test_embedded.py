@@ -11,11 +11,16 @@ import pytest
 from tests.functional import harness
 
 
+#: Far longer than any wait below: no periodic report helps a test.
+POLLING = 300
+
+
 @pytest.fixture
 def embedded(tmp_path):
     port = harness.free_port()
     conf = tmp_path / "ashlar.conf"
-    conf.write_text("[api]\nbind_port = %d\n" % port)
+    conf.write_text("[DEFAULT]\nbackend_stats_polling_interval = %d\n"
+                    "[api]\nbind_port = %d\n" % (POLLING, port))
     log = open(tmp_path / "ashlar.log", "ab")
     proc = subprocess.Popen(
         [sys.executable, "-c", "from services.embedded import main; main()",
@@ -67,3 +72,30 @@ def test_concurrent_writers_get_no_500(embedded):
     assert [r.status_code for r in deleted] == [202] * 48
     for vid in ids:
         client.wait_status(vid, None)
+
+
+def test_unsatisfiable_multiattach_is_400_soon_after_start(embedded):
+    """The README's promise in the default mode: the API asks the backend
+    to report as it starts, so the early 400 does not wait for a periodic
+    report (here five minutes away)."""
+    _folder, client = embedded
+    resp = client.post("/types", {"volume_type": {
+        "name": "nowhere", "extra_specs": {
+            "multiattach": "<is> True", "volume_backend_name": "nope"}}})
+    assert resp.status_code == 200, resp.text
+    accepted = []
+
+    def refused():
+        resp = client.post("/volumes", {"volume": {
+            "size": 1, "volume_type": "nowhere"}})
+        if resp.status_code == 202:
+            accepted.append(resp.json()["volume"]["id"])
+        return resp.status_code == 400
+    harness.wait_for(refused, timeout=30, interval=0.1,
+                     what="the unsatisfiable create refused with 400")
+    resp = client.post("/volumes", {"volume": {"size": 1,
+                                               "volume_type": "nowhere"}})
+    assert resp.status_code == 400
+    assert "volume_backend_name=nope" in resp.json()["badRequest"]["message"]
+    listed = client.get("/volumes").json()["volumes"]
+    assert sorted(v["id"] for v in listed) == sorted(accepted)

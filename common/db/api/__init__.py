@@ -6,6 +6,7 @@ RequestContext and run under ``@reader``/``@writer`` of the one
 """
 
 import datetime
+import functools
 import os
 from typing import Any
 
@@ -115,30 +116,62 @@ def older_than(when: datetime.datetime, seconds: float) -> bool:
     return (utcnow() - when).total_seconds() > seconds
 
 
-def where_expected(query: Any, model: Any, expected: dict) -> Any:
-    """Add the compare half of a compare-and-swap to ``query``.
+def _kind(value: Any) -> str:
+    if value is None:
+        return "null"
+    return "in" if isinstance(value, (list, tuple, set, frozenset)) else "eq"
 
-    :param expected: column -> value, or column -> list/tuple of values.
-    """
-    for column, value in expected.items():
-        attr = getattr(model, column)
-        if isinstance(value, (list, tuple, set, frozenset)):
-            query = query.where(attr.in_(list(value)))
+
+@functools.lru_cache(maxsize=512)
+def _cas_statement(table: sa.Table, shape: tuple, keys: tuple | None) -> Any:
+    """``UPDATE table SET keys`` (``DELETE FROM table`` when ``keys`` is
+    None) ``WHERE id = :row_id AND shape``, with bound parameters
+    ``e_<column>`` and ``v_<key>``; built once per shape."""
+    query = sa.update(table) if keys is not None else sa.delete(table)
+    query = query.where(table.c.id == sa.bindparam("row_id"))
+    for column, kind in shape:
+        col = table.c[column]
+        if kind == "null":
+            query = query.where(col.is_(None))
+        elif kind == "in":
+            query = query.where(col.in_(sa.bindparam("e_" + column,
+                                                     expanding=True)))
         else:
-            query = query.where(attr == value)
-    return query
+            query = query.where(col == sa.bindparam("e_" + column))
+    if keys is None:
+        return query
+    return query.values({key: sa.bindparam("v_" + key) for key in keys})
+
+
+def compare_and_swap(model: Any, row_id: str, expected: dict,
+                     values: dict | None) -> tuple[Any, dict]:
+    """The statement and parameters of a compare-and-swap of one row.
+
+    :param expected: column -> value (None: IS NULL), or column ->
+        list/tuple of values.
+    :param values: column -> plain value; None deletes the row instead.
+    """
+    shape = []
+    params = {"row_id": row_id}
+    for column, value in expected.items():
+        kind = _kind(value)
+        shape.append((column, kind))
+        if kind != "null":
+            params["e_" + column] = list(value) if kind == "in" else value
+    for key, value in (values or {}).items():
+        params["v_" + key] = value
+    query = _cas_statement(model.__table__, tuple(shape),
+                           None if values is None else tuple(values))
+    return query, params
 
 
 def conditional_update(session: Any, model: Any, row_id: str,
                        expected: dict, values: dict) -> bool:
     """Compare-and-swap one row: ``UPDATE .. SET values WHERE expected``.
 
-    :param expected: column -> value, or column -> list/tuple of values.
+    :param session: a Session or a Connection.
     :returns: whether the row matched (and was changed).
     """
-    query = where_expected(sa.update(model).where(model.id == row_id), model,
-                           expected)
-    values = dict(values, updated_at=utcnow())
-    result = session.execute(query.values(**values).execution_options(
-        synchronize_session=False))
-    return result.rowcount == 1
+    query, params = compare_and_swap(model, row_id, expected,
+                                     dict(values, updated_at=utcnow()))
+    return session.execute(query, params).rowcount == 1

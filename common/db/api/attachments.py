@@ -1,8 +1,14 @@
 """Attachments, their connector rows, and the volume status they drive.
 
-Every function that changes an attachment runs one short transaction that
+Every function that changes an attachment runs one short transaction of
+Core statements on a connection (no ORM session: these are the hot paths)
+that
 
-1. locks the volume row first, with an ``UPDATE`` of its counters when
+0. may first read the row and its volume without a lock and hand them to
+   the caller's ``decide`` (policy, state machine), so that reading,
+   deciding and writing cost one transaction (``attachment_change``,
+   ``attachment_reserve``); what was decided is then guarded by step 2;
+1. locks the volume row, with an ``UPDATE`` of its counters when
    they change, else a ``SELECT ... FOR UPDATE``, either of them also
    returning the volume's statuses and attachment count, so all changes to
    one volume's attachments are serialised and always take their locks in
@@ -26,25 +32,39 @@ IMMEDIATE``), so however many reservations race, the counter admits exactly
 as many as the guard allows; a loser's transaction inserted nothing.
 """
 
+import dataclasses
+import functools
 import json
-from typing import Any
+import types
+from typing import Any, Callable
 
 import sqlalchemy as sa
-from sqlalchemy import orm
 
 from common import exception
 from common import states
 from common.db import models
+from common.db.api import compare_and_swap
 from common.db.api import conditional_update
 from common.db.api import page
 from common.db.api import reader
 from common.db.api import retry_on_deadlock
 from common.db.api import utcnow
-from common.db.api import where_expected
 from common.db.api import writer
 
 VA = models.VolumeAttachment
 VOL = models.Volume
+SPEC = models.AttachmentSpec
+
+#: A row read with Core: attribute access, no session, no lazy loads.
+Record = types.SimpleNamespace
+
+
+_AID = sa.bindparam("attachment_id")
+_VID = sa.bindparam("volume_id")
+
+
+class Lost(Exception):
+    """A compare-and-swap found the row changed (nothing was written)."""
 
 
 # -- connector rows ---------------------------------------------------------
@@ -56,98 +76,141 @@ def _spec_rows(attachment_id: str, connector: dict | None) -> list[dict]:
             for key, value in (connector or {}).items()]
 
 
-def connector_of(row: models.VolumeAttachment) -> dict:
+def _connector(conn: Any, attachment_id: str) -> dict:
     """The connector an attachment was given, or ``{}``."""
     result = {}
-    for spec in row.specs:
+    for key, value in conn.execute(_SELECT_CONNECTOR,
+                                   {"attachment_id": attachment_id}):
         try:
-            result[spec.key] = json.loads(spec.value)
+            result[key] = json.loads(value)
         except (TypeError, ValueError):
-            result[spec.key] = spec.value
+            result[key] = value
     return result
 
 
-def connection_info_of(row: models.VolumeAttachment) -> dict:
+def connection_info_of(row: Any) -> dict:
     return json.loads(row.connection_info) if row.connection_info else {}
 
 
-def _replace_specs(session: Any, attachment_id: str,
+def _replace_specs(conn: Any, attachment_id: str,
                    connector: dict | None) -> None:
-    session.execute(sa.delete(models.AttachmentSpec).where(
-        models.AttachmentSpec.attachment_id == attachment_id))
-    _insert_specs(session, attachment_id, connector)
+    conn.execute(_DELETE_SPECS, {"attachment_id": attachment_id})
+    _insert_specs(conn, attachment_id, connector)
 
 
-def _insert_specs(session: Any, attachment_id: str,
+def _insert_specs(conn: Any, attachment_id: str,
                   connector: dict | None) -> None:
     rows = _spec_rows(attachment_id, connector)
     if rows:
-        session.execute(sa.insert(models.AttachmentSpec), rows)
+        conn.execute(_INSERT_SPECS, rows)
 
 
 # -- helpers ----------------------------------------------------------------
 
-def _get(session: Any, attachment_id: str,
-         with_specs: bool = True) -> models.VolumeAttachment:
-    """The row; ``with_specs`` False leaves ``specs`` empty (views)."""
-    options = [] if with_specs else [orm.noload(VA.specs)]
-    row = session.get(VA, attachment_id, populate_existing=True,
-                      options=options)
-    if row is None:
-        raise exception.AttachmentNotFound(attachment_id=attachment_id)
-    return row
-
+#: Every column of an attachment row.
+_ROW = tuple(getattr(VA, column.key) for column in VA.__table__.columns)
 
 #: What locking the volume row tells: its statuses and live row count.
 _STATE = (VOL.status, VOL.attach_status, VOL.attachment_count)
 
+#: The volume columns attachment work needs (a light read: no type,
+#: metadata or attachment rows).
+_BRIEF = (VOL.id, VOL.project_id, VOL.status, VOL.attach_status, VOL.host,
+          VOL.size, VOL.display_name, VOL.provider_location, VOL.multiattach,
+          VOL.bootable, VOL.readonly, VOL.encrypted, VOL.volume_type_id,
+          VOL.migration_status, VOL.attachment_count, VOL.writer_count)
+_PREFIX = "vol__"
 
-def _returning(session: Any, kind: str) -> bool:
+#: Whether a row has connector rows (``has_connector`` of ``_with_volume``).
+_HAS_CONNECTOR = sa.exists().where(SPEC.attachment_id == VA.id).label(
+    "has_connector")
+
+# Statements of the hot paths, built once: SQLAlchemy reuses their compiled
+# form and cache key.  Parameters: attachment_id, volume_id, host, type_id.
+_SELECT_CONNECTOR = sa.select(SPEC.key, SPEC.value).where(
+    SPEC.attachment_id == _AID)
+_DELETE_SPECS = sa.delete(SPEC).where(SPEC.attachment_id == _AID)
+_INSERT_SPECS = sa.insert(SPEC)
+_INSERT_ROW = sa.insert(VA)
+_SELECT_ROW = sa.select(*_ROW).where(VA.id == _AID)
+_SELECT_STATE = sa.select(*_STATE).where(VOL.id == _VID)
+_LOCK_STATE = _SELECT_STATE.with_for_update()
+_LIVE_STATUSES = sa.select(VA.attach_status).where(
+    VA.volume_id == _VID).with_for_update()
+_LIVE_ROWS = sa.select(*_ROW).where(VA.volume_id == _VID).order_by(
+    VA.created_at).with_for_update()
+_SHARED = sa.select(VA.id).where(
+    VA.volume_id == _VID, VA.id != _AID,
+    VA.attached_host == sa.bindparam("host"),
+    VA.attach_status.in_(list(states.CONNECTED))).order_by(VA.created_at)
+_SELECT_BRIEF = sa.select(*_BRIEF).where(VOL.id == _VID)
+_TYPE_SPECS = sa.select(models.VolumeTypeExtraSpec.key,
+                        models.VolumeTypeExtraSpec.value).where(
+    models.VolumeTypeExtraSpec.volume_type_id == sa.bindparam("type_id"))
+_WITH_VOLUME = sa.select(*_ROW, _HAS_CONNECTOR, *(
+    column.label(_PREFIX + column.key) for column in _BRIEF)).join(
+    VOL, VOL.id == VA.volume_id).where(VA.id == _AID)
+_DISCONNECT_ROW = sa.select(VA.id, VA.attach_status, VA.transition).where(
+    VA.id == _AID)
+_COUNT = sa.update(VOL).where(VOL.id == _VID).values(
+    attachment_count=VOL.attachment_count + sa.bindparam("count_delta"),
+    writer_count=VOL.writer_count + sa.bindparam("writer_delta"),
+    updated_at=sa.bindparam("now"))
+_LEAVE = sa.update(VOL).where(VOL.id == _VID).values(
+    attachment_count=VOL.attachment_count - 1,
+    writer_count=VOL.writer_count - sa.bindparam("writer"),
+    updated_at=sa.bindparam("now"))
+_LEAVE_STATUS = _LEAVE.where(VOL.status == sa.bindparam("old_status")).values(
+    status=sa.bindparam("status"), attach_status=sa.bindparam("attach_status"))
+
+
+def _returning(conn: Any, kind: str) -> bool:
     """Whether the dialect supports ``update_returning``/``delete_returning``
     (not MariaDB's UPDATE)."""
-    return bool(getattr(session.get_bind().dialect, kind, False))
+    return bool(getattr(conn.dialect, kind, False))
 
 
-def _state_after(session: Any, volume_id: str, query: Any) -> Any:
-    """Run a counter ``UPDATE`` of one volume; its ``_STATE`` after, or None
-    when it matched no row."""
-    query = query.execution_options(synchronize_session=False)
-    if _returning(session, "update_returning"):
-        return session.execute(query.returning(*_STATE)).first()
-    if session.execute(query).rowcount != 1:
+@functools.lru_cache(maxsize=None)
+def _returning_state(query: Any) -> Any:
+    return query.returning(*_STATE)
+
+
+def _state_after(conn: Any, query: Any, params: dict) -> Any:
+    """Run a prebuilt counter ``UPDATE`` of one volume (``params`` name it
+    ``volume_id``); its ``_STATE`` after, or None when it matched no row."""
+    if _returning(conn, "update_returning"):
+        return conn.execute(_returning_state(query), params).first()
+    if conn.execute(query, params).rowcount != 1:
         return None
-    return session.execute(sa.select(*_STATE).where(
-        VOL.id == volume_id)).one()
+    return conn.execute(_SELECT_STATE, params).one()
 
 
-def _lock_volume(session: Any, volume_id: str, writer_delta: int = 0,
+def _lock_volume(conn: Any, volume_id: str, writer_delta: int = 0,
                  count_delta: int = 0) -> Any:
     """Take the volume row's lock, adjusting its counters if asked.
 
-    NOTE(ashlar): always the transaction's first statement.  PostgreSQL and
-    InnoDB lock the row (``FOR UPDATE`` or the ``UPDATE``) and see its latest
-    committed version; SQLite holds its write lock since ``BEGIN
-    IMMEDIATE`` (``common.db.api._tune_sqlite``).
+    NOTE(ashlar): the transaction's first locking statement (a plain read
+    may precede it; it takes no lock).  PostgreSQL and InnoDB lock the row
+    (``FOR UPDATE`` or the ``UPDATE``) and see its latest committed version;
+    SQLite holds its write lock since ``BEGIN IMMEDIATE``
+    (``common.db.api._tune_sqlite``).
 
     :returns: the volume's ``_STATE`` (after the counter change).
     """
     if writer_delta or count_delta:
-        state = _state_after(session, volume_id, sa.update(VOL).where(
-            VOL.id == volume_id).values(
-            attachment_count=VOL.attachment_count + count_delta,
-            writer_count=VOL.writer_count + writer_delta,
-            updated_at=utcnow()))
+        state = _state_after(conn, _COUNT, {
+            "volume_id": volume_id, "count_delta": count_delta,
+            "writer_delta": writer_delta, "now": utcnow()})
     else:
-        state = session.execute(sa.select(*_STATE).where(
-            VOL.id == volume_id).with_for_update()).first()
+        state = conn.execute(_LOCK_STATE, {"volume_id": volume_id}).first()
     if state is None:
         raise exception.VolumeNotFound(volume_id=volume_id)
     return state
 
 
-def _live_statuses(session: Any, volume_id: str) -> list[str]:
-    return list(session.execute(sa.select(VA.attach_status).where(
-        VA.volume_id == volume_id).with_for_update()).scalars())
+def _live_statuses(conn: Any, volume_id: str) -> list[str]:
+    return list(conn.execute(_LIVE_STATUSES,
+                             {"volume_id": volume_id}).scalars())
 
 
 def _derive(state: Any, statuses: list[str],
@@ -157,7 +220,7 @@ def _derive(state: Any, statuses: list[str],
     return states.volume_status(statuses, base)
 
 
-def _sync_volume(session: Any, volume_id: str, state: Any,
+def _sync_volume(conn: Any, volume_id: str, state: Any,
                  statuses: list[str] | None = None,
                  force_from: str | None = None) -> tuple[str, str]:
     """Recompute the volume's statuses from its live rows (lock held).
@@ -168,10 +231,10 @@ def _sync_volume(session: Any, volume_id: str, state: Any,
         non-attach status (the end of an extend or a retype).
     """
     if statuses is None:
-        statuses = _live_statuses(session, volume_id)
+        statuses = _live_statuses(conn, volume_id)
     status, attach_status = _derive(state, statuses, force_from)
     if (status, attach_status) != (state.status, state.attach_status):
-        conditional_update(session, VOL, volume_id, {"status": state.status},
+        conditional_update(conn, VOL, volume_id, {"status": state.status},
                            {"status": status, "attach_status": attach_status})
     return status, attach_status
 
@@ -184,117 +247,99 @@ def _only_row(state: Any, status: Any) -> list[str] | None:
     return None
 
 
-def _shared(session: Any, volume_id: str, attachment_id: str,
+def _shared(conn: Any, volume_id: str, attachment_id: str,
             host: str | None) -> list[str]:
     """Other live rows of the volume connected (or connecting) on ``host``."""
     if not host:
         return []
-    query = sa.select(VA.id).where(
-        VA.volume_id == volume_id, VA.id != attachment_id,
-        VA.attached_host == host,
-        VA.attach_status.in_(list(states.CONNECTED))).order_by(VA.created_at)
-    return list(session.execute(query).scalars())
+    return list(conn.execute(_SHARED, {
+        "volume_id": volume_id, "attachment_id": attachment_id,
+        "host": host}).scalars())
 
 
-# -- reads ----------------------------------------------------------------
-
-@reader
-def attachment_get(context: Any, attachment_id: str,
-                   with_specs: bool = True) -> models.VolumeAttachment:
-    """:raises AttachmentNotFound:"""
-    return _get(context.session, attachment_id, with_specs)
-
-
-@reader
-def lock_key(context: Any, attachment_id: str) -> tuple[str, str | None]:
-    """``(volume_id, attached_host)`` of a row (one small read).
-
-    :raises AttachmentNotFound:
-    """
-    found = context.session.execute(sa.select(
-        VA.volume_id, VA.attached_host).where(VA.id == attachment_id)).first()
-    if found is None:
-        raise exception.AttachmentNotFound(attachment_id=attachment_id)
-    return found[0], found[1]
-
-
-#: The volume columns attachment work needs (a light read: no type,
-#: metadata or attachment rows).
-_BRIEF = (VOL.id, VOL.project_id, VOL.status, VOL.attach_status, VOL.host,
-          VOL.size, VOL.display_name, VOL.provider_location, VOL.multiattach,
-          VOL.bootable, VOL.readonly, VOL.encrypted, VOL.volume_type_id,
-          VOL.migration_status, VOL.attachment_count, VOL.writer_count)
-
-
-def _brief(session: Any, volume_id: str) -> Any:
-    row = session.execute(sa.select(*_BRIEF).where(
-        VOL.id == volume_id)).first()
+def _brief(conn: Any, volume_id: str) -> Any:
+    row = conn.execute(_SELECT_BRIEF, {"volume_id": volume_id}).first()
     if row is None:
         raise exception.VolumeNotFound(volume_id=volume_id)
     return row
 
 
-@reader
-def volume_brief(context: Any, volume_id: str,
-                 with_specs: bool = False) -> tuple[Any, dict]:
-    """The volume's columns of ``_BRIEF`` (attribute access), and its
-    type's extra specs when asked.
+def _type_specs(conn: Any, volume_type_id: str | None) -> dict:
+    return dict(conn.execute(_TYPE_SPECS, {"type_id": volume_type_id}).all())
+
+
+def _with_volume(conn: Any, attachment_id: str) -> tuple[Record, Record]:
+    """The row (plus ``has_connector``) and its volume's ``_BRIEF``
+    columns, in one statement.
+
+    :raises AttachmentNotFound:
+    """
+    found = conn.execute(_WITH_VOLUME,
+                         {"attachment_id": attachment_id}).first()
+    if found is None:
+        raise exception.AttachmentNotFound(attachment_id=attachment_id)
+    values = found._asdict()
+    volume = {key[len(_PREFIX):]: values.pop(key)
+              for key in list(values) if key.startswith(_PREFIX)}
+    return Record(**values), Record(**volume)
+
+
+# -- reads ----------------------------------------------------------------
+
+@reader.connection
+def attachment_get(context: Any, attachment_id: str) -> Record:
+    """:raises AttachmentNotFound:"""
+    found = context.connection.execute(
+        _SELECT_ROW, {"attachment_id": attachment_id}).first()
+    if found is None:
+        raise exception.AttachmentNotFound(attachment_id=attachment_id)
+    return Record(**found._asdict())
+
+
+@reader.connection
+def connector(context: Any, attachment_id: str) -> dict:
+    """The connector an attachment was given, or ``{}``."""
+    return _connector(context.connection, attachment_id)
+
+
+@reader.connection
+def volume_brief(context: Any, volume_id: str) -> Any:
+    """The volume's columns of ``_BRIEF`` (attribute access).
 
     :raises VolumeNotFound:
     """
-    row = _brief(context.session, volume_id)
-    specs = {}
-    if with_specs:
-        spec = models.VolumeTypeExtraSpec
-        specs = dict(context.session.execute(
-            sa.select(spec.key, spec.value).where(
-                spec.volume_type_id == row.volume_type_id)).all())
-    return row, specs
+    return _brief(context.connection, volume_id)
 
 
-@reader
+@reader.connection
 def attachment_with_volume(context: Any, attachment_id: str,
-                           shared: bool = False, with_specs: bool = True
-                           ) -> tuple[models.VolumeAttachment, Any, list]:
+                           shared: bool = False
+                           ) -> tuple[Record, Record, list]:
     """The row, its volume (as ``volume_brief``) and, if asked, its
     ``shared_connections_by_attachment``, in one read.
 
     :raises AttachmentNotFound:
     """
-    session = context.session
-    query = sa.select(VA, orm.Bundle("volume", *_BRIEF)).join(
-        VOL, VOL.id == VA.volume_id).where(VA.id == attachment_id)
-    if not with_specs:
-        query = query.options(orm.noload(VA.specs))
-    found = session.execute(query.execution_options(
-        populate_existing=True)).first()
-    if found is None:
-        raise exception.AttachmentNotFound(attachment_id=attachment_id)
-    row, volume = found
-    others = (_shared(session, row.volume_id, row.id, row.attached_host)
+    conn = context.connection
+    row, volume = _with_volume(conn, attachment_id)
+    others = (_shared(conn, row.volume_id, row.id, row.attached_host)
               if shared else [])
     return row, volume, others
 
 
-@reader
-def attachment_to_delete(context: Any, attachment_id: str
-                         ) -> tuple[models.VolumeAttachment, Any, bool]:
-    """The row (no connector rows), its volume (as ``volume_brief``) and
-    whether it has a connector, in one read.
-
-    :raises AttachmentNotFound:
-    """
-    has_connector = sa.exists().where(
-        models.AttachmentSpec.attachment_id == VA.id)
-    query = sa.select(VA, orm.Bundle("volume", *_BRIEF),
-                      has_connector.label("has_connector")).join(
-        VOL, VOL.id == VA.volume_id).where(
-        VA.id == attachment_id).options(orm.noload(VA.specs))
-    found = context.session.execute(query.execution_options(
-        populate_existing=True)).first()
+@reader.connection
+def disconnect_state(context: Any, volume_id: str, attachment_id: str,
+                     host: str | None) -> tuple[Record | None, dict, list]:
+    """What removing a row's host connection needs, in one read: the row's
+    ``attach_status``/``transition`` (None when gone), its connector and
+    the other rows using the connection."""
+    conn = context.connection
+    found = conn.execute(_DISCONNECT_ROW,
+                         {"attachment_id": attachment_id}).first()
     if found is None:
-        raise exception.AttachmentNotFound(attachment_id=attachment_id)
-    return found[0], found[1], bool(found[2])
+        return None, {}, []
+    return (Record(**found._asdict()), _connector(conn, attachment_id),
+            _shared(conn, volume_id, attachment_id, host))
 
 
 @reader
@@ -315,7 +360,11 @@ def attachment_list(context: Any, project_id: str | None = None,
             VOL.project_id == project_id)
     for key, value in (filters or {}).items():
         query = query.filter(getattr(VA, key) == value)
-    marker_row = _get(context.session, marker) if marker else None
+    marker_row = None
+    if marker:
+        marker_row = context.session.get(VA, marker)
+        if marker_row is None:
+            raise exception.AttachmentNotFound(attachment_id=marker)
     return page(query, VA, marker_row, limit, sort_keys, sort_dirs, offset)
 
 
@@ -338,68 +387,172 @@ def attachments_in_transition(context: Any, backend: str,
     return list(context.session.execute(query).scalars())
 
 
-@reader
+@reader.connection
 def connection_holders(context: Any, volume_id: str, attachment_id: str,
                        host: str | None) -> list[str]:
     """Rows besides ``attachment_id`` that use the volume's ``host``
     connection (what decides whether terminating it is safe)."""
-    return _shared(context.session, volume_id, attachment_id, host)
+    return _shared(context.connection, volume_id, attachment_id, host)
 
 
 # -- writes ---------------------------------------------------------------
 
-@retry_on_deadlock
-@writer
-def attachment_reserve(context: Any, volume_id: str,
-                       guard: states.ReserveGuard, values: dict,
-                       connector: dict | None = None
-                       ) -> models.VolumeAttachment | None:
-    """Reserve a place on the volume and insert the row, atomically.
+@dataclasses.dataclass
+class Reservation:
+    """What a new attachment of a volume asks for (see
+    ``attachment_reserve``)."""
 
-    :param values: columns of the new row (``id`` included).
-    :returns: the new row, or None when the guard refused (nothing written).
-    """
-    session = context.session
-    conditions = [VOL.id == volume_id,
-                  VOL.status.in_(list(states.RESERVABLE)),
-                  VOL.multiattach == guard.multiattach]
-    if guard.multiattach:
-        conditions.append(VOL.attachment_count < guard.limit)
-    else:
-        alone = VOL.attachment_count == 0
-        if guard.instance_uuid:
-            same = sa.exists().where(VA.volume_id == volume_id,
-                                     VA.instance_uuid == guard.instance_uuid)
-            alone = sa.or_(alone, sa.and_(VOL.attachment_count == 1, same))
-        conditions.append(alone)
-    if guard.single_writer and guard.writer:
-        conditions.append(VOL.writer_count == 0)
-    state = _state_after(session, volume_id, sa.update(VOL).where(
-        *conditions).values(
-        attachment_count=VOL.attachment_count + 1,
-        writer_count=VOL.writer_count + int(guard.writer),
-        updated_at=utcnow()))
-    if state is None:
-        return None
-    row = VA(volume_id=volume_id, **dict(_UNSET, **values))
-    session.add(row)
-    session.flush()
-    _insert_specs(session, values["id"], connector)
-    _sync_volume(session, volume_id, state,
-                 _only_row(state, values["attach_status"]))
-    return row
+    guard: states.ReserveGuard
+    #: Columns of the new row, ``id`` included.
+    values: dict
+    connector: dict | None = None
 
 
-#: Columns of a new row not given by the caller (so the returned row needs
-#: no reload); ``specs`` stays empty, as ``with_specs=False`` reads leave it.
+#: Columns of a new row not given by the caller.
 _UNSET = {"instance_uuid": None, "attached_host": None, "mountpoint": None,
           "attach_mode": states.MODE_NULL, "connection_info": None,
           "attach_time": None, "detach_time": None, "transition": None,
-          "updated_at": None, "specs": []}
+          "updated_at": None}
 
 
-class _NoMatch(Exception):
-    """Abort a writer transaction whose compare-and-swap found nothing."""
+@functools.lru_cache(maxsize=None)
+def _reserve_statement(multiattach: bool, same_instance: bool,
+                       one_writer: bool) -> Any:
+    """The counter ``UPDATE`` that admits a reservation, per guard shape.
+
+    Parameters: volume_id, limit, instance_uuid, writer (0/1), was_bootable,
+    was_readonly (the flags as read: the caller decided policy and mode on
+    them), now.
+    """
+    conditions = [VOL.id == _VID, VOL.status.in_(list(states.RESERVABLE)),
+                  VOL.multiattach == multiattach,
+                  VOL.bootable == sa.bindparam("was_bootable"),
+                  VOL.readonly == sa.bindparam("was_readonly")]
+    if multiattach:
+        conditions.append(VOL.attachment_count < sa.bindparam("limit"))
+    else:
+        alone = VOL.attachment_count == 0
+        if same_instance:
+            same = sa.exists().where(
+                VA.volume_id == _VID,
+                VA.instance_uuid == sa.bindparam("instance_uuid"))
+            alone = sa.or_(alone, sa.and_(VOL.attachment_count == 1, same))
+        conditions.append(alone)
+    if one_writer:
+        conditions.append(VOL.writer_count == 0)
+    return sa.update(VOL).where(*conditions).values(
+        attachment_count=VOL.attachment_count + 1,
+        writer_count=VOL.writer_count + sa.bindparam("writer"),
+        updated_at=sa.bindparam("now"))
+
+
+@retry_on_deadlock
+@writer.connection
+def attachment_reserve(context: Any, volume_id: str,
+                       decide: Callable[[Any, dict], Reservation]
+                       ) -> tuple[Record | None, Any, Reservation]:
+    """Reserve a place on the volume and insert the row, atomically.
+
+    :param decide: ``(volume, type_specs) -> Reservation``, called with the
+        volume's ``_BRIEF`` columns as read in this transaction; raise to
+        refuse (nothing written).  The guard also requires the volume's
+        ``bootable`` and ``readonly`` flags as read (policy and the mode
+        were decided on them).
+    :returns: ``(row, volume, reservation)``; ``row`` is None when the guard
+        refused (nothing written).
+    :raises VolumeNotFound:
+    """
+    conn = context.connection
+    volume = _brief(conn, volume_id)
+    wanted = decide(volume, _type_specs(conn, volume.volume_type_id))
+    guard = wanted.guard
+    query = _reserve_statement(
+        guard.multiattach,
+        not guard.multiattach and bool(guard.instance_uuid),
+        bool(guard.single_writer and guard.writer))
+    state = _state_after(conn, query, {
+        "volume_id": volume_id, "limit": guard.limit,
+        "instance_uuid": guard.instance_uuid, "writer": int(guard.writer),
+        "was_bootable": bool(volume.bootable),
+        "was_readonly": bool(volume.readonly),
+        "now": utcnow()})
+    if state is None:
+        return None, volume, wanted
+    values = dict(_UNSET, volume_id=volume_id, created_at=utcnow(),
+                  **wanted.values)
+    conn.execute(_INSERT_ROW, values)
+    _insert_specs(conn, values["id"], wanted.connector)
+    _sync_volume(conn, volume_id, state,
+                 _only_row(state, values["attach_status"]))
+    return Record(**values), volume, wanted
+
+
+@dataclasses.dataclass
+class Change:
+    """A compare-and-swap of one attachment (see ``attachment_change``)."""
+
+    expected: dict
+    values: dict = dataclasses.field(default_factory=dict)
+    #: New connector rows, when ``replace_connector``.
+    connector: dict | None = None
+    replace_connector: bool = False
+    #: Change of the volume's writer count (the mode was set).
+    writer_delta: int = 0
+    #: Remove the row instead (``values`` unused).
+    destroy: bool = False
+
+
+def _apply(conn: Any, volume_id: str, attachment_id: str,
+           change: Change) -> dict | None:
+    """Apply ``change`` (the transaction's first lock is taken here).
+
+    :returns: what ``_destroy`` returns when the change removes the row.
+    :raises Lost: ``change.expected`` did not match.
+    """
+    if change.destroy:
+        return _destroy(conn, volume_id, attachment_id, change.expected)
+    state = _lock_volume(conn, volume_id, writer_delta=change.writer_delta)
+    now = change.values.get("attach_status",
+                            change.expected.get("attach_status"))
+    expected = dict(change.expected, volume_id=volume_id)
+    if not conditional_update(conn, VA, attachment_id, expected,
+                              change.values):
+        raise Lost()
+    if change.replace_connector:
+        _replace_specs(conn, attachment_id, change.connector)
+    _sync_volume(conn, volume_id, state, _only_row(state, now))
+    return None
+
+
+@retry_on_deadlock
+@writer.connection
+def attachment_change(context: Any, attachment_id: str,
+                      decide: Callable[[Record, Any], Change | None]
+                      ) -> tuple[Record, Any, dict | None]:
+    """Read a row and its volume, let ``decide`` choose, apply it: one
+    transaction.
+
+    :param decide: ``(row, volume) -> Change`` or None for no change;
+        raise to refuse (nothing written).
+    :returns: ``(row, volume, destroyed)``: the row with the change's
+        values, and what ``attachment_destroy`` returns if it was removed.
+    :raises Lost: the row changed between the read and the write.
+    :raises AttachmentNotFound:
+    """
+    conn = context.connection
+    row, volume = _with_volume(conn, attachment_id)
+    change = decide(row, volume)
+    if change is None:
+        return row, volume, None
+    destroyed = _apply(conn, volume.id, attachment_id, change)
+    return Record(**dict(vars(row), **change.values)), volume, destroyed
+
+
+@retry_on_deadlock
+@writer.connection
+def _attachment_cas(context: Any, volume_id: str, attachment_id: str,
+                    change: Change) -> None:
+    _apply(context.connection, volume_id, attachment_id, change)
 
 
 def attachment_cas(context: Any, volume_id: str, attachment_id: str,
@@ -414,28 +567,18 @@ def attachment_cas(context: Any, volume_id: str, attachment_id: str,
     :returns: whether ``expected`` matched (else nothing was written).
     """
     try:
-        _attachment_cas(context, volume_id, attachment_id, expected, values,
-                        connector, replace_connector, writer_delta)
-    except _NoMatch:
+        _attachment_cas(context, volume_id, attachment_id, Change(
+            expected, values, connector, replace_connector, writer_delta))
+    except Lost:
         return False
     return True
 
 
 @retry_on_deadlock
-@writer
-def _attachment_cas(context: Any, volume_id: str, attachment_id: str,
-                    expected: dict, values: dict, connector: dict | None,
-                    replace_connector: bool,
-                    writer_delta: int) -> None:
-    session = context.session
-    state = _lock_volume(session, volume_id, writer_delta=writer_delta)
-    now = values.get("attach_status", expected.get("attach_status"))
-    expected = dict(expected, volume_id=volume_id)
-    if not conditional_update(session, VA, attachment_id, expected, values):
-        raise _NoMatch()
-    if replace_connector:
-        _replace_specs(session, attachment_id, connector)
-    _sync_volume(session, volume_id, state, _only_row(state, now))
+@writer.connection
+def _attachment_destroy(context: Any, volume_id: str, attachment_id: str,
+                        expected: dict) -> dict:
+    return _destroy(context.connection, volume_id, attachment_id, expected)
 
 
 def attachment_destroy(context: Any, volume_id: str, attachment_id: str,
@@ -449,51 +592,52 @@ def attachment_destroy(context: Any, volume_id: str, attachment_id: str,
     try:
         return _attachment_destroy(context, volume_id, attachment_id,
                                    expected)
-    except (_NoMatch, exception.AttachmentNotFound):
+    except (Lost, exception.AttachmentNotFound):
         return None
 
 
-@retry_on_deadlock
-@writer
-def _attachment_destroy(context: Any, volume_id: str, attachment_id: str,
-                        expected: dict) -> dict:
-    session = context.session
-    state = _lock_volume(session, volume_id)
-    query = where_expected(sa.delete(VA).where(VA.id == attachment_id,
-                                               VA.volume_id == volume_id),
-                           VA, expected)
-    query = query.execution_options(synchronize_session=False)
-    session.execute(sa.delete(models.AttachmentSpec).where(
-        models.AttachmentSpec.attachment_id == attachment_id))
+_GONE = sa.select(VA.attached_host, VA.attach_mode).where(
+    VA.id == _AID, VA.volume_id == _VID)
+
+
+@functools.lru_cache(maxsize=None)
+def _returning_gone(query: Any) -> Any:
+    return query.returning(VA.attached_host, VA.attach_mode)
+
+
+def _destroy(conn: Any, volume_id: str, attachment_id: str,
+             expected: dict) -> dict:
+    """Remove the row (volume lock taken first); see attachment_destroy.
+
+    :raises Lost: nothing matched.
+    """
+    state = _lock_volume(conn, volume_id)
+    query, params = compare_and_swap(
+        VA, attachment_id, dict(expected, volume_id=volume_id), None)
+    conn.execute(_DELETE_SPECS, {"attachment_id": attachment_id})
     # NOTE(ashlar): on a mismatch the spec rows come back with the rollback.
-    if _returning(session, "delete_returning"):
-        gone = session.execute(query.returning(
-            VA.attached_host, VA.attach_mode)).first()
+    if _returning(conn, "delete_returning"):
+        gone = conn.execute(_returning_gone(query), params).first()
     else:
-        gone = session.execute(sa.select(
-            VA.attached_host, VA.attach_mode).where(
-            VA.id == attachment_id, VA.volume_id == volume_id)).first()
-        if gone is not None and session.execute(query).rowcount != 1:
+        gone = conn.execute(_GONE, {"attachment_id": attachment_id,
+                                    "volume_id": volume_id}).first()
+        if gone is not None and conn.execute(query, params).rowcount != 1:
             gone = None
     if gone is None:
-        raise _NoMatch()
+        raise Lost()
     host, mode = gone
     remaining = []
     if state.attachment_count > 1:
-        remaining = list(session.execute(sa.select(VA).options(
-            orm.noload(VA.specs)).where(VA.volume_id == volume_id).order_by(
-            VA.created_at).with_for_update()).scalars())
+        remaining = list(conn.execute(_LIVE_ROWS, {"volume_id": volume_id}))
     status, attach_status = _derive(
         state, [other.attach_status for other in remaining])
-    values = {"attachment_count": VOL.attachment_count - 1,
-              "writer_count": VOL.writer_count - int(states.is_writer(mode)),
-              "updated_at": utcnow()}
-    update = sa.update(VOL).where(VOL.id == volume_id)
+    update, params = _LEAVE, {"volume_id": volume_id, "now": utcnow(),
+                              "writer": int(states.is_writer(mode))}
     if (status, attach_status) != (state.status, state.attach_status):
-        update = update.where(VOL.status == state.status)
-        values.update(status=status, attach_status=attach_status)
-    if session.execute(update.values(**values).execution_options(
-            synchronize_session=False)).rowcount != 1:
+        update = _LEAVE_STATUS
+        params.update(old_status=state.status, status=status,
+                      attach_status=attach_status)
+    if conn.execute(update, params).rowcount != 1:
         # NOTE(ashlar): cannot happen with the lock held; roll back.
         raise exception.VolumeNotFound(volume_id=volume_id)
     shared = [other.id for other in remaining
@@ -503,7 +647,7 @@ def _attachment_destroy(context: Any, volume_id: str, attachment_id: str,
 
 
 @retry_on_deadlock
-@writer
+@writer.connection
 def volume_leave_status(context: Any, volume_id: str, status: str,
                         values: dict | None = None) -> bool:
     """End a non-attach status (extending, retyping): compare-and-swap it
@@ -511,18 +655,18 @@ def volume_leave_status(context: Any, volume_id: str, status: str,
 
     :returns: whether the volume was in ``status``.
     """
-    session = context.session
-    state = _lock_volume(session, volume_id)
+    conn = context.connection
+    state = _lock_volume(conn, volume_id)
     if state.status != status:
         return False
     if values:
-        if not conditional_update(session, VOL, volume_id,
+        if not conditional_update(conn, VOL, volume_id,
                                   {"status": status}, values):
             return False
         if set(values) & {"status", "attach_status"}:
-            state = session.execute(sa.select(*_STATE).where(
-                VOL.id == volume_id)).one()
+            state = conn.execute(_SELECT_STATE,
+                                 {"volume_id": volume_id}).one()
             if state.status != status:
                 return False
-    _sync_volume(session, volume_id, state, force_from=status)
+    _sync_volume(conn, volume_id, state, force_from=status)
     return True

@@ -58,18 +58,21 @@ def service_list(context: Any, host: str | None = None,
     return list(context.session.execute(query).scalars())
 
 
-@reader
+_SERVICES = models.Service.__table__
+_LIVENESS = sa.select(_SERVICES.c.host, _SERVICES.c.disabled,
+                      _SERVICES.c.heartbeat_at).where(
+    _SERVICES.c.binary == sa.bindparam("binary"))
+
+
+@reader.connection
 def service_liveness(context: Any, binary: str) -> list[Any]:
     """``(host, disabled, heartbeat_at)`` of the services of ``binary``.
 
-    A light Core select for the capability cache's completeness check (rule
-    4 of ``services.api.capability_cache``): no ORM objects are built.  Pass
-    each row to :func:`is_up`.
+    A prebuilt Core select for the capability cache's completeness check
+    (rule 4 of ``services.api.capability_cache``), on the path of an early
+    400: no ORM session or objects.  Pass each row to :func:`is_up`.
     """
-    query = sa.select(models.Service.host, models.Service.disabled,
-                      models.Service.heartbeat_at).where(
-        models.Service.binary == binary)
-    return list(context.session.connection().execute(query))
+    return list(context.connection.execute(_LIVENESS, {"binary": binary}))
 
 
 @retry_on_deadlock

@@ -49,30 +49,22 @@ class AttachmentOperations:
     def _visible(ctxt: Any, volume: Any) -> bool:
         return bool(ctxt.is_admin or volume.project_id == ctxt.project_id)
 
-    def _volume(self, ctxt: Any, volume_id: str,
-                with_specs: bool = False) -> tuple[Any, dict]:
-        """The volume (a light read) and its type's extra specs."""
-        volume, specs = attachments_db.volume_brief(ctxt, volume_id,
-                                                    with_specs)
+    def _volume(self, ctxt: Any, volume_id: str) -> Any:
+        """The volume (a light read), if the caller may see it."""
+        volume = attachments_db.volume_brief(ctxt, volume_id)
         if not self._visible(ctxt, volume):
             raise exception.VolumeNotFound(volume_id=volume_id)
-        return volume, specs
+        return volume
 
-    def _attachment(self, ctxt: Any, attachment_id: str,
-                    shared: bool = False,
-                    with_specs: bool = False) -> tuple[Any, Any, list]:
-        """The row, its volume and shared connections, if the caller may
-        see them; the connector rows only ``with_specs``."""
-        row, volume, others = attachments_db.attachment_with_volume(
-            ctxt, attachment_id, shared, with_specs)
+    def _check_visible(self, ctxt: Any, row: Any, volume: Any) -> None:
         if not self._visible(ctxt, volume):
-            raise exception.AttachmentNotFound(attachment_id=attachment_id)
-        return row, volume, others
+            raise exception.AttachmentNotFound(attachment_id=row.id)
 
     def get(self, ctxt: Any, attachment_id: str) -> tuple[Any, list[str]]:
         """The row and ``shared_connections_by_attachment`` (one read)."""
-        row, _volume, shared = self._attachment(ctxt, attachment_id,
-                                                shared=True)
+        row, volume, shared = attachments_db.attachment_with_volume(
+            ctxt, attachment_id, shared=True)
+        self._check_visible(ctxt, row, volume)
         return row, shared
 
     def list(self, ctxt: Any, all_tenants: bool = False,
@@ -95,18 +87,50 @@ class AttachmentOperations:
             multiattach_bootable_volume for a further attachment of a
             bootable multiattach volume.
         """
-        volume, specs = self._volume(ctxt, volume_id, with_specs=True)
-        ctxt.can("volume:attachment_create", _target(volume))
-        if volume.multiattach and volume.bootable and volume.attachment_count:
-            ctxt.can("volume:multiattach_bootable_volume", _target(volume))
         connector = connector or None
+
+        def decide(volume: Any, specs: dict) -> attachments_db.Reservation:
+            if not self._visible(ctxt, volume):
+                raise exception.VolumeNotFound(volume_id=volume_id)
+            return self._reservation(ctxt, volume, specs, instance_uuid,
+                                     connector, mode)
+
+        row, volume, wanted = attachments_db.attachment_reserve(
+            ctxt, volume_id, decide)
+        if row is None:
+            raise self._refusal(ctxt, volume_id, wanted.guard)
+        LOG.info("Attachment %(att)s reserved volume %(vol)s",
+                 {"att": row.id, "vol": volume.id})
+        if connector:
+            row = self._connect(ctxt, volume, row, connector)
+        return row
+
+    def _reservation(self, ctxt: Any, volume: Any, specs: dict,
+                     instance_uuid: str | None, connector: dict | None,
+                     mode: str | None) -> attachments_db.Reservation:
+        """Policy checks, then the guard and the new row's columns."""
+        ctxt.can("volume:attachment_create", _target(volume))
+        first_only = False
+        if volume.multiattach and volume.bootable:
+            if volume.attachment_count:
+                ctxt.can("volume:multiattach_bootable_volume",
+                         _target(volume))
+            else:
+                # NOTE(ashlar): the count was read without a lock; should a
+                # racing reservation land first, this one would be a
+                # further attachment, so the guard admits it only as the
+                # first.
+                first_only = not ctxt.can(
+                    "volume:multiattach_bootable_volume", _target(volume),
+                    fatal=False)
         mode = self._create_mode(volume, mode, connector)
         limit, single_writer = states.attach_limits(
             specs, self.conf.max_attachments_per_volume)
         guard = states.ReserveGuard(
-            multiattach=volume.multiattach, limit=limit,
+            multiattach=volume.multiattach, limit=1 if first_only else limit,
             single_writer=single_writer and volume.multiattach,
-            writer=states.is_writer(mode), instance_uuid=instance_uuid)
+            writer=states.is_writer(mode), instance_uuid=instance_uuid,
+            first_only=first_only)
         status, transition = states.on_reserve(connector is not None)
         values = {"id": str(uuid.uuid4()), "instance_uuid": instance_uuid,
                   "attach_status": status, "transition": transition,
@@ -114,15 +138,7 @@ class AttachmentOperations:
         if connector:
             values.update(attached_host=connector.get("host"),
                           mountpoint=connector.get("mountpoint"))
-        row = attachments_db.attachment_reserve(ctxt, volume.id, guard,
-                                                values, connector)
-        if row is None:
-            raise self._refusal(ctxt, volume_id, guard)
-        LOG.info("Attachment %(att)s reserved volume %(vol)s",
-                 {"att": row.id, "vol": volume.id})
-        if connector:
-            row = self._connect(ctxt, volume, row.id, transition)
-        return row
+        return attachments_db.Reservation(guard, values, connector)
 
     @staticmethod
     def _create_mode(volume: Any, mode: str | None,
@@ -138,7 +154,7 @@ class AttachmentOperations:
     @staticmethod
     def _refusal(ctxt: Any, volume_id: str,
                  guard: states.ReserveGuard) -> exception.AshlarException:
-        fresh, _specs = attachments_db.volume_brief(ctxt, volume_id)
+        fresh = attachments_db.volume_brief(ctxt, volume_id)
         same = bool(guard.instance_uuid) and any(
             att.instance_uuid == guard.instance_uuid
             for att in attachments_db.attachments_of_volume(ctxt,
@@ -153,8 +169,23 @@ class AttachmentOperations:
 
         :raises Conflict: error volume, busy row, or another host.
         """
-        row, volume, _shared = self._attachment(ctxt, attachment_id)
-        ctxt.can("volume:attachment_update", _target(volume))
+        def decide(row: Any, volume: Any) -> attachments_db.Change:
+            self._check_visible(ctxt, row, volume)
+            ctxt.can("volume:attachment_update", _target(volume))
+            return self._connect_change(row, volume, connector)
+
+        try:
+            row, volume, _gone = attachments_db.attachment_change(
+                ctxt, attachment_id, decide)
+        except attachments_db.Lost:
+            raise self._changed(ctxt, attachment_id, "update")
+        return self._connect(ctxt, volume, row,
+                             dict(connector, mode=row.attach_mode))
+
+    @staticmethod
+    def _connect_change(row: Any, volume: Any,
+                        connector: dict) -> attachments_db.Change:
+        """The compare-and-swap that puts a row in a connect transition."""
         if "error" in volume.status:
             raise exception.Conflict(
                 "Volume attachments can not be updated if the volume is in "
@@ -172,31 +203,32 @@ class AttachmentOperations:
         if mode == states.MODE_NULL:
             mode = (states.MODE_RO if volume.readonly
                     else _connector_mode(connector))
-        writer_delta = (int(states.is_writer(mode))
-                        - int(states.is_writer(row.attach_mode)))
-        if not attachments_db.attachment_cas(
-            ctxt, volume.id, row.id,
-            {"attach_status": row.attach_status, "transition": None,
-             "attach_mode": row.attach_mode},
-            {"attach_status": status, "transition": transition,
-             "attach_mode": mode, "attached_host": host,
-             "mountpoint": connector.get("mountpoint")},
+        return attachments_db.Change(
+            expected={"attach_status": row.attach_status, "transition": None,
+                      "attach_mode": row.attach_mode},
+            values={"attach_status": status, "transition": transition,
+                    "attach_mode": mode, "attached_host": host,
+                    "mountpoint": connector.get("mountpoint")},
             connector=dict(connector, mode=mode), replace_connector=True,
-            writer_delta=writer_delta):
-            raise self._changed(ctxt, attachment_id, "update")
-        return self._connect(ctxt, volume, row.id, transition)
+            writer_delta=(int(states.is_writer(mode))
+                          - int(states.is_writer(row.attach_mode))))
 
-    def _connect(self, ctxt: Any, volume: Any, attachment_id: str,
-                 transition: str) -> Any:
+    def _connect(self, ctxt: Any, volume: Any, row: Any,
+                 connector: dict) -> Any:
+        """Have the volume service connect a row in a connect transition.
+
+        :returns: the row as the volume service left it.
+        """
         try:
-            self.volume.attachment_connect(ctxt, volume.host, attachment_id)
+            done = self.volume.attachment_connect(
+                ctxt, volume.host, row.id,
+                volume_rpcapi.snapshot(row, volume, connector))
         except messaging.MessagingTimeout:
             raise exception.ServiceUnavailable(
                 reason="the volume service of %s did not answer; attachment "
                        "%s stays in flight (%s) until it is resolved" % (
-                           volume.host, attachment_id, transition))
-        return attachments_db.attachment_get(ctxt, attachment_id,
-                                             with_specs=False)
+                           volume.host, row.id, row.transition))
+        return volume_rpcapi.connected(row, done)
 
     @staticmethod
     def _changed(ctxt: Any, attachment_id: str,
@@ -214,15 +246,21 @@ class AttachmentOperations:
     # -- complete ---------------------------------------------------------
     def complete(self, ctxt: Any, attachment_id: str) -> None:
         """``os-complete``: the consumer uses the attachment now."""
-        row, volume, _shared = self._attachment(ctxt, attachment_id)
-        ctxt.can("volume:attachment_complete", _target(volume))
-        status = states.on_complete(row.id, row.attach_status, row.transition)
-        if status == row.attach_status:
-            return
-        if not attachments_db.attachment_cas(
-                ctxt, volume.id, row.id,
-                {"attach_status": row.attach_status, "transition": None},
-                {"attach_status": status}):
+        def decide(row: Any, volume: Any) -> attachments_db.Change | None:
+            self._check_visible(ctxt, row, volume)
+            ctxt.can("volume:attachment_complete", _target(volume))
+            status = states.on_complete(row.id, row.attach_status,
+                                        row.transition)
+            if status == row.attach_status:
+                return None
+            return attachments_db.Change(
+                expected={"attach_status": row.attach_status,
+                          "transition": None},
+                values={"attach_status": status})
+
+        try:
+            attachments_db.attachment_change(ctxt, attachment_id, decide)
+        except attachments_db.Lost:
             raise self._changed(ctxt, attachment_id, "complete")
 
     # -- delete -----------------------------------------------------------
@@ -240,51 +278,53 @@ class AttachmentOperations:
         :raises ConflictNovaUsingAttachment: a plain user deleting what a
             compute host still holds connected.
         """
-        for attempt in range(3):
-            row, volume, has_connector = attachments_db.attachment_to_delete(
-                ctxt, attachment_id)
-            if not self._visible(ctxt, volume):
-                raise exception.AttachmentNotFound(attachment_id=attachment_id)
+        def decide(row: Any, volume: Any) -> attachments_db.Change | None:
+            self._check_visible(ctxt, row, volume)
             ctxt.can("volume:attachment_delete", _target(volume))
             if not force and not states.deletion_allowed(
                     row.instance_uuid, bool(row.connection_info),
                     privileged(ctxt)):
                 raise ConflictNovaUsingAttachment(
                     instance_id=row.instance_uuid)
+            if row.transition == T.DISCONNECTING:
+                return None
             target, transition = states.on_delete(
-                row.attach_status, row.transition, has_connector)
+                row.attach_status, row.transition, row.has_connector)
             expected = {"attach_status": row.attach_status,
                         "transition": row.transition}
             if target == states.DESTROY:
-                result = attachments_db.attachment_destroy(
-                    ctxt, volume.id, row.id, expected)
-            elif row.transition == T.DISCONNECTING or \
-                    attachments_db.attachment_cas(
-                        ctxt, volume.id, row.id, expected,
-                        {"attach_status": target, "transition": transition}):
-                return self._disconnect(ctxt, volume, row.id)
-            else:
-                result = None
-            if result is not None:
-                return self._deleted(result)
-            LOG.debug("Attachment %(att)s changed under delete (attempt "
-                      "%(n)d)", {"att": attachment_id, "n": attempt + 1})
+                return attachments_db.Change(expected, destroy=True)
+            return attachments_db.Change(
+                expected, {"attach_status": target, "transition": transition})
+
+        for attempt in range(3):
+            try:
+                row, volume, gone = attachments_db.attachment_change(
+                    ctxt, attachment_id, decide)
+            except attachments_db.Lost:
+                LOG.debug("Attachment %(att)s changed under delete (attempt "
+                          "%(n)d)", {"att": attachment_id, "n": attempt + 1})
+                continue
+            if gone is not None:
+                return self._deleted(gone)
+            return self._disconnect(ctxt, volume, row)
         raise self._changed(ctxt, attachment_id, "delete")
 
-    def _disconnect(self, ctxt: Any, volume: Any, attachment_id: str) -> dict:
+    def _disconnect(self, ctxt: Any, volume: Any, row: Any) -> dict:
         if volume.host:
             try:
-                self.volume.attachment_disconnect(ctxt, volume.host,
-                                                  attachment_id)
+                self.volume.attachment_disconnect(
+                    ctxt, volume.host, row.id,
+                    volume_rpcapi.snapshot(row, volume))
             except messaging.MessagingTimeout:
                 raise exception.ServiceUnavailable(
                     reason="the volume service of %s did not answer; "
                            "attachment %s will be removed when it does"
-                           % (volume.host, attachment_id))
+                           % (volume.host, row.id))
         result = attachments_db.attachment_destroy(
-            ctxt, volume.id, attachment_id, {"transition": T.DISCONNECTING})
+            ctxt, volume.id, row.id, {"transition": T.DISCONNECTING})
         if result is None:
-            raise self._changed(ctxt, attachment_id, "delete")
+            raise self._changed(ctxt, row.id, "delete")
         return self._deleted(result)
 
     @staticmethod
@@ -303,7 +343,7 @@ class AttachmentOperations:
             service or admin caller), or none exists.
         :raises ConflictNovaUsingAttachment: the same for a plain user.
         """
-        volume, _specs = self._volume(ctxt, volume_id)
+        volume = self._volume(ctxt, volume_id)
         rows = attachments_db.attachments_of_volume(ctxt, volume.id)
         if attachment_id is None:
             if len(rows) > 1:

@@ -79,8 +79,8 @@ class BackendOperations:
         ctxt.can("scheduler_extension:scheduler_stats:get_pools")
         wanted = None
         if volume_type is not None:
-            wanted = extra_specs.capability_specs(types_db.specs_of(
-                types_db.type_get_by_name_or_id(ctxt, volume_type)))
+            wanted = extra_specs.capability_specs(
+                types_db.type_resolve(ctxt, volume_type)[1])
         view = capabilities.CapabilityStore(
             capabilities.freshness_window(self.conf))
         view.warm(self.reports(ctxt))

@@ -73,10 +73,11 @@ class VolumeOperations:
         project = None if (all_tenants and ctxt.is_admin) else ctxt.project_id
         return volumes_db.volume_list(ctxt, project_id=project, **kwargs)
 
-    def _resolve_type(self, ctxt: Any, name_or_id: str | None) -> Any:
-        if name_or_id:
-            return types_db.type_get_by_name_or_id(ctxt, name_or_id)
-        return types_db.type_get_by_name(ctxt, self.conf.default_volume_type)
+    def _resolve_type(self, ctxt: Any, name_or_id: str | None
+                      ) -> tuple[Any, dict]:
+        """The type a create names (else the default) and its specs."""
+        return types_db.type_resolve(
+            ctxt, name_or_id or self.conf.default_volume_type)
 
     def create(self, ctxt: Any, size: int, name: str | None = None,
                description: str | None = None, volume_type: str | None = None,
@@ -91,13 +92,13 @@ class VolumeOperations:
         ctxt.can("volume:create")
         if multiattach:
             raise exception.InvalidInput(reason=_MULTIATTACH_REMOVED)
-        # NOTE(ashlar): one reader transaction for the type and, when the
-        # early check has to read the services table, that read too (the
-        # inner @reader functions join it through ctxt): one connection
-        # checkout and ping fewer on the path of an early 400.
-        with db_api.reader.using(ctxt):
-            vtype = self._resolve_type(ctxt, volume_type)
-            specs = types_db.specs_of(vtype)
+        # NOTE(ashlar): one reader transaction (a connection, no ORM
+        # session) for the type and, when the early check has to read the
+        # services table, that read too (the inner functions join it
+        # through ctxt): one connection checkout and ping fewer on the path
+        # of an early 400.
+        with db_api.reader.connection.using(ctxt):
+            vtype, specs = self._resolve_type(ctxt, volume_type)
             is_multiattach = extra_specs.is_multiattach_spec(specs)
             encrypted = states.is_encrypted(specs)
             if is_multiattach:
@@ -233,12 +234,11 @@ class VolumeOperations:
         """
         row = self.get(ctxt, volume_id)
         ctxt.can("volume:retype", {"project_id": row.project_id})
-        vtype = types_db.type_get_by_name_or_id(ctxt, new_type)
+        vtype, specs = types_db.type_resolve(ctxt, new_type)
         policy = migration_policy or "never"
         if (vtype.id == row.volume_type_id or row.migration_status
                 or row.status not in (STATUS.AVAILABLE, STATUS.IN_USE)):
             raise exception.InvalidVolume(reason=_RETYPE_REFUSED)
-        specs = types_db.specs_of(vtype)
         multiattach = extra_specs.is_multiattach_spec(specs)
         if multiattach and not row.multiattach:
             ctxt.can("volume:multiattach", {"project_id": row.project_id})

@@ -107,17 +107,20 @@ class Action:
 
     def _detach(self, req: falcon.Request, volume_id: str,
                 value: Any) -> None:
-        ctxt = base.ctxt(req)
-        volume = self.volumes.get(ctxt, volume_id)
-        ctxt.can("volume_extension:volume_actions:detach",
-                 {"project_id": volume.project_id})
-        self.attachments.detach(ctxt, volume_id, value.get("attachment_id"))
+        self._detach_under(req, volume_id, value,
+                           "volume_extension:volume_actions:detach")
 
     def _force_detach(self, req: falcon.Request, volume_id: str,
                       value: Any) -> None:
+        self._detach_under(req, volume_id, value,
+                           "volume_extension:volume_admin_actions:force_detach",
+                           force=True)
+
+    def _detach_under(self, req: falcon.Request, volume_id: str, value: Any,
+                      rule: str, force: bool = False) -> None:
+        """``os-detach``/``os-force_detach``: ``rule`` must allow it."""
         ctxt = base.ctxt(req)
         volume = self.volumes.get(ctxt, volume_id)
-        ctxt.can("volume_extension:volume_admin_actions:force_detach",
-                 {"project_id": volume.project_id})
+        ctxt.can(rule, {"project_id": volume.project_id})
         self.attachments.detach(ctxt, volume_id, value.get("attachment_id"),
-                                force=True)
+                                force=force)

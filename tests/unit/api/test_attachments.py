@@ -1,6 +1,7 @@
 """The attachments API and the attachment rules of volume actions, through
 the falcon app, a real (SQLite) database and the fake driver."""
 
+import json
 import types
 import uuid
 from unittest import mock
@@ -28,6 +29,11 @@ HOST = "node1@b1"
 MV = "volume 3.60"
 
 
+def _wire(value):
+    """What crossing the bus leaves of a value (JSON)."""
+    return json.loads(json.dumps(value))
+
+
 class FakeVolumeRPC:
     """The volume service's client, answered in process by an Attacher."""
 
@@ -35,11 +41,11 @@ class FakeVolumeRPC:
         self.attacher = attacher
         self.casts = []
 
-    def attachment_connect(self, ctxt, host, attachment_id):
-        return self.attacher.connect(ctxt, attachment_id)
+    def attachment_connect(self, ctxt, host, attachment_id, snap):
+        return _wire(self.attacher.connect(ctxt, _wire(snap)))
 
-    def attachment_disconnect(self, ctxt, host, attachment_id):
-        self.attacher.disconnect(ctxt, attachment_id)
+    def attachment_disconnect(self, ctxt, host, attachment_id, snap):
+        self.attacher.disconnect(ctxt, _wire(snap))
 
     def __getattr__(self, name):
         return lambda *args, **kwargs: self.casts.append((name, args))
@@ -391,6 +397,31 @@ def test_bootable_multiattach_policy(api):
     resp = api.create(vid)
     assert resp.status_code == 403
     assert "volume:multiattach_bootable_volume" in _message(resp)
+
+
+def test_bootable_multiattach_race_admits_a_denied_caller_only_first(
+        api, monkeypatch):
+    """A caller without ``volume:multiattach_bootable_volume`` who read the
+    volume without attachments loses to a reservation that landed
+    meanwhile: 403, nothing written."""
+    vid = api.volume(multiattach=True, bootable=True)
+    assert api.create(vid).status_code == 200
+    _deny("volume:multiattach_bootable_volume")
+    real = attachments_db._brief
+    reads = []
+
+    def stale_first_read(conn, volume_id):
+        row = real(conn, volume_id)
+        reads.append(row)
+        if len(reads) > 1:
+            return row
+        return types.SimpleNamespace(**dict(row._mapping, attachment_count=0))
+    monkeypatch.setattr(attachments_db, "_brief", stale_first_read)
+    resp = api.create(vid)
+    assert resp.status_code == 403, resp.json
+    assert "volume:multiattach_bootable_volume" in _message(resp)
+    assert len(attachments_db.attachments_of_volume(fixtures.admin(),
+                                                    vid)) == 1
 
 
 def test_attachment_policies(api):

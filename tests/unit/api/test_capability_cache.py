@@ -145,6 +145,41 @@ def test_warm_up_retries_until_a_scheduler_answers(conf, clock, running,
     assert scheduler.calls == 4
 
 
+class VolumeServices:
+    """Stands for VolumeAPI's fanout: each ask makes every backend report
+    into the cache at once (or the cast fails)."""
+
+    def __init__(self, error=None):
+        self.error = error
+        self.cache = None
+
+    def publish_service_capabilities(self, ctxt):
+        if self.error:
+            raise self.error
+        hear(self.cache, "plain@b", False)
+
+
+@pytest.mark.parametrize("error", [None, exception.AshlarException("down")])
+def test_start_asks_the_volume_services_to_report(conf, clock, running,
+                                                  error):
+    """A scheduler that had not heard a backend's start report yet gives an
+    empty view; the cache asks the backends itself rather than wait an
+    interval (and warms all the same if the ask fails)."""
+    volume = VolumeServices(error)
+    cache = capability_cache.CapabilityCache(
+        conf, Scheduler(), volume=volume, running_backends=lambda: running,
+        store=capabilities.CapabilityStore(
+            capabilities.freshness_window(conf), clock=clock))
+    volume.cache = cache
+    cache._warm_until_done()
+    assert cache.warmed.is_set()
+    if error is None:
+        with pytest.raises(exception.UnsatisfiableVolumeType):
+            cache.check_type(None, VTYPE, MA)
+    else:
+        cache.check_type(None, VTYPE, MA)    # nothing heard: not trusted
+
+
 def test_warm_takes_the_scheduler_view_with_its_ages(conf, clock, running):
     source = capabilities.CapabilityStore(10, clock=clock)
     source.update("plain@b", report(False), 1.0)
@@ -267,12 +302,12 @@ def test_services_table_is_the_default_source(conf, clock):
     cache = capability_cache.CapabilityCache(conf, Scheduler(), store=store)
     cache.warm()
     hear(cache, "plain@b", False)
-    assert cache.unheard_backends() == set()
+    assert cache.running_backends() == {"plain@b"}
     with pytest.raises(exception.UnsatisfiableVolumeType):
         cache.check_type(None, VTYPE, MA)
     services_db.service_register(ctxt, "silent@b", "ashlar-volume",
                                  "ashlar-volume", "nova")
-    assert cache.unheard_backends() == {"silent@b"}
+    assert cache.running_backends() == {"plain@b", "silent@b"}
     cache.check_type(None, VTYPE, MA)
     db_fixtures.clean()
 
@@ -306,7 +341,7 @@ def test_services_read_joins_the_callers_reader_transaction(conf, clock):
             return real(context, binary)
         services_db.service_liveness = spy
         try:
-            assert cache.unheard_backends(request) == set()
+            assert cache.running_backends(request) == {"plain@b"}
             with pytest.raises(exception.UnsatisfiableVolumeType):
                 cache.check_type(request, VTYPE, MA)
         finally:
@@ -357,3 +392,43 @@ def test_pools_changing_during_the_services_read_void_the_verdict(conf,
     hear(cache, "plain@b", False, timestamp=3.0)
     with pytest.raises(exception.UnsatisfiableVolumeType):
         cache.check_type(None, VTYPE, MA)    # a steady view still rejects
+
+
+def test_periodic_report_during_the_services_read_keeps_the_400(conf,
+                                                                 clock):
+    """A heard backend reporting the same pools again while the table is
+    read moves the store's generation; judged again, nothing fits: 400."""
+    store = capabilities.CapabilityStore(
+        capabilities.freshness_window(conf), clock=clock)
+    reports = []
+
+    def running_and_plain_reports_again():
+        reports.append(len(reports) + 2.0)
+        hear(cache, "plain@b", False, timestamp=reports[-1])
+        return {"plain@b"}
+    cache = capability_cache.CapabilityCache(
+        conf, Scheduler(), store=store,
+        running_backends=running_and_plain_reports_again)
+    assert cache.warm()
+    hear(cache, "plain@b", False)
+    generation = store.generation
+    with pytest.raises(exception.UnsatisfiableVolumeType):
+        cache.check_type(None, VTYPE, MA)
+    assert store.generation > generation and reports == [2.0]
+
+
+def test_reports_that_keep_arriving_mean_accept(conf, clock, monkeypatch):
+    """Pools changing on every judgement never end in a 400."""
+    store = capabilities.CapabilityStore(
+        capabilities.freshness_window(conf), clock=clock)
+    cache = make_cache(conf, clock, {"plain@b"})
+    cache.store = store
+    hear(cache, "plain@b", False)
+    real = store.find_satisfying
+    stamps = iter(range(2, 100))
+
+    def find_while_reports_arrive(wanted):
+        hear(cache, "plain@b", False, timestamp=float(next(stamps)))
+        return real(wanted)
+    monkeypatch.setattr(store, "find_satisfying", find_while_reports_arrive)
+    cache.check_type(None, VTYPE, MA)        # accepted, not rejected

@@ -16,6 +16,7 @@ import shutil
 import tempfile
 import uuid
 
+import pytest
 import sqlalchemy as sa
 from oslo_config import cfg
 
@@ -72,6 +73,16 @@ def clean() -> None:
                              "'__DEFAULT__'"))
 
 
+@pytest.fixture(autouse=True)
+def database():
+    """An empty database for each test of a module that imports this
+    (``database = fixtures.database``)."""
+    setup()
+    clean()
+    yield
+    clean()
+
+
 def admin() -> context.RequestContext:
     return context.get_admin_context()
 
@@ -103,3 +114,14 @@ def make_volume(project: str = "p1", status: str = "available",
                provider_location="fake://x")
     row.update(values)
     return volumes_db.volume_create(admin(), row)
+
+
+def reserve(volume_id: str, guard, values: dict, connector=None):
+    """``attachment_reserve`` with a fixed decision: the new row, or None
+    when the guard refused."""
+    from common.db.api import attachments as attachments_db
+    row, _volume, _wanted = attachments_db.attachment_reserve(
+        admin(), volume_id,
+        lambda _vol, _specs: attachments_db.Reservation(guard, values,
+                                                        connector))
+    return row

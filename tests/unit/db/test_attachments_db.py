@@ -1,6 +1,7 @@
 """The attachment DB layer: reservations under races, CAS, recompute."""
 
 import threading
+import types
 import uuid
 
 import pytest
@@ -15,12 +16,7 @@ except ImportError:  # pytest put tests/unit on sys.path instead
     from db import fixtures
 
 
-@pytest.fixture(autouse=True)
-def database():
-    fixtures.setup()
-    fixtures.clean()
-    yield
-    fixtures.clean()
+database = fixtures.database
 
 
 def _values(instance=None, mode="null", with_connector=False, host=None,
@@ -34,9 +30,8 @@ def _values(instance=None, mode="null", with_connector=False, host=None,
 def _reserve(volume, guard=None, **kwargs):
     guard = guard or states.ReserveGuard(multiattach=volume.multiattach,
                                          limit=128)
-    return db.attachment_reserve(fixtures.admin(), volume.id, guard,
-                                 _values(**kwargs),
-                                 connector=kwargs.get("connector"))
+    return fixtures.reserve(volume.id, guard, _values(**kwargs),
+                            connector=kwargs.get("connector"))
 
 
 def _vol(volume_id):
@@ -77,10 +72,7 @@ def test_reserve_with_connector_stores_rows_per_key():
     row = _reserve(vol, with_connector=True, connector=connector, host="h1")
     assert row.attach_status == "attaching"
     assert row.transition == states.Transition.CREATING
-    row = db.attachment_get(fixtures.admin(), row.id)
-    assert len(row.specs) == 3
-    assert db.connector_of(row) == connector
-    assert db.lock_key(fixtures.admin(), row.id) == (vol.id, "h1")
+    assert db.connector(fixtures.admin(), row.id) == connector
     assert _vol(vol.id).status == "attaching"
 
 
@@ -105,6 +97,23 @@ def test_guard_checks_multiattach_flag_as_read():
     vol = fixtures.make_volume(multiattach=True)
     guard = states.ReserveGuard(multiattach=False, limit=1)
     assert _reserve(vol, guard) is None
+
+
+@pytest.mark.parametrize("flag", ["bootable", "readonly"])
+def test_guard_checks_bootable_and_readonly_as_read(flag, monkeypatch):
+    """Policy and the attach mode were decided on these flags: a flip
+    between the read and the reservation refuses it, writing nothing."""
+    vol = fixtures.make_volume(multiattach=True, **{flag: True})
+    real = db._brief
+
+    def read_before_the_flip(conn, volume_id):
+        row = real(conn, volume_id)._mapping
+        return types.SimpleNamespace(**dict(row, **{flag: False}))
+    monkeypatch.setattr(db, "_brief", read_before_the_flip)
+    assert _reserve(vol) is None
+    assert _vol(vol.id).attachment_count == 0
+    monkeypatch.setattr(db, "_brief", real)
+    assert _reserve(vol) is not None
 
 
 @pytest.mark.parametrize("status", ["creating", "error", "extending",
@@ -173,8 +182,7 @@ def test_cas_recomputes_volume_and_replaces_connector():
         {"attach_status": "attaching", "transition": "connecting",
          "attached_host": "h1", "attach_mode": "ro"},
         connector={"host": "h1"}, replace_connector=True, writer_delta=-1)
-    row = db.attachment_get(fixtures.admin(), row.id)
-    assert db.connector_of(row) == {"host": "h1"}
+    assert db.connector(fixtures.admin(), row.id) == {"host": "h1"}
     vol = _vol(vol.id)
     assert (vol.status, vol.attach_status, vol.writer_count) == (
         "attaching", "attaching", 0)
@@ -212,8 +220,7 @@ def test_destroy_with_expected_mismatch_keeps_row_and_specs():
     row = _reserve(vol, with_connector=True, connector={"host": "h"})
     assert db.attachment_destroy(fixtures.admin(), vol.id, row.id,
                                  {"transition": None}) is None
-    row = db.attachment_get(fixtures.admin(), row.id)
-    assert db.connector_of(row) == {"host": "h"}
+    assert db.connector(fixtures.admin(), row.id) == {"host": "h"}
     assert _vol(vol.id).attachment_count == 1
 
 

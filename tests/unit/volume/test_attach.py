@@ -1,6 +1,7 @@
 """The volume node's attachment work: connect, disconnect, stuck rows."""
 
 import datetime
+import json
 import uuid
 from unittest import mock
 
@@ -16,6 +17,7 @@ from common.db.api import attachments as db
 from common.db.api import volumes as volumes_db
 from drivers import fake as fake_driver
 from services.volume import attach
+from services.volume import rpcapi as volume_rpcapi
 
 try:
     from tests.unit.db import fixtures
@@ -26,12 +28,7 @@ T = states.Transition
 HOST = "node1@b1"
 
 
-@pytest.fixture(autouse=True)
-def database():
-    fixtures.setup()
-    fixtures.clean()
-    yield
-    fixtures.clean()
+database = fixtures.database
 
 
 @pytest.fixture
@@ -59,12 +56,32 @@ def _row(vol, host="h1", status="attaching", transition=T.CREATING,
               "transition": transition, "attach_mode": mode,
               "attached_host": host, "instance_uuid": instance}
     guard = states.ReserveGuard(multiattach=vol.multiattach, limit=99)
-    return db.attachment_reserve(fixtures.admin(), vol.id, guard, values,
-                                 {"host": host} if host else None)
+    return fixtures.reserve(vol.id, guard, values,
+                            {"host": host} if host else None)
+
+
+def _snap(row):
+    """The row as the API would send it (from the database)."""
+    got, vol, _shared = db.attachment_with_volume(fixtures.admin(), row.id)
+    return volume_rpcapi.snapshot(got, vol,
+                                  db.connector(fixtures.admin(), row.id))
 
 
 def _get(row):
     return db.attachment_get(fixtures.admin(), row.id)
+
+
+def _ended(row, vol, after):
+    """Assert the row is gone (``after`` None: the volume free again) or
+    settled in ``after``; the row, or None when gone."""
+    if after is None:
+        with pytest.raises(exception.AttachmentNotFound):
+            _get(row)
+        assert _status(vol) == ("available", 0)
+        return None
+    got = _get(row)
+    assert (got.attach_status, got.transition) == (after, None)
+    return got
 
 
 def _status(vol):
@@ -75,27 +92,30 @@ def _status(vol):
 def test_connect_creating_row(attacher, driver):
     vol = _volume(driver)
     row = _row(vol, mode="ro")
-    info = attacher.connect(fixtures.admin(), row.id)
+    done = attacher.connect(fixtures.admin(), _snap(row))
+    info = json.loads(done["connection_info"])
     assert info["driver_volume_type"] == "fake"
     assert info["attachment_id"] == row.id
     assert info["access_mode"] == "ro"
     assert info["volume_id"] == vol.id
     got = _get(row)
     assert (got.attach_status, got.transition) == ("attaching", None)
-    assert db.connection_info_of(got) == info and got.attach_time
+    assert db.connection_info_of(got) == info
+    assert got.attach_time.isoformat() == done["attach_time"]
+    assert done["attach_status"] == got.attach_status
     assert driver.connections[vol.id] == [{"host": "h1"}]
 
 
 def test_readonly_volume_gives_ro_access(attacher, driver):
     vol = _volume(driver, readonly=True)
-    info = attacher.connect(fixtures.admin(), _row(vol, mode="rw").id)
-    assert info["access_mode"] == "ro"
+    done = attacher.connect(fixtures.admin(), _snap(_row(vol, mode="rw")))
+    assert json.loads(done["connection_info"])["access_mode"] == "ro"
 
 
 def test_reconnect_keeps_attached(attacher, driver):
     vol = _volume(driver)
     row = _row(vol, status="attached", transition=T.RECONNECTING)
-    attacher.connect(fixtures.admin(), row.id)
+    attacher.connect(fixtures.admin(), _snap(row))
     assert _get(row).attach_status == "attached"
 
 
@@ -103,7 +123,7 @@ def test_connect_refuses_row_at_rest(attacher, driver):
     vol = _volume(driver)
     row = _row(vol, status="reserved", transition=None, host=None)
     with pytest.raises(exception.Conflict) as err:
-        attacher.connect(fixtures.admin(), row.id)
+        attacher.connect(fixtures.admin(), _snap(row))
     assert "cannot connect" in err.value.msg
 
 
@@ -118,18 +138,14 @@ def test_connect_failure_rolls_back(attacher, driver, transition, after):
                                data="boom")), \
             mock.patch.object(driver, "terminate_connection") as term:
         with pytest.raises(exception.VolumeBackendAPIException):
-            attacher.connect(fixtures.admin(), row.id)
+            attacher.connect(fixtures.admin(), _snap(row))
     term.assert_called_once()
-    if after is None:
-        with pytest.raises(exception.AttachmentNotFound):
-            _get(row)
-        assert _status(vol) == ("available", 0)
-    else:
-        got = _get(row)
-        assert (got.attach_status, got.transition) == (after, None)
+    got = _ended(row, vol, after)
+    if got is not None:
         assert got.connection_info is None
         if after == "reserved":
-            assert db.connector_of(got) == {} and got.attached_host is None
+            assert db.connector(fixtures.admin(), got.id) == {}
+            assert got.attached_host is None
 
 
 def test_connect_that_loses_to_a_forced_delete_terminates(attacher, driver):
@@ -144,7 +160,7 @@ def test_connect_that_loses_to_a_forced_delete_terminates(attacher, driver):
         return real(volume, connector)
     with mock.patch.object(driver, "initialize_connection", racing):
         with pytest.raises(exception.Conflict):
-            attacher.connect(fixtures.admin(), row.id)
+            attacher.connect(fixtures.admin(), _snap(row))
     assert vol.id not in driver.connections
 
 
@@ -153,14 +169,14 @@ def test_disconnect_keeps_a_shared_host_connection(attacher, driver):
     first, second = _row(vol), _row(vol)
     other_host = _row(vol, host="h2")
     for row in (first, second, other_host):
-        attacher.connect(fixtures.admin(), row.id)
+        attacher.connect(fixtures.admin(), _snap(row))
     begin = {"attach_status": "detaching", "transition": T.DISCONNECTING}
     db.attachment_cas(fixtures.admin(), vol.id, first.id, {}, begin)
-    attacher.disconnect(fixtures.admin(), first.id)
+    attacher.disconnect(fixtures.admin(), _snap(first))
     assert {"host": "h1"} in driver.connections[vol.id]
     db.attachment_destroy(fixtures.admin(), vol.id, first.id, {})
     db.attachment_cas(fixtures.admin(), vol.id, second.id, {}, begin)
-    attacher.disconnect(fixtures.admin(), second.id)
+    attacher.disconnect(fixtures.admin(), _snap(second))
     assert driver.connections[vol.id] == [{"host": "h2"}]
 
 
@@ -168,7 +184,7 @@ def test_disconnect_requires_the_transition(attacher, driver):
     vol = _volume(driver)
     row = _row(vol)
     with pytest.raises(exception.Conflict):
-        attacher.disconnect(fixtures.admin(), row.id)
+        attacher.disconnect(fixtures.admin(), _snap(row))
 
 
 def _age(row, seconds=3600):
@@ -190,13 +206,7 @@ def test_resolve_stuck(attacher, driver, status, transition, after):
     _age(row)
     assert attacher.resolve_stuck(fixtures.admin()) == 1
     assert vol.id not in driver.connections
-    if after is None:
-        with pytest.raises(exception.AttachmentNotFound):
-            _get(row)
-        assert _status(vol) == ("available", 0)
-    else:
-        got = _get(row)
-        assert (got.attach_status, got.transition) == (after, None)
+    _ended(row, vol, after)
 
 
 def test_resolve_stuck_leaves_young_reserved_and_own_rows(attacher, driver):
@@ -206,7 +216,7 @@ def test_resolve_stuck_leaves_young_reserved_and_own_rows(attacher, driver):
     young = _row(vol)
     mine = _row(vol, host="h2")
     _age(mine)
-    with attacher._hold(fixtures.admin(), mine.id):
+    with attacher._hold(mine):
         assert attacher.resolve_stuck(fixtures.admin()) == 0
     assert _get(reserved).attach_status == "reserved"
     assert _get(young).transition == T.CREATING
@@ -222,7 +232,7 @@ def test_resolve_stuck_only_on_own_backend(driver):
 def test_resolve_keeps_connection_other_rows_use(attacher, driver):
     vol = _volume(driver, multiattach=True)
     live = _row(vol)
-    attacher.connect(fixtures.admin(), live.id)
+    attacher.connect(fixtures.admin(), _snap(live))
     stuck = _row(vol, transition=T.CONNECTING)
     _age(stuck)
     assert attacher.resolve_stuck(fixtures.admin()) == 1

@@ -22,12 +22,7 @@ except ImportError:  # pytest put tests/unit on sys.path instead
     from db import fixtures
 
 
-@pytest.fixture(autouse=True)
-def database():
-    fixtures.setup()
-    fixtures.clean()
-    yield
-    fixtures.clean()
+database = fixtures.database
 
 
 @pytest.fixture
@@ -56,9 +51,8 @@ def _get(vol):
 def test_extend_returns_to_what_attachments_say(mgr, attached, after):
     vol = _vol(mgr)
     if attached:
-        assert db.attachment_reserve(
-            fixtures.admin(), vol.id,
-            db.states.ReserveGuard(multiattach=False, limit=1),
+        assert fixtures.reserve(
+            vol.id, db.states.ReserveGuard(multiattach=False, limit=1),
             {"id": "a1", "attach_status": "attached", "attach_mode": "rw"})
     volumes_db.volume_cas(fixtures.admin(), vol.id, {},
                           {"status": "extending"})
@@ -117,26 +111,26 @@ def _conf_for_client():
         yield
 
 
-def test_rpc_version_is_one_one():
-    assert rpcapi.VolumeAPI.RPC_API_VERSION == "1.1"
-    assert manager.VolumeManager.target.version == "1.1"
+def test_rpc_version_is_one_two():
+    assert rpcapi.VolumeAPI.RPC_API_VERSION == "1.2"
+    assert manager.VolumeManager.target.version == "1.2"
 
 
-@pytest.mark.parametrize("method, kind, args, kwargs", [
-    ("attachment_connect", "call", ("h@b#p", "a1"),
-     {"attachment_id": "a1"}),
-    ("attachment_disconnect", "call", ("h@b#p", "a1"),
-     {"attachment_id": "a1"}),
+@pytest.mark.parametrize("method, kind, args, kwargs, version", [
+    ("attachment_connect", "call", ("h@b#p", "a1", {"s": 1}),
+     {"attachment_id": "a1", "snapshot": {"s": 1}}, "1.2"),
+    ("attachment_disconnect", "call", ("h@b#p", "a1", {"s": 1}),
+     {"attachment_id": "a1", "snapshot": {"s": 1}}, "1.2"),
     ("extend_volume", "cast", ("v1", "h@b#p", 5),
-     {"volume_id": "v1", "new_size": 5}),
+     {"volume_id": "v1", "new_size": 5}, "1.1"),
     ("retype_volume", "cast", ("v1", "h@b#p", "t1", "never"),
      {"volume_id": "v1", "new_type_id": "t1",
-      "migration_policy": "never"}),
+      "migration_policy": "never"}, "1.1"),
 ])
-def test_rpc_methods(client, method, kind, args, kwargs):
+def test_rpc_methods(client, method, kind, args, kwargs, version):
     api, raw = client
     getattr(api, method)("ctxt", *args)
-    raw.prepare.assert_called_with(server="h@b", version="1.1")
+    raw.prepare.assert_called_with(server="h@b", version=version)
     getattr(raw.prepare.return_value, kind).assert_called_once_with(
         "ctxt", method, **kwargs)
 
@@ -144,8 +138,9 @@ def test_rpc_methods(client, method, kind, args, kwargs):
 def test_rpc_refuses_old_servers(client):
     api, raw = client
     raw.can_send_version.return_value = False
-    with pytest.raises(rpcapi.rpc.ServiceTooOld):
-        api.attachment_connect("ctxt", "h@b", "a1")
+    with pytest.raises(rpcapi.rpc.ServiceTooOld) as caught:
+        api.attachment_connect("ctxt", "h@b", "a1", {})
+    assert caught.value.code == 503
 
 
 def test_a_burst_of_capacity_changes_makes_one_report(mgr):
