@@ -20,6 +20,7 @@ distinct group, with the one matcher (``common.extra_specs``), and the
 results are kept until the groups change.
 """
 
+import collections
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
@@ -144,6 +145,10 @@ class Projection:
                 del self.groups[key]
 
 
+#: Generations :meth:`CapabilityStore.changed_since` can answer for.
+CHANGE_LOG = 256
+
+
 class PoolState:
     """One pool as a store holds it; the store mutates it on every report."""
 
@@ -205,6 +210,10 @@ class CapabilityStore:
         self._projections: dict[tuple[str, ...], Projection] = {}
         #: Bumped whenever any pool changes (a report or a charge).
         self.generation = 0
+        #: (generation, pools changed by that bump, None: unknown), newest
+        #: last, for :meth:`changed_since`.
+        self._change_log: collections.deque = collections.deque(
+            maxlen=CHANGE_LOG)
         #: Bumped whenever pools appear or disappear.
         self.membership = 0
 
@@ -238,7 +247,7 @@ class CapabilityStore:
             entry.report = capabilities
             self._reapply_charges(entry, flat, timestamp)
             self._replace_pools(service_host, entry, flat)
-            self.generation += 1
+            self._changed(tuple(entry.pools.values()))
         return True
 
     def _refresh_receipt(self, entry: _Backend) -> None:
@@ -290,6 +299,29 @@ class CapabilityStore:
         for projection in self._projections.values():
             projection.remove(pool)
 
+    def _changed(self, pools: tuple[PoolState, ...] | None) -> None:
+        """Bump the generation, logging which pools it changed (lock held)."""
+        self.generation += 1
+        self._change_log.append((self.generation, pools))
+
+    def changed_since(self, generation: int) -> list[PoolState] | None:
+        """Pools changed after ``generation`` (a pool may repeat); None when
+        that is no longer known (too many changes since, or a backend
+        forgotten)."""
+        with self._lock:
+            log = self._change_log
+            if generation != self.generation and (
+                    not log or log[0][0] > generation + 1):
+                return None
+            changed: list[PoolState] = []
+            for bumped, pools in reversed(log):
+                if bumped <= generation:
+                    break
+                if pools is None:
+                    return None
+                changed.extend(pools)
+            return changed
+
     def forget(self, service_host: str) -> None:
         """Drop everything a backend reported."""
         with self._lock:
@@ -300,7 +332,7 @@ class CapabilityStore:
                 pool.present = False
                 self._unproject(pool)
             self.membership += 1
-            self.generation += 1
+            self._changed(None)
 
     def warm(self, exported: Mapping[str, Mapping[str, Any]]) -> int:
         """Take what another store exported, keeping the ages.
@@ -326,7 +358,7 @@ class CapabilityStore:
             self._project(pool)
             if self._annotate is not None:
                 self._annotate(pool)
-            self.generation += 1
+            self._changed((pool,))
 
     # -- reading -------------------------------------------------------------
     def fresh_since(self) -> float:

@@ -205,6 +205,40 @@ def test_consume_charges_at_once(store):
     assert store.generation > generation
 
 
+def test_changed_since_names_the_pools_each_change_touched(store):
+    store.update("h@b", report(pools=[
+        {"pool_name": "p1", "free_capacity_gb": 5},
+        {"pool_name": "p2", "free_capacity_gb": 5}]), timestamp=1.0)
+    store.update("g@b", report(), timestamp=1.0)
+    p1, p2, g = store.pool_states()
+    start = store.generation
+    assert store.changed_since(start) == []
+    store.consume(p2, 1)
+    assert store.changed_since(start) == [p2]
+    store.update("h@b", report(pools=[
+        {"pool_name": "p1", "free_capacity_gb": 4},
+        {"pool_name": "p2", "free_capacity_gb": 4}]), timestamp=2.0)
+    assert sorted(store.changed_since(start), key=id) == sorted(
+        [p1, p2, p2], key=id)
+    assert g not in store.changed_since(start)
+
+
+def test_changed_since_is_unknown_after_a_forget_or_a_long_gap(store):
+    store.update("h@b", report(), timestamp=1.0)
+    [pool] = store.pool_states()
+    start = store.generation
+    store.forget("g@b")            # unknown backend: nothing changes
+    assert store.changed_since(start) == []
+    store.update("g@b", report(), timestamp=1.0)
+    store.forget("g@b")
+    assert store.changed_since(start) is None
+    start = store.generation
+    for _ in range(capabilities.CHANGE_LOG + 1):
+        store.consume(pool, 0)
+    assert store.changed_since(start) is None
+    assert store.changed_since(store.generation - 1) == [pool]
+
+
 def test_charge_survives_a_report_sent_before_it(store, clock):
     clock.now = 100.0
     store.update("h@b", report(free=100), timestamp=99.0)

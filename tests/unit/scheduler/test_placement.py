@@ -197,3 +197,30 @@ def test_same_answer_as_the_unindexed_pipeline(seed, rare, clock):
         assert filters.passes(before[chosen], req) is None
         assert weighers.capacity_weight(before[chosen],
                                         req.extra_specs) == best
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_index_stays_sorted_as_reports_and_charges_move_pools(seed, clock):
+    """Moving only the changed pools keeps the index what a full sort
+    gives, whatever mix of reports and charges comes."""
+    rng = random.Random(seed)
+    store = placement.new_store(10)
+    store._clock = store._wall_clock = clock
+    index = placement.PoolIndex(store)
+    for i in range(200):
+        report(store, "h%d@b" % i, pool(free=rng.randint(0, 1000),
+                                        total=1000, thin=rng.random() < 0.5))
+    stamp = 2.0
+    for _ in range(300):
+        kind = rng.choice([placement._THIN, placement._THICK])
+        order = index.ordered(kind)
+        weights = [p.annotation[kind] for p in order]
+        assert weights == sorted(weights, reverse=True)
+        assert {id(p) for p in order} == {id(p) for p in store.pool_states()}
+        if rng.random() < 0.7:
+            store.consume(rng.choice(order), rng.randint(0, 50))
+        else:
+            stamp += 1
+            report(store, "h%d@b" % rng.randrange(200),
+                   pool(free=rng.randint(0, 1000), total=1000),
+                   timestamp=stamp)
