@@ -214,6 +214,8 @@ class CapabilityStore:
         #: last, for :meth:`changed_since`.
         self._change_log: collections.deque = collections.deque(
             maxlen=CHANGE_LOG)
+        #: Backend -> the time it withdrew, until it reports again.
+        self._withdrawn: dict[str, float] = {}
         #: Bumped whenever pools appear or disappear.
         self.membership = 0
 
@@ -232,6 +234,9 @@ class CapabilityStore:
         flat = flatten(service_host, capabilities, timestamp)
         received_at = self._clock() - age
         with self._lock:
+            if timestamp <= self._withdrawn.get(service_host, timestamp - 1):
+                return False
+            self._withdrawn.pop(service_host, None)
             entry = self._backends.get(service_host)
             if entry is None:
                 entry = self._backends[service_host] = _Backend()
@@ -322,9 +327,18 @@ class CapabilityStore:
                 changed.extend(pools)
             return changed
 
-    def forget(self, service_host: str) -> None:
-        """Drop everything a backend reported."""
+    def forget(self, service_host: str,
+               timestamp: float | None = None) -> None:
+        """Drop everything a backend reported.
+
+        :param timestamp: when the backend withdrew (its clock); its reports
+            stamped no later are ignored from now on, so one that was
+            overtaken on the way cannot bring it back.
+        """
         with self._lock:
+            if timestamp is not None:
+                self._withdrawn[service_host] = max(
+                    timestamp, self._withdrawn.get(service_host, timestamp))
             entry = self._backends.pop(service_host, None)
             if entry is None:
                 return

@@ -37,6 +37,9 @@ class Manager:
         """Return (interval seconds, function) pairs to run in the background."""
         return []
 
+    def before_stop(self) -> None:
+        """Run as a graceful stop begins (e.g. withdraw capabilities)."""
+
 
 class Service:
     """Register, heartbeat, serve RPC on ``topic`` as ``server=host``."""
@@ -92,11 +95,24 @@ class Service:
         self._threads.append(thread)
 
     def stop(self) -> None:
+        """Stop gracefully: periodic tasks, the manager's farewell, RPC, and
+        the service row marked stopped (``down`` at once, not after
+        ``service_down_time``)."""
         self._stop.set()
+        try:
+            self.manager.before_stop()
+        except Exception:  # noqa: BLE001 - the stop goes on regardless
+            LOG.exception("%s could not say goodbye", self.binary)
         for server in self._servers:
             server.stop()
         for server in self._servers:
             server.wait()
+        if self.service_id is not None:
+            try:
+                services_db.service_stopped(
+                    ashlar_context.get_admin_context(), self.service_id)
+            except Exception:  # noqa: BLE001 - down after the timeout then
+                LOG.exception("Could not mark %s stopped", self.host)
         LOG.info("Stopped %(binary)s on %(host)s",
                  {"binary": self.binary, "host": self.host})
 

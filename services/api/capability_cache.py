@@ -166,6 +166,10 @@ class CapabilityCache:
                                     timestamp: float) -> None:
         self.store.update(service_host, capabilities, timestamp)
 
+    def withdraw_service_capabilities(self, ctxt: Any, service_host: str,
+                                      timestamp: float) -> None:
+        self.store.forget(service_host, timestamp)
+
     # -- the check -------------------------------------------------------
     def trusted(self) -> bool:
         """Rules 1 and 2: warm, and hearing the bus."""
@@ -254,10 +258,10 @@ class CapabilityCache:
 
 
 class _Reports:
-    """The cache's only RPC surface: reports from the capability fanout.
+    """The cache's only RPC surface: the capability fanout.
 
     NOTE(ashlar): a separate endpoint, so that a cast on the fanout topic
-    can reach nothing but ``update_service_capabilities``.
+    can reach nothing but reports and withdrawals.
     """
 
     target = messaging.Target(
@@ -272,6 +276,12 @@ class _Reports:
                                     timestamp: float) -> None:
         self._cache.update_service_capabilities(ctxt, service_host,
                                                 capabilities, timestamp)
+
+    @messaging.expose
+    def withdraw_service_capabilities(self, ctxt: Any, service_host: str,
+                                      timestamp: float) -> None:
+        self._cache.withdraw_service_capabilities(ctxt, service_host,
+                                                  timestamp)
 
 
 def describe(wanted: dict, failures: list[tuple[str, ...]]) -> str:

@@ -102,8 +102,10 @@ class UpHosts:
 class SchedulerManager(service.Manager):
     """Serves ``ashlar-scheduler`` and listens to ``ashlar-capabilities``."""
 
+    # NOTE(ashlar): one endpoint serves both the scheduler API (1.0) and
+    # the capability fanout (1.1); it announces the newer of the two.
     target = messaging.Target(
-        version=scheduler_rpcapi.SchedulerAPI.RPC_API_VERSION)
+        version=scheduler_rpcapi.CapabilitiesAPI.RPC_API_VERSION)
 
     def __init__(self, conf: cfg.ConfigOpts,
                  volume_api: volume_rpcapi.VolumeAPI | None = None) -> None:
@@ -202,6 +204,13 @@ class SchedulerManager(service.Manager):
             self.up_hosts.notice(service_host)
             with self._reported:
                 self._reported.notify_all()
+
+    @messaging.expose
+    def withdraw_service_capabilities(self, ctxt: Any, service_host: str,
+                                      timestamp: float) -> None:
+        """A backend stopped: its pools no longer count."""
+        self.store.forget(service_host, timestamp)
+        LOG.info("Backend %s withdrew its pools (stopped)", service_host)
 
     @messaging.expose
     def get_pools(self, ctxt: Any) -> dict:

@@ -35,11 +35,12 @@ class CapabilitiesAPI(rpc.RPCAPI):
     API version history::
 
         1.0 - Initial version: update_service_capabilities.
+        1.1 - withdraw_service_capabilities.
     """
 
     TOPIC = constants.CAPABILITIES_TOPIC
     BINARY = constants.SCHEDULER_BINARY
-    RPC_API_VERSION = "1.0"
+    RPC_API_VERSION = "1.1"
 
     def update_service_capabilities(self, ctxt: Any, service_host: str,
                                     capabilities: dict,
@@ -48,3 +49,18 @@ class CapabilitiesAPI(rpc.RPCAPI):
         self._prepare(fanout=True, version="1.0").cast(
             ctxt, "update_service_capabilities", service_host=service_host,
             capabilities=capabilities, timestamp=timestamp)
+
+    def withdraw_service_capabilities(self, ctxt: Any, service_host: str,
+                                      timestamp: float) -> bool:
+        """Broadcast that a backend stopped (fanout cast): its pools go at
+        once instead of when its last report expires.
+
+        :returns: False when ``[upgrade_levels] scheduler`` pins the API
+            below 1.1 (nothing sent; the report expires as before).
+        """
+        if not self.client.can_send_version("1.1"):
+            return False
+        self._prepare(fanout=True, version="1.1").cast(
+            ctxt, "withdraw_service_capabilities", service_host=service_host,
+            timestamp=timestamp)
+        return True

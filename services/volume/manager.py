@@ -53,6 +53,9 @@ class VolumeManager(service.Manager):
         self.attacher = attach.Attacher(conf, driver, self.service_host)
         self._report_lock = threading.Lock()
         self._report_pending = False
+        #: Serialises reports with the withdrawal; none is sent after it.
+        self._send_lock = threading.Lock()
+        self._withdrawn = False
         #: Volumes this process is creating or deleting right now.
         self._working: set[str] = set()
 
@@ -66,6 +69,17 @@ class VolumeManager(service.Manager):
 
     def after_start(self) -> None:
         self.report_capabilities()
+
+    def before_stop(self) -> None:
+        """Withdraw this backend's pools: schedulers and API workers stop
+        counting them now, not when the last report expires."""
+        with self._send_lock:
+            self._withdrawn = True
+            sent = self.capabilities_rpcapi.withdraw_service_capabilities(
+                ashlar_context.get_admin_context(), self.service_host,
+                time.time())
+        if sent:
+            LOG.info("Withdrew the pools of %s", self.service_host)
 
     def periodic_tasks(self) -> list[tuple[float, Callable[[], None]]]:
         return [(self.conf.backend_stats_polling_interval,
@@ -306,6 +320,9 @@ class VolumeManager(service.Manager):
         stats.setdefault("volume_backend_name", self.backend)
         stats.setdefault("availability_zone",
                          self.conf.storage_availability_zone)
-        self.capabilities_rpcapi.update_service_capabilities(
-            ashlar_context.get_admin_context(), self.service_host, stats,
-            time.time())
+        with self._send_lock:
+            if self._withdrawn:
+                return
+            self.capabilities_rpcapi.update_service_capabilities(
+                ashlar_context.get_admin_context(), self.service_host, stats,
+                time.time())

@@ -205,6 +205,20 @@ def test_consume_charges_at_once(store):
     assert store.generation > generation
 
 
+def test_withdrawn_backend_ignores_reports_sent_before_it(store):
+    store.update("h@b", report(multiattach=True), timestamp=5.0)
+    store.forget("h@b", timestamp=7.0)
+    assert store.fresh_pools() == {}
+    assert not store.update("h@b", report(multiattach=True), timestamp=6.0)
+    assert not store.update("h@b", report(multiattach=True), timestamp=7.0)
+    assert store.fresh_pools() == {}
+    # Started again: its first report is newer than the withdrawal.
+    assert store.update("h@b", report(multiattach=True), timestamp=8.0)
+    assert list(store.fresh_pools()) == ["h@b#p"]
+    store.forget("h@b")                     # a forget without a time
+    assert store.update("h@b", report(), timestamp=1.0)
+
+
 def test_changed_since_names_the_pools_each_change_touched(store):
     store.update("h@b", report(pools=[
         {"pool_name": "p1", "free_capacity_gb": 5},

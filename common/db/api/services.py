@@ -45,6 +45,15 @@ def service_heartbeat(context: Any, service_id: int) -> None:
         .values(heartbeat_at=utcnow()))
 
 
+@retry_on_deadlock
+@writer
+def service_stopped(context: Any, service_id: int) -> None:
+    """Mark the service stopped (no heartbeat: down at once)."""
+    context.session.execute(
+        sa.update(models.Service).where(models.Service.id == service_id)
+        .values(heartbeat_at=None))
+
+
 @reader
 def service_list(context: Any, host: str | None = None,
                  binary: str | None = None) -> list[models.Service]:

@@ -158,6 +158,19 @@ def test_a_burst_of_capacity_changes_makes_one_report(mgr):
     assert mgr._report_pending is False
 
 
+def test_stop_withdraws_the_pools_and_no_report_follows(mgr):
+    api = mgr.capabilities_rpcapi
+    mgr.report_capabilities()
+    [(args, _kw)] = api.update_service_capabilities.call_args_list
+    mgr.before_stop()
+    api.withdraw_service_capabilities.assert_called_once_with(
+        mock.ANY, "node1@b1", mock.ANY)
+    withdrawn_at = api.withdraw_service_capabilities.call_args[0][2]
+    assert withdrawn_at >= args[3]          # later than the last report
+    mgr.report_capabilities()               # a late periodic or timer one
+    assert api.update_service_capabilities.call_count == 1
+
+
 def test_create_makes_the_volume_available(mgr):
     vol = fixtures.make_volume(status="creating", provider_location=None)
     with mock.patch.object(mgr, "_capacity_changed") as changed:
