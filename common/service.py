@@ -21,6 +21,9 @@ from common.db.api import services as services_db
 
 LOG = logging.getLogger(__name__)
 
+#: Seconds a stop waits for a heartbeat being written.
+HEARTBEAT_JOIN_TIMEOUT = 10.0
+
 
 class Manager:
     """What a Service runs: an RPC endpoint plus optional periodic tasks."""
@@ -57,6 +60,7 @@ class Service:
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
         self.service_id: int | None = None
+        self._heartbeats: threading.Thread | None = None
 
     def start(self) -> None:
         ctxt = ashlar_context.get_admin_context()
@@ -71,7 +75,8 @@ class Service:
             server = rpc.get_server(target, [self.manager])
             server.start()
             self._servers.append(server)
-        self._spawn(self.conf.report_interval, self._heartbeat)
+        self._heartbeats = self._spawn(self.conf.report_interval,
+                                       self._heartbeat)
         for interval, task in self.manager.periodic_tasks():
             self._spawn(interval, task)
         self.manager.after_start()
@@ -82,7 +87,8 @@ class Service:
         services_db.service_heartbeat(ashlar_context.get_admin_context(),
                                       self.service_id)
 
-    def _spawn(self, interval: float, task: Callable[[], Any]) -> None:
+    def _spawn(self, interval: float,
+               task: Callable[[], Any]) -> threading.Thread:
         def loop() -> None:
             while not self._stop.wait(interval):
                 try:
@@ -93,12 +99,28 @@ class Service:
                                   name="%s-%s" % (self.binary, task.__name__))
         thread.start()
         self._threads.append(thread)
+        return thread
 
     def stop(self) -> None:
-        """Stop gracefully: periodic tasks, the manager's farewell, RPC, and
-        the service row marked stopped (``down`` at once, not after
-        ``service_down_time``)."""
+        """Stop gracefully: periodic tasks, the service row marked stopped
+        (``down`` at once, not after ``service_down_time``), the manager's
+        farewell, then RPC.
+
+        NOTE(ashlar): the row goes down before the farewell, so that no
+        moment has the backend's pools withdrawn while its service still
+        counts as running (APIs would let creates through and schedulers
+        wait for a report that never comes).
+        """
         self._stop.set()
+        if self._heartbeats is not None:
+            # A heartbeat being written must not land after the stop mark.
+            self._heartbeats.join(timeout=HEARTBEAT_JOIN_TIMEOUT)
+        if self.service_id is not None:
+            try:
+                services_db.service_stopped(
+                    ashlar_context.get_admin_context(), self.service_id)
+            except Exception:  # noqa: BLE001 - down after the timeout then
+                LOG.exception("Could not mark %s stopped", self.host)
         try:
             self.manager.before_stop()
         except Exception:  # noqa: BLE001 - the stop goes on regardless
@@ -107,12 +129,6 @@ class Service:
             server.stop()
         for server in self._servers:
             server.wait()
-        if self.service_id is not None:
-            try:
-                services_db.service_stopped(
-                    ashlar_context.get_admin_context(), self.service_id)
-            except Exception:  # noqa: BLE001 - down after the timeout then
-                LOG.exception("Could not mark %s stopped", self.host)
         LOG.info("Stopped %(binary)s on %(host)s",
                  {"binary": self.binary, "host": self.host})
 
