@@ -58,7 +58,6 @@ class Service:
         self.extra_targets = extra_targets or []
         self._servers: list = []
         self._stop = threading.Event()
-        self._threads: list[threading.Thread] = []
         self.service_id: int | None = None
         self._heartbeats: threading.Thread | None = None
 
@@ -98,7 +97,6 @@ class Service:
         thread = threading.Thread(target=loop, daemon=True,
                                   name="%s-%s" % (self.binary, task.__name__))
         thread.start()
-        self._threads.append(thread)
         return thread
 
     def stop(self) -> None:

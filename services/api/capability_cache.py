@@ -227,6 +227,8 @@ class CapabilityCache:
         if verdict is None:
             return
         running = self.running_backends(ctxt)
+        if running is None:
+            return
         # NOTE(ashlar): reports keep arriving on another thread, also while
         # the services table is read.  A verdict holds only for the pools
         # judged: a backend counts as heard only if it was fresh both before
@@ -235,15 +237,13 @@ class CapabilityCache:
         # memory; periodic reports every few seconds must not turn a steady
         # "no" into an occasional "yes".
         for _attempt in range(JUDGE_ATTEMPTS):
-            unheard = (None if running is None else
-                       running - (verdict.heard & self.store.fresh_backends()))
-            if unheard is None or unheard:
+            unheard = running - (verdict.heard & self.store.fresh_backends())
+            if unheard:
                 LOG.info("Type %(type)s fits no pool heard of, but "
                          "%(unheard)s did not report yet; letting the "
                          "scheduler decide",
                          {"type": vtype.name,
-                          "unheard": ", ".join(sorted(unheard or ())) or
-                          "the services table"})
+                          "unheard": ", ".join(sorted(unheard))})
                 return
             if self.store.generation == verdict.generation:
                 raise exception.UnsatisfiableVolumeType(

@@ -66,11 +66,14 @@ def running():
 
 
 def make_cache(conf, clock, running, scheduler=None, warm=True):
+    """A cache on a fresh store; ``running`` is the set of running backends
+    or a function that returns it (called when the check reads them)."""
     store = capabilities.CapabilityStore(
         capabilities.freshness_window(conf), clock=clock)
     cache = capability_cache.CapabilityCache(
         conf, scheduler or Scheduler(), store=store,
-        running_backends=lambda: set(running))
+        running_backends=running if callable(running)
+        else lambda: set(running))
     if warm:
         assert cache.warm()
     return cache
@@ -354,16 +357,11 @@ def test_report_arriving_during_the_services_read_is_not_rejected(conf,
                                                                   clock):
     """A backend whose first report lands while the services table is read
     was not judged: no 400 (it would have been a false rejection)."""
-    store = capabilities.CapabilityStore(
-        capabilities.freshness_window(conf), clock=clock)
 
     def running_and_a_report_arrives():
         hear(cache, "ma@b", True, name="ma")
         return {"plain@b", "ma@b"}
-    cache = capability_cache.CapabilityCache(
-        conf, Scheduler(), store=store,
-        running_backends=running_and_a_report_arrives)
-    assert cache.warm()
+    cache = make_cache(conf, clock, running_and_a_report_arrives)
     hear(cache, "plain@b", False)
     cache.check_type(None, VTYPE, MA)        # accepted, not rejected
     # Judged again with the report held, the type fits.
@@ -374,8 +372,6 @@ def test_pools_changing_during_the_services_read_void_the_verdict(conf,
                                                                    clock):
     """A report that changes a heard backend while the table is read (here
     to multiattach) means the judged pools are outdated: no 400."""
-    store = capabilities.CapabilityStore(
-        capabilities.freshness_window(conf), clock=clock)
     changes = []
 
     def running_and_plain_changes():
@@ -383,10 +379,7 @@ def test_pools_changing_during_the_services_read_void_the_verdict(conf,
             changes.append(1)
             hear(cache, "plain@b", True, timestamp=2.0)
         return {"plain@b"}
-    cache = capability_cache.CapabilityCache(
-        conf, Scheduler(), store=store,
-        running_backends=running_and_plain_changes)
-    assert cache.warm()
+    cache = make_cache(conf, clock, running_and_plain_changes)
     hear(cache, "plain@b", False)
     cache.check_type(None, VTYPE, MA)        # accepted, not rejected
     hear(cache, "plain@b", False, timestamp=3.0)
@@ -398,31 +391,24 @@ def test_periodic_report_during_the_services_read_keeps_the_400(conf,
                                                                  clock):
     """A heard backend reporting the same pools again while the table is
     read moves the store's generation; judged again, nothing fits: 400."""
-    store = capabilities.CapabilityStore(
-        capabilities.freshness_window(conf), clock=clock)
     reports = []
 
     def running_and_plain_reports_again():
         reports.append(len(reports) + 2.0)
         hear(cache, "plain@b", False, timestamp=reports[-1])
         return {"plain@b"}
-    cache = capability_cache.CapabilityCache(
-        conf, Scheduler(), store=store,
-        running_backends=running_and_plain_reports_again)
-    assert cache.warm()
+    cache = make_cache(conf, clock, running_and_plain_reports_again)
     hear(cache, "plain@b", False)
-    generation = store.generation
+    generation = cache.store.generation
     with pytest.raises(exception.UnsatisfiableVolumeType):
         cache.check_type(None, VTYPE, MA)
-    assert store.generation > generation and reports == [2.0]
+    assert cache.store.generation > generation and reports == [2.0]
 
 
 def test_reports_that_keep_arriving_mean_accept(conf, clock, monkeypatch):
     """Pools changing on every judgement never end in a 400."""
-    store = capabilities.CapabilityStore(
-        capabilities.freshness_window(conf), clock=clock)
     cache = make_cache(conf, clock, {"plain@b"})
-    cache.store = store
+    store = cache.store
     hear(cache, "plain@b", False)
     real = store.find_satisfying
     stamps = iter(range(2, 100))
