@@ -143,8 +143,12 @@ class Attacher:
                     # keeps it (MariaDB's DATETIME), so that the answer
                     # matches later reads.
                     "attach_time": utcnow().replace(microsecond=0)}
+            # NOTE(ashlar): the status as the API left it is expected too:
+            # when it stays (the usual case), the volume is not touched.
             if not attachments_db.attachment_cas(
-                    ctxt, volume.id, row.id, {"transition": transition},
+                    ctxt, volume.id, row.id,
+                    {"transition": transition,
+                     "attach_status": row.attach_status},
                     dict(done, transition=None)):
                 # NOTE(ashlar): deleted (forced) while we connected.
                 self._terminate_unless_shared(ctxt, row, volume, connector)

@@ -121,6 +121,30 @@ def database(kind: str) -> tuple[str, callable]:
         hide_password=False), drop
 
 
+def cut_connections(db_url: str) -> int:
+    """Terminate every server-side connection to the database of ``db_url``
+    (what a database restart does to pooled connections); return how many.
+    """
+    url = sa.engine.make_url(db_url)
+    engine = sa.create_engine(url, isolation_level="AUTOCOMMIT")
+    try:
+        with engine.connect() as conn:
+            if url.get_backend_name() == "postgresql":
+                return len(conn.exec_driver_sql(
+                    "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                    "WHERE datname = %(db)s AND pid <> pg_backend_pid()",
+                    {"db": url.database}).all())
+            ids = conn.exec_driver_sql(
+                "SELECT id FROM information_schema.processlist WHERE db = "
+                "%(db)s AND id <> CONNECTION_ID()",
+                {"db": url.database}).scalars().all()
+            for conn_id in ids:
+                conn.exec_driver_sql("KILL %d" % conn_id)
+            return len(ids)
+    finally:
+        engine.dispose()
+
+
 # -- processes ------------------------------------------------------------
 class Deployment:
     """Config files and real Ashlar processes in a temporary folder."""

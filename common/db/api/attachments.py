@@ -7,29 +7,39 @@ that
 0. may first read the row and its volume without a lock and hand them to
    the caller's ``decide`` (policy, state machine), so that reading,
    deciding and writing cost one transaction (``attachment_change``,
-   ``attachment_reserve``); what was decided is then guarded by step 2;
-1. locks the volume row, with an ``UPDATE`` of its counters when
-   they change, else a ``SELECT ... FOR UPDATE``, either of them also
-   returning the volume's statuses and attachment count, so all changes to
-   one volume's attachments are serialised and always take their locks in
-   the same order (SQLite runs every transaction ``BEGIN IMMEDIATE``, so
-   its write lock is taken before either);
-2. changes the attachment row with a compare-and-swap on its
-   ``attach_status``/``transition``;
+   ``attachment_reserve``); what was decided is then guarded by step 1;
+1. changes the attachment row with a compare-and-swap on its
+   ``attach_status``/``transition`` (or removes it); this locks that row
+   only;
+2. when the row's ``attach_status`` changed (or it came or went), locks the
+   volume row, with an ``UPDATE`` of its counters when they change, else a
+   ``SELECT ... FOR UPDATE``, either of them also returning the volume's
+   statuses and attachment count, so all status changes of one volume's
+   attachments are serialised; a change that leaves ``attach_status`` as it
+   was (the volume service recording a connection) never touches the volume;
 3. recomputes the volume's ``status``/``attach_status`` from the live rows
-   (``common.states.volume_status``), read with a locking read so MySQL's
-   repeatable-read snapshot cannot hide a row committed meanwhile, and
-   compare-and-swaps them when they change.  When the counter says the row
-   just written is the volume's only one (or there is none left), its
-   status is the whole input and nothing is read.
+   (``common.states.volume_status``) and compare-and-swaps them when they
+   change.  When the counter says the row just written is the volume's only
+   one (or there is none left), its status is the whole input and nothing
+   is read.
 
-The reservation is step 1 alone deciding: ``UPDATE volumes SET
-attachment_count = attachment_count + 1 ... WHERE id = :id AND status IN
-(...) AND attachment_count < :limit ...``.  The database re-evaluates the
-``WHERE`` against the latest committed row after waiting for the lock
-(PostgreSQL, InnoDB) or runs writers one at a time (SQLite, ``BEGIN
-IMMEDIATE``), so however many reservations race, the counter admits exactly
-as many as the guard allows; a loser's transaction inserted nothing.
+The volume row is locked last, so it is held only for steps 2-3 and the
+commit: every change of the volume's attachments queues on that one lock,
+and what it covers is what bounds their rate.  Rows are always locked
+before the volume, never after (step 3 reads without a lock), so the order
+cannot deadlock; the read sees every change committed under the lock
+because it runs in its own snapshot (PostgreSQL's and, set by
+``common.db.api``, MySQL's READ COMMITTED) or with the writers serialised
+(SQLite runs every transaction ``BEGIN IMMEDIATE``).
+
+The reservation locks the volume first instead: step 2 alone decides.
+``UPDATE volumes SET attachment_count = attachment_count + 1 ... WHERE id =
+:id AND status IN (...) AND attachment_count < :limit ...``.  The database
+re-evaluates the ``WHERE`` against the latest committed row after waiting
+for the lock (PostgreSQL, InnoDB) or runs writers one at a time (SQLite),
+so however many reservations race, the counter admits exactly as many as
+the guard allows; a loser's transaction inserted nothing.  The row it then
+inserts is new, so no other transaction holds it.
 """
 
 import dataclasses
@@ -135,10 +145,9 @@ _INSERT_ROW = sa.insert(VA)
 _SELECT_ROW = sa.select(*_ROW).where(VA.id == _AID)
 _SELECT_STATE = sa.select(*_STATE).where(VOL.id == _VID)
 _LOCK_STATE = _SELECT_STATE.with_for_update()
-_LIVE_STATUSES = sa.select(VA.attach_status).where(
-    VA.volume_id == _VID).with_for_update()
+_LIVE_STATUSES = sa.select(VA.attach_status).where(VA.volume_id == _VID)
 _LIVE_ROWS = sa.select(*_ROW).where(VA.volume_id == _VID).order_by(
-    VA.created_at).with_for_update()
+    VA.created_at)
 _SHARED = sa.select(VA.id).where(
     VA.volume_id == _VID, VA.id != _AID,
     VA.attached_host == sa.bindparam("host"),
@@ -156,12 +165,22 @@ _COUNT = sa.update(VOL).where(VOL.id == _VID).values(
     attachment_count=VOL.attachment_count + sa.bindparam("count_delta"),
     writer_count=VOL.writer_count + sa.bindparam("writer_delta"),
     updated_at=sa.bindparam("now"))
-_LEAVE = sa.update(VOL).where(VOL.id == _VID).values(
-    attachment_count=VOL.attachment_count - 1,
-    writer_count=VOL.writer_count - sa.bindparam("writer"),
-    updated_at=sa.bindparam("now"))
-_LEAVE_STATUS = _LEAVE.where(VOL.status == sa.bindparam("old_status")).values(
-    status=sa.bindparam("status"), attach_status=sa.bindparam("attach_status"))
+#: What the volume becomes when its last row goes (``volume_status([])``).
+_EMPTY_STATUS, _EMPTY_ATTACH_STATUS = states.volume_status(
+    [], states.VOL.AVAILABLE)
+_LAST = VOL.attachment_count == 1
+# NOTE(ashlar): the statuses come first and read the count before it is
+# decremented: MySQL evaluates a single-table UPDATE's assignments left to
+# right, each seeing the ones before it.
+_LEAVE = sa.update(VOL).where(VOL.id == _VID).ordered_values(
+    (VOL.status, sa.case(
+        (sa.and_(_LAST, VOL.status.in_(sorted(states.ATTACH_DRIVEN))),
+         _EMPTY_STATUS), else_=VOL.status)),
+    (VOL.attach_status, sa.case((_LAST, _EMPTY_ATTACH_STATUS),
+                                else_=VOL.attach_status)),
+    (VOL.attachment_count, VOL.attachment_count - 1),
+    (VOL.writer_count, VOL.writer_count - sa.bindparam("writer")),
+    (VOL.updated_at, sa.bindparam("now")))
 
 
 def _returning(conn: Any, kind: str) -> bool:
@@ -189,9 +208,9 @@ def _lock_volume(conn: Any, volume_id: str, writer_delta: int = 0,
                  count_delta: int = 0) -> Any:
     """Take the volume row's lock, adjusting its counters if asked.
 
-    NOTE(ashlar): the transaction's first locking statement (a plain read
-    may precede it; it takes no lock).  PostgreSQL and InnoDB lock the row
-    (``FOR UPDATE`` or the ``UPDATE``) and see its latest committed version;
+    NOTE(ashlar): taken after the attachment row's own change (the
+    reservation: first).  PostgreSQL and InnoDB lock the row (``FOR
+    UPDATE`` or the ``UPDATE``) and see its latest committed version;
     SQLite holds its write lock since ``BEGIN IMMEDIATE``
     (``common.db.api._tune_sqlite``).
 
@@ -504,23 +523,26 @@ class Change:
 
 def _apply(conn: Any, volume_id: str, attachment_id: str,
            change: Change) -> dict | None:
-    """Apply ``change`` (the transaction's first lock is taken here).
+    """Apply ``change``: the row first, then the volume if its status may
+    follow (see the module's steps 1-3).
 
     :returns: what ``_destroy`` returns when the change removes the row.
     :raises Lost: ``change.expected`` did not match.
     """
     if change.destroy:
         return _destroy(conn, volume_id, attachment_id, change.expected)
-    state = _lock_volume(conn, volume_id, writer_delta=change.writer_delta)
-    now = change.values.get("attach_status",
-                            change.expected.get("attach_status"))
+    before = change.expected.get("attach_status")
+    now = change.values.get("attach_status", before)
     expected = dict(change.expected, volume_id=volume_id)
     if not conditional_update(conn, VA, attachment_id, expected,
                               change.values):
         raise Lost()
     if change.replace_connector:
         _replace_specs(conn, attachment_id, change.connector)
-    _sync_volume(conn, volume_id, state, _only_row(state, now))
+    if change.writer_delta or not (isinstance(before, str) and now == before):
+        state = _lock_volume(conn, volume_id,
+                             writer_delta=change.writer_delta)
+        _sync_volume(conn, volume_id, state, _only_row(state, now))
     return None
 
 
@@ -606,12 +628,11 @@ def _returning_gone(query: Any) -> Any:
 
 
 def _destroy(conn: Any, volume_id: str, attachment_id: str,
-             expected: dict) -> dict:
-    """Remove the row (volume lock taken first); see attachment_destroy.
+              expected: dict) -> dict:
+    """Remove the row, then take the volume's lock; see attachment_destroy.
 
     :raises Lost: nothing matched.
     """
-    state = _lock_volume(conn, volume_id)
     query, params = compare_and_swap(
         VA, attachment_id, dict(expected, volume_id=volume_id), None)
     conn.execute(_DELETE_SPECS, {"attachment_id": attachment_id})
@@ -626,20 +647,16 @@ def _destroy(conn: Any, volume_id: str, attachment_id: str,
     if gone is None:
         raise Lost()
     host, mode = gone
-    remaining = []
-    if state.attachment_count > 1:
-        remaining = list(conn.execute(_LIVE_ROWS, {"volume_id": volume_id}))
-    status, attach_status = _derive(
-        state, [other.attach_status for other in remaining])
-    update, params = _LEAVE, {"volume_id": volume_id, "now": utcnow(),
-                              "writer": int(states.is_writer(mode))}
-    if (status, attach_status) != (state.status, state.attach_status):
-        update = _LEAVE_STATUS
-        params.update(old_status=state.status, status=status,
-                      attach_status=attach_status)
-    if conn.execute(update, params).rowcount != 1:
-        # NOTE(ashlar): cannot happen with the lock held; roll back.
+    state = _state_after(conn, _LEAVE, {
+        "volume_id": volume_id, "now": utcnow(),
+        "writer": int(states.is_writer(mode))})
+    if state is None:
         raise exception.VolumeNotFound(volume_id=volume_id)
+    remaining = []
+    if state.attachment_count:
+        remaining = list(conn.execute(_LIVE_ROWS, {"volume_id": volume_id}))
+        _sync_volume(conn, volume_id, state,
+                     [other.attach_status for other in remaining])
     shared = [other.id for other in remaining
               if host and other.attached_host == host
               and other.attach_status in states.CONNECTED]

@@ -5,8 +5,10 @@ import types
 import uuid
 
 import pytest
+import sqlalchemy as sa
 
 from common import states
+from common.db import api as db_api
 from common.db.api import attachments as db
 from common.db.api import volumes as volumes_db
 
@@ -263,3 +265,74 @@ def test_concurrent_cas_on_one_volume_never_locked_out():
                                   "attach_status": "attached"})
     assert all(_race(16, finish))
     assert _vol(vol.id).status == "in-use"
+
+
+def _volume_statements(fn):
+    """Run ``fn``; return the statements it sent that name the volumes
+    table."""
+    seen = []
+
+    def record(_conn, _cursor, statement, *_args):
+        if "volumes" in statement:
+            seen.append(statement)
+    engine = db_api.get_engine()
+    sa.event.listen(engine, "before_cursor_execute", record)
+    try:
+        fn()
+    finally:
+        sa.event.remove(engine, "before_cursor_execute", record)
+    return seen
+
+
+def test_a_change_that_keeps_the_status_leaves_the_volume_alone():
+    """The volume service recording a connection (attaching stays
+    attaching) neither locks nor writes the volume row."""
+    vol = fixtures.make_volume(multiattach=True)
+    row = _reserve(vol, with_connector=True, host="h",
+                   connector={"host": "h"})
+    before = _vol(vol.id)
+    assert not _volume_statements(lambda: db.attachment_cas(
+        fixtures.admin(), vol.id, row.id,
+        {"transition": "creating", "attach_status": "attaching"},
+        {"transition": None, "connection_info": "{}"}))
+    after = _vol(vol.id)
+    assert (after.status, after.updated_at) == ("attaching",
+                                                before.updated_at)
+    assert db.attachment_get(fixtures.admin(), row.id).transition is None
+    assert _volume_statements(lambda: db.attachment_cas(
+        fixtures.admin(), vol.id, row.id, {"attach_status": "attaching"},
+        {"attach_status": "attached"}))
+    assert _vol(vol.id).status == "in-use"
+
+
+def test_racing_changes_leave_the_status_the_rows_say():
+    """Rows change before the volume is locked; whoever locks it last
+    derives the status from every committed row, not from what it read
+    before taking the lock."""
+    vol = fixtures.make_volume(multiattach=True)
+    rows = [_reserve(vol, with_connector=True, host="h%d" % i,
+                     connector={"host": "h%d" % i}) for i in range(16)]
+    for row in rows[8:]:
+        assert db.attachment_cas(fixtures.admin(), vol.id, row.id,
+                                 {"transition": "creating"},
+                                 {"transition": None,
+                                  "attach_status": "attached"})
+
+    def change(rows, change):
+        # Read, decide, apply: each transaction reads before it locks.
+        return _race(len(rows), lambda i: db.attachment_change(
+            fixtures.admin(), rows[i].id, lambda _row, _volume: change))
+
+    def state():
+        vol_now = _vol(vol.id)
+        return (vol_now.status, vol_now.attach_status,
+                vol_now.attachment_count)
+    change(rows[8:], db.Change({"attach_status": "attached"}, destroy=True))
+    assert state() == ("attaching", "attaching", 8)
+    change(rows[:8], db.Change({"attach_status": "attaching"},
+                               {"transition": None,
+                                "attach_status": "attached"}))
+    assert state() == ("in-use", "attached", 8)
+    change(rows[:8], db.Change({"attach_status": "attached"}, destroy=True))
+    assert state() == ("available", "detached", 0)
+    assert _vol(vol.id).writer_count == 0
