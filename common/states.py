@@ -122,6 +122,25 @@ def volume_status(attachment_statuses: Iterable[str],
     return derived, attach_status
 
 
+#: Rank of an attachment status in ``volume_status``'s precedence (0: it
+#: does not count, as ``detached`` or an error status).
+RANK = {att: len(_PRECEDENCE) - i for i, (att, _vol) in enumerate(_PRECEDENCE)}
+#: The volume status a top-ranked attachment status makes.
+STATUS_OF = dict(_PRECEDENCE)
+
+
+def raises(old: str | None, new: str) -> bool:
+    """Whether a row going from ``old`` (None: a new row) to ``new`` can
+    only raise what ``volume_status`` derives, so that the volume's new
+    ``attach_status`` is the higher-ranked of its current one and ``new``,
+    whatever the other rows are.
+
+    (Were ``old`` the top-ranked status, ``new`` ranks at least as high; were
+    it not, the top stays present.)
+    """
+    return old is None or RANK.get(new, 0) >= RANK.get(old, 0)
+
+
 def is_writer(mode: str) -> bool:
     """Whether an attach mode counts against single-writer mode."""
     return mode != MODE_RO

@@ -1,5 +1,7 @@
 """Every transition of common.states, without a database."""
 
+import itertools
+
 import pytest
 
 from common import exception
@@ -179,3 +181,31 @@ def test_check_retype():
         states.check_retype("v", "in-use", True, True, False, 2, True)
     assert "more than one attachment" in err.value.msg
     states.check_migration("v", 1)
+
+
+def test_a_raising_change_needs_no_other_row():
+    """Whenever ``raises(old, new)``, the volume's statuses after the
+    change are the higher-ranked of its statuses before and ``new``:
+    checked against ``volume_status`` for every set of other rows."""
+    counted = sorted(states.RANK) + ["error_attaching"]
+    checked = 0
+    for others in itertools.chain.from_iterable(
+            itertools.combinations(counted, n)
+            for n in range(len(counted) + 1)):
+        for old in [None] + counted:
+            for new in counted:
+                if not states.raises(old, new):
+                    continue
+                for current in ("available", "extending"):
+                    rows = list(others) + ([old] if old else [])
+                    status, attach = states.volume_status(rows, current)
+                    if states.RANK.get(new, 0) > states.RANK.get(attach, 0):
+                        attach = new
+                        if status in states.ATTACH_DRIVEN:
+                            status = states.STATUS_OF[new]
+                    assert (status, attach) == states.volume_status(
+                        list(others) + [new], current), (others, old, new)
+                    checked += 1
+    assert checked > 500
+    assert not states.raises("attached", "detaching")
+    assert not states.raises("attaching", "reserved")

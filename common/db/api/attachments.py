@@ -12,16 +12,19 @@ that
    ``attach_status``/``transition`` (or removes it); this locks that row
    only;
 2. when the row's ``attach_status`` changed (or it came or went), locks the
-   volume row, with an ``UPDATE`` of its counters when they change, else a
-   ``SELECT ... FOR UPDATE``, either of them also returning the volume's
-   statuses and attachment count, so all status changes of one volume's
-   attachments are serialised; a change that leaves ``attach_status`` as it
-   was (the volume service recording a connection) never touches the volume;
-3. recomputes the volume's ``status``/``attach_status`` from the live rows
-   (``common.states.volume_status``) and compare-and-swaps them when they
-   change.  When the counter says the row just written is the volume's only
-   one (or there is none left), its status is the whole input and nothing
-   is read.
+   volume row, so all status changes of one volume's attachments are
+   serialised; a change that leaves ``attach_status`` as it was (the volume
+   service recording a connection) never touches the volume.  A change that
+   can only raise the volume's statuses (``common.states.raises``: a new
+   row, ``attaching`` -> ``attached``, ...) sets them in that same
+   ``UPDATE``, from the volume's own ``attach_status``, and skips step 3;
+3. otherwise, with an ``UPDATE`` of its counters when they change, else a
+   ``SELECT ... FOR UPDATE``, either of them returning the volume's
+   statuses and attachment count, recomputes ``status``/``attach_status``
+   from the live rows (``common.states.volume_status``) and
+   compare-and-swaps them when they change.  When the counter says the row
+   just written is the volume's only one (or there is none left), its
+   status is the whole input and nothing is read.
 
 The volume row is locked last, so it is held only for steps 2-3 and the
 commit: every change of the volume's attachments queues on that one lock,
@@ -32,7 +35,7 @@ because it runs in its own snapshot (PostgreSQL's and, set by
 ``common.db.api``, MySQL's READ COMMITTED) or with the writers serialised
 (SQLite runs every transaction ``BEGIN IMMEDIATE``).
 
-The reservation locks the volume first instead: step 2 alone decides.
+The reservation locks the volume first instead: its step 2 decides too.
 ``UPDATE volumes SET attachment_count = attachment_count + 1 ... WHERE id =
 :id AND status IN (...) AND attachment_count < :limit ...``.  The database
 re-evaluates the ``WHERE`` against the latest committed row after waiting
@@ -162,7 +165,6 @@ _WITH_VOLUME = sa.select(*_ROW, _HAS_CONNECTOR, *(
 _DISCONNECT_ROW = sa.select(VA.id, VA.attach_status, VA.transition).where(
     VA.id == _AID)
 _COUNT = sa.update(VOL).where(VOL.id == _VID).values(
-    attachment_count=VOL.attachment_count + sa.bindparam("count_delta"),
     writer_count=VOL.writer_count + sa.bindparam("writer_delta"),
     updated_at=sa.bindparam("now"))
 #: What the volume becomes when its last row goes (``volume_status([])``).
@@ -181,6 +183,40 @@ _LEAVE = sa.update(VOL).where(VOL.id == _VID).ordered_values(
     (VOL.attachment_count, VOL.attachment_count - 1),
     (VOL.writer_count, VOL.writer_count - sa.bindparam("writer")),
     (VOL.updated_at, sa.bindparam("now")))
+
+
+_VOL_RANK = sa.case(states.RANK, value=VOL.attach_status, else_=0)
+_OUTRANKED = _VOL_RANK < sa.bindparam("new_rank")
+#: ``status`` and ``attach_status`` once a row is in a status that can only
+#: raise them (``states.raises``; parameters from ``_raised``).  They come
+#: first in an ``UPDATE``: ``status`` reads ``attach_status`` as it was.
+_RAISED = (
+    (VOL.status, sa.case(
+        (sa.and_(_OUTRANKED, VOL.status.in_(sorted(states.ATTACH_DRIVEN))),
+         sa.bindparam("new_status")), else_=VOL.status)),
+    (VOL.attach_status, sa.case((_OUTRANKED, sa.bindparam("new_attach_status")),
+                                else_=VOL.attach_status)))
+_RAISE = sa.update(VOL).where(VOL.id == _VID).ordered_values(
+    *_RAISED,
+    (VOL.writer_count, VOL.writer_count + sa.bindparam("writer_delta")),
+    (VOL.updated_at, sa.bindparam("now")))
+
+
+def _raised(status: str) -> dict:
+    """The parameters of ``_RAISED`` for a row now in ``status``."""
+    return {"new_rank": states.RANK.get(status, 0),
+            "new_attach_status": status,
+            "new_status": states.STATUS_OF.get(status)}
+
+
+def _raise(conn: Any, volume_id: str, status: str,
+           writer_delta: int = 0) -> None:
+    """Lock the volume and raise its statuses for a row now in ``status``
+    (``states.raises``): one statement, no row read."""
+    params = dict(_raised(status), volume_id=volume_id,
+                  writer_delta=writer_delta, now=utcnow())
+    if conn.execute(_RAISE, params).rowcount != 1:
+        raise exception.VolumeNotFound(volume_id=volume_id)
 
 
 def _returning(conn: Any, kind: str) -> bool:
@@ -204,8 +240,7 @@ def _state_after(conn: Any, query: Any, params: dict) -> Any:
     return conn.execute(_SELECT_STATE, params).one()
 
 
-def _lock_volume(conn: Any, volume_id: str, writer_delta: int = 0,
-                 count_delta: int = 0) -> Any:
+def _lock_volume(conn: Any, volume_id: str, writer_delta: int = 0) -> Any:
     """Take the volume row's lock, adjusting its counters if asked.
 
     NOTE(ashlar): taken after the attachment row's own change (the
@@ -216,10 +251,10 @@ def _lock_volume(conn: Any, volume_id: str, writer_delta: int = 0,
 
     :returns: the volume's ``_STATE`` (after the counter change).
     """
-    if writer_delta or count_delta:
+    if writer_delta:
         state = _state_after(conn, _COUNT, {
-            "volume_id": volume_id, "count_delta": count_delta,
-            "writer_delta": writer_delta, "now": utcnow()})
+            "volume_id": volume_id, "writer_delta": writer_delta,
+            "now": utcnow()})
     else:
         state = conn.execute(_LOCK_STATE, {"volume_id": volume_id}).first()
     if state is None:
@@ -441,7 +476,8 @@ def _reserve_statement(multiattach: bool, same_instance: bool,
 
     Parameters: volume_id, limit, instance_uuid, writer (0/1), was_bootable,
     was_readonly (the flags as read: the caller decided policy and mode on
-    them), now.
+    them), now, and ``_raised`` of the new row's status (a new row can only
+    raise the volume's statuses).
     """
     conditions = [VOL.id == _VID, VOL.status.in_(list(states.RESERVABLE)),
                   VOL.multiattach == multiattach,
@@ -459,10 +495,10 @@ def _reserve_statement(multiattach: bool, same_instance: bool,
         conditions.append(alone)
     if one_writer:
         conditions.append(VOL.writer_count == 0)
-    return sa.update(VOL).where(*conditions).values(
-        attachment_count=VOL.attachment_count + 1,
-        writer_count=VOL.writer_count + sa.bindparam("writer"),
-        updated_at=sa.bindparam("now"))
+    return sa.update(VOL).where(*conditions).ordered_values(
+        *_RAISED, (VOL.attachment_count, VOL.attachment_count + 1),
+        (VOL.writer_count, VOL.writer_count + sa.bindparam("writer")),
+        (VOL.updated_at, sa.bindparam("now")))
 
 
 @retry_on_deadlock
@@ -489,20 +525,17 @@ def attachment_reserve(context: Any, volume_id: str,
         guard.multiattach,
         not guard.multiattach and bool(guard.instance_uuid),
         bool(guard.single_writer and guard.writer))
-    state = _state_after(conn, query, {
-        "volume_id": volume_id, "limit": guard.limit,
-        "instance_uuid": guard.instance_uuid, "writer": int(guard.writer),
-        "was_bootable": bool(volume.bootable),
-        "was_readonly": bool(volume.readonly),
-        "now": utcnow()})
-    if state is None:
-        return None, volume, wanted
     values = dict(_UNSET, volume_id=volume_id, created_at=utcnow(),
                   **wanted.values)
+    params = dict(_raised(values["attach_status"]), volume_id=volume_id,
+                  limit=guard.limit, instance_uuid=guard.instance_uuid,
+                  writer=int(guard.writer),
+                  was_bootable=bool(volume.bootable),
+                  was_readonly=bool(volume.readonly), now=utcnow())
+    if conn.execute(query, params).rowcount != 1:
+        return None, volume, wanted
     conn.execute(_INSERT_ROW, values)
     _insert_specs(conn, values["id"], wanted.connector)
-    _sync_volume(conn, volume_id, state,
-                 _only_row(state, values["attach_status"]))
     return Record(**values), volume, wanted
 
 
@@ -533,13 +566,18 @@ def _apply(conn: Any, volume_id: str, attachment_id: str,
         return _destroy(conn, volume_id, attachment_id, change.expected)
     before = change.expected.get("attach_status")
     now = change.values.get("attach_status", before)
+    known = isinstance(before, str) and isinstance(now, str)
     expected = dict(change.expected, volume_id=volume_id)
     if not conditional_update(conn, VA, attachment_id, expected,
                               change.values):
         raise Lost()
     if change.replace_connector:
         _replace_specs(conn, attachment_id, change.connector)
-    if change.writer_delta or not (isinstance(before, str) and now == before):
+    if known and now == before and not change.writer_delta:
+        return None
+    if known and states.raises(before, now):
+        _raise(conn, volume_id, now, change.writer_delta)
+    else:
         state = _lock_volume(conn, volume_id,
                              writer_delta=change.writer_delta)
         _sync_volume(conn, volume_id, state, _only_row(state, now))
