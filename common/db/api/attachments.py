@@ -52,6 +52,7 @@ import types
 from typing import Any, Callable
 
 import sqlalchemy as sa
+from sqlalchemy import orm
 
 from common import exception
 from common import states
@@ -91,9 +92,14 @@ def _spec_rows(attachment_id: str, connector: dict | None) -> list[dict]:
 
 def _connector(conn: Any, attachment_id: str) -> dict:
     """The connector an attachment was given, or ``{}``."""
+    return _decode_connector(conn.execute(_SELECT_CONNECTOR,
+                                          {"attachment_id": attachment_id}))
+
+
+def _decode_connector(rows: Any) -> dict:
+    """The connector from its ``(key, JSON value)`` rows."""
     result = {}
-    for key, value in conn.execute(_SELECT_CONNECTOR,
-                                   {"attachment_id": attachment_id}):
+    for key, value in rows:
         try:
             result[key] = json.loads(value)
         except (TypeError, ValueError):
@@ -156,14 +162,26 @@ _SHARED = sa.select(VA.id).where(
     VA.attached_host == sa.bindparam("host"),
     VA.attach_status.in_(list(states.CONNECTED))).order_by(VA.created_at)
 _SELECT_BRIEF = sa.select(*_BRIEF).where(VOL.id == _VID)
-_TYPE_SPECS = sa.select(models.VolumeTypeExtraSpec.key,
-                        models.VolumeTypeExtraSpec.value).where(
-    models.VolumeTypeExtraSpec.volume_type_id == sa.bindparam("type_id"))
 _WITH_VOLUME = sa.select(*_ROW, _HAS_CONNECTOR, *(
     column.label(_PREFIX + column.key) for column in _BRIEF)).join(
     VOL, VOL.id == VA.volume_id).where(VA.id == _AID)
-_DISCONNECT_ROW = sa.select(VA.id, VA.attach_status, VA.transition).where(
-    VA.id == _AID)
+#: Another live row of the same volume and host (``_SHARED`` as a join).
+_OTHER = orm.aliased(VA)
+_WITH_VOLUME_SHARED = _WITH_VOLUME.add_columns(
+    _OTHER.id.label("shared_id")).outerjoin(_OTHER, sa.and_(
+        _OTHER.volume_id == VA.volume_id, _OTHER.id != VA.id,
+        _OTHER.attached_host == VA.attached_host,
+        _OTHER.attach_status.in_(list(states.CONNECTED)))).order_by(
+    _OTHER.created_at)
+_BRIEF_SPECS = _SELECT_BRIEF.add_columns(
+    models.VolumeTypeExtraSpec.key.label("spec_key"),
+    models.VolumeTypeExtraSpec.value.label("spec_value")).outerjoin(
+    models.VolumeTypeExtraSpec,
+    models.VolumeTypeExtraSpec.volume_type_id == VOL.volume_type_id)
+_DISCONNECT_ROW = sa.select(
+    VA.id, VA.attach_status, VA.transition,
+    SPEC.key.label("spec_key"), SPEC.value.label("spec_value")).outerjoin(
+    SPEC, SPEC.attachment_id == VA.id).where(VA.id == _AID)
 _COUNT = sa.update(VOL).where(VOL.id == _VID).values(
     writer_count=VOL.writer_count + sa.bindparam("writer_delta"),
     updated_at=sa.bindparam("now"))
@@ -318,24 +336,39 @@ def _brief(conn: Any, volume_id: str) -> Any:
     return row
 
 
-def _type_specs(conn: Any, volume_type_id: str | None) -> dict:
-    return dict(conn.execute(_TYPE_SPECS, {"type_id": volume_type_id}).all())
+def _brief_and_specs(conn: Any, volume_id: str) -> tuple[Any, dict]:
+    """The volume's ``_BRIEF`` columns and its type's extra specs, in one
+    statement (one result row per spec).
+
+    :raises VolumeNotFound:
+    """
+    found = conn.execute(_BRIEF_SPECS, {"volume_id": volume_id}).all()
+    if not found:
+        raise exception.VolumeNotFound(volume_id=volume_id)
+    specs = {row.spec_key: row.spec_value for row in found
+             if row.spec_key is not None}
+    return Record(**{column.key: found[0]._mapping[column.key]
+                     for column in _BRIEF}), specs
 
 
-def _with_volume(conn: Any, attachment_id: str) -> tuple[Record, Record]:
-    """The row (plus ``has_connector``) and its volume's ``_BRIEF``
-    columns, in one statement.
+def _with_volume(conn: Any, attachment_id: str,
+                 shared: bool = False) -> tuple[Record, Record, list]:
+    """The row (plus ``has_connector``), its volume's ``_BRIEF`` columns
+    and, if asked, the other rows sharing its host connection
+    (``_shared``), in one statement.
 
     :raises AttachmentNotFound:
     """
-    found = conn.execute(_WITH_VOLUME,
-                         {"attachment_id": attachment_id}).first()
-    if found is None:
+    found = conn.execute(_WITH_VOLUME_SHARED if shared else _WITH_VOLUME,
+                         {"attachment_id": attachment_id}).all()
+    if not found:
         raise exception.AttachmentNotFound(attachment_id=attachment_id)
-    values = found._asdict()
+    values = found[0]._asdict()
+    others = [row.shared_id for row in found if shared and row.shared_id]
+    values.pop("shared_id", None)
     volume = {key[len(_PREFIX):]: values.pop(key)
               for key in list(values) if key.startswith(_PREFIX)}
-    return Record(**values), Record(**volume)
+    return Record(**values), Record(**volume), others
 
 
 # -- reads ----------------------------------------------------------------
@@ -374,11 +407,7 @@ def attachment_with_volume(context: Any, attachment_id: str,
 
     :raises AttachmentNotFound:
     """
-    conn = context.connection
-    row, volume = _with_volume(conn, attachment_id)
-    others = (_shared(conn, row.volume_id, row.id, row.attached_host)
-              if shared else [])
-    return row, volume, others
+    return _with_volume(context.connection, attachment_id, shared)
 
 
 @reader.connection
@@ -389,10 +418,14 @@ def disconnect_state(context: Any, volume_id: str, attachment_id: str,
     the other rows using the connection."""
     conn = context.connection
     found = conn.execute(_DISCONNECT_ROW,
-                         {"attachment_id": attachment_id}).first()
-    if found is None:
+                         {"attachment_id": attachment_id}).all()
+    if not found:
         return None, {}, []
-    return (Record(**found._asdict()), _connector(conn, attachment_id),
+    row = Record(id=found[0].id, attach_status=found[0].attach_status,
+                 transition=found[0].transition)
+    return (row, _decode_connector((spec.spec_key, spec.spec_value)
+                                   for spec in found
+                                   if spec.spec_key is not None),
             _shared(conn, volume_id, attachment_id, host))
 
 
@@ -518,8 +551,8 @@ def attachment_reserve(context: Any, volume_id: str,
     :raises VolumeNotFound:
     """
     conn = context.connection
-    volume = _brief(conn, volume_id)
-    wanted = decide(volume, _type_specs(conn, volume.volume_type_id))
+    volume, specs = _brief_and_specs(conn, volume_id)
+    wanted = decide(volume, specs)
     guard = wanted.guard
     query = _reserve_statement(
         guard.multiattach,
@@ -600,7 +633,7 @@ def attachment_change(context: Any, attachment_id: str,
     :raises AttachmentNotFound:
     """
     conn = context.connection
-    row, volume = _with_volume(conn, attachment_id)
+    row, volume, _none = _with_volume(conn, attachment_id)
     change = decide(row, volume)
     if change is None:
         return row, volume, None

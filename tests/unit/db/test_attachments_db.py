@@ -106,15 +106,15 @@ def test_guard_checks_bootable_and_readonly_as_read(flag, monkeypatch):
     """Policy and the attach mode were decided on these flags: a flip
     between the read and the reservation refuses it, writing nothing."""
     vol = fixtures.make_volume(multiattach=True, **{flag: True})
-    real = db._brief
+    real = db._brief_and_specs
 
     def read_before_the_flip(conn, volume_id):
-        row = real(conn, volume_id)._mapping
-        return types.SimpleNamespace(**dict(row, **{flag: False}))
-    monkeypatch.setattr(db, "_brief", read_before_the_flip)
+        row, specs = real(conn, volume_id)
+        return types.SimpleNamespace(**dict(vars(row), **{flag: False})), specs
+    monkeypatch.setattr(db, "_brief_and_specs", read_before_the_flip)
     assert _reserve(vol) is None
     assert _vol(vol.id).attachment_count == 0
-    monkeypatch.setattr(db, "_brief", real)
+    monkeypatch.setattr(db, "_brief_and_specs", real)
     assert _reserve(vol) is not None
 
 
