@@ -52,6 +52,7 @@ import types
 from typing import Any, Callable
 
 import sqlalchemy as sa
+from oslo_db import exception as db_exc
 from sqlalchemy import orm
 
 from common import exception
@@ -153,7 +154,7 @@ _INSERT_SPECS = sa.insert(SPEC)
 _INSERT_ROW = sa.insert(VA)
 _SELECT_ROW = sa.select(*_ROW).where(VA.id == _AID)
 _SELECT_STATE = sa.select(*_STATE).where(VOL.id == _VID)
-_LOCK_STATE = _SELECT_STATE.with_for_update()
+_LOCK_STATE = _SELECT_STATE.with_for_update(key_share=True)
 _LIVE_STATUSES = sa.select(VA.attach_status).where(VA.volume_id == _VID)
 _LIVE_ROWS = sa.select(*_ROW).where(VA.volume_id == _VID).order_by(
     VA.created_at)
@@ -507,7 +508,8 @@ def _reserve_statement(multiattach: bool, same_instance: bool,
                        one_writer: bool) -> Any:
     """The counter ``UPDATE`` that admits a reservation, per guard shape.
 
-    Parameters: volume_id, limit, instance_uuid, writer (0/1), was_bootable,
+    Parameters: volume_id, new_id (the new row's, which may be in already),
+    limit, instance_uuid, writer (0/1), was_bootable,
     was_readonly (the flags as read: the caller decided policy and mode on
     them), now, and ``_raised`` of the new row's status (a new row can only
     raise the volume's statuses).
@@ -522,7 +524,7 @@ def _reserve_statement(multiattach: bool, same_instance: bool,
         alone = VOL.attachment_count == 0
         if same_instance:
             same = sa.exists().where(
-                VA.volume_id == _VID,
+                VA.volume_id == _VID, VA.id != sa.bindparam("new_id"),
                 VA.instance_uuid == sa.bindparam("instance_uuid"))
             alone = sa.or_(alone, sa.and_(VOL.attachment_count == 1, same))
         conditions.append(alone)
@@ -534,8 +536,14 @@ def _reserve_statement(multiattach: bool, same_instance: bool,
         (VOL.updated_at, sa.bindparam("now")))
 
 
-@retry_on_deadlock
-@writer.connection
+class _Refused(Exception):
+    """The guard refused a reservation (rolls back what was inserted)."""
+
+    def __init__(self, volume: Any, wanted: Reservation) -> None:
+        super().__init__()
+        self.volume, self.wanted = volume, wanted
+
+
 def attachment_reserve(context: Any, volume_id: str,
                        decide: Callable[[Any, dict], Reservation]
                        ) -> tuple[Record | None, Any, Reservation]:
@@ -550,6 +558,32 @@ def attachment_reserve(context: Any, volume_id: str,
         refused (nothing written).
     :raises VolumeNotFound:
     """
+    try:
+        return _reserve(context, volume_id, decide)
+    except _Refused as refused:
+        return None, refused.volume, refused.wanted
+    except db_exc.DBReferenceError:
+        # NOTE(ashlar): the volume row went between the read and the insert.
+        raise exception.VolumeNotFound(volume_id=volume_id)
+
+
+@retry_on_deadlock
+@writer.connection
+def _reserve(context: Any, volume_id: str,
+             decide: Callable[[Any, dict], Reservation]
+             ) -> tuple[Record, Any, Reservation]:
+    """``attachment_reserve``'s transaction.
+
+    NOTE(ashlar): on PostgreSQL the new rows go in before the guard takes
+    the volume's lock, so that the lock covers the guard and the commit
+    only: inserting a row that references the volume takes a ``KEY SHARE``
+    lock on it, which no attachment transaction's lock conflicts with
+    (``UPDATE`` and ``FOR NO KEY UPDATE``).  InnoDB's foreign key check
+    takes a shared lock that two reservations would both hold and then
+    both want to upgrade (a deadlock), so there the guard goes first.
+
+    :raises _Refused: the guard refused (the transaction rolls back).
+    """
     conn = context.connection
     volume, specs = _brief_and_specs(conn, volume_id)
     wanted = decide(volume, specs)
@@ -561,15 +595,23 @@ def attachment_reserve(context: Any, volume_id: str,
     values = dict(_UNSET, volume_id=volume_id, created_at=utcnow(),
                   **wanted.values)
     params = dict(_raised(values["attach_status"]), volume_id=volume_id,
-                  limit=guard.limit, instance_uuid=guard.instance_uuid,
-                  writer=int(guard.writer),
+                  new_id=values["id"], limit=guard.limit,
+                  instance_uuid=guard.instance_uuid, writer=int(guard.writer),
                   was_bootable=bool(volume.bootable),
                   was_readonly=bool(volume.readonly), now=utcnow())
+    rows_first = conn.dialect.name == "postgresql"
+    if rows_first:
+        _insert_row(conn, values, wanted.connector)
     if conn.execute(query, params).rowcount != 1:
-        return None, volume, wanted
-    conn.execute(_INSERT_ROW, values)
-    _insert_specs(conn, values["id"], wanted.connector)
+        raise _Refused(volume, wanted)
+    if not rows_first:
+        _insert_row(conn, values, wanted.connector)
     return Record(**values), volume, wanted
+
+
+def _insert_row(conn: Any, values: dict, connector: dict | None) -> None:
+    conn.execute(_INSERT_ROW, values)
+    _insert_specs(conn, values["id"], connector)
 
 
 @dataclasses.dataclass

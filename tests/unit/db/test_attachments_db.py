@@ -95,6 +95,18 @@ def test_same_instance_may_hold_a_second_row_never_a_third():
     assert _reserve(vol, guard, instance="i1") is None
 
 
+def test_another_instance_is_refused_by_the_same_instance_guard():
+    """The guard's "same instance" test must not count the row being
+    reserved (on PostgreSQL it is inserted before the guard runs)."""
+    vol = fixtures.make_volume()
+    assert _reserve(vol, instance="i1") is not None
+    guard = states.ReserveGuard(multiattach=False, limit=1,
+                                instance_uuid="i2")
+    assert _reserve(vol, guard, instance="i2") is None
+    assert [row.instance_uuid for row in db.attachments_of_volume(
+        fixtures.admin(), vol.id)] == ["i1"]
+
+
 def test_guard_checks_multiattach_flag_as_read():
     vol = fixtures.make_volume(multiattach=True)
     guard = states.ReserveGuard(multiattach=False, limit=1)
