@@ -1,0 +1,115 @@
+"""Where an attach cycle's CPU goes, and how long its volume lock queue is.
+
+Runs the anchor bench's S3 (one multiattach volume, cycles of create with a
+connector, os-complete, show, delete) against an endpoint served by
+``ma_cluster.py serve`` on PostgreSQL, and prints JSON: cycles/s, the CPU
+milliseconds per cycle of each process kind on this machine (``/proc``
+accounting of api, volume, scheduler, postgres, rabbitmq and the bench
+client), and what PostgreSQL's backends of the deployment were doing,
+sampled every 5 ms (``pg_stat_activity``: on average how many waited on a
+lock, how many held a transaction open waiting for their client; the
+sampler's own queries add about half a millisecond per cycle to
+postgresql's CPU)::
+
+    python benchmarks/cycle_cost.py --endpoint URL [--cycles 400]
+        [--concurrency 8]
+"""
+
+import argparse
+import collections
+import json
+import os
+import pathlib
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+import psycopg2
+
+BENCH = (pathlib.Path(__file__).resolve().parents[2] / "shared" / "anchors"
+         / "cinder" / "bench.py")
+KINDS = (("services.api", "api"), ("services.volume", "volume"),
+         ("services.scheduler", "scheduler"), ("postgres", "postgresql"),
+         ("beam", "rabbitmq"), ("bench.py", "bench"))
+TICK = os.sysconf("SC_CLK_TCK")
+
+
+def cpu_seconds() -> dict[str, float]:
+    """CPU seconds so far of every live process, by pid: (kind, seconds)."""
+    found = {}
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            cmd = pathlib.Path("/proc", pid, "cmdline").read_bytes()
+            stat = pathlib.Path("/proc", pid, "stat").read_text()
+        except OSError:
+            continue
+        kind = next((name for marker, name in KINDS
+                     if marker.encode() in cmd), None)
+        if kind:
+            fields = stat.rsplit(")", 1)[1].split()
+            found[pid] = (kind, (int(fields[11]) + int(fields[12])) / TICK)
+    return found
+
+
+def sample_backends(stop: threading.Event, counts: collections.Counter) -> None:
+    """Count (state, wait) of the deployment's backends every 5 ms."""
+    conn = psycopg2.connect(host="127.0.0.1", user="postgres",
+                            dbname="postgres")
+    conn.autocommit = True
+    with conn.cursor() as cursor:
+        while not stop.is_set():
+            cursor.execute(
+                "SELECT state, coalesce(wait_event_type, '-') FROM "
+                "pg_stat_activity WHERE datname LIKE 'ashlar_test%%' "
+                "AND state <> 'idle'")
+            counts["samples"] += 1
+            for state, wait in cursor.fetchall():
+                counts["%s/%s" % (state, wait)] += 1
+            time.sleep(0.005)
+    conn.close()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--endpoint", required=True)
+    parser.add_argument("--cycles", type=int, default=400)
+    parser.add_argument("--concurrency", type=int, default=8)
+    args = parser.parse_args()
+    counts: collections.Counter = collections.Counter()
+    stop = threading.Event()
+    sampler = threading.Thread(target=sample_backends, args=(stop, counts))
+    out = pathlib.Path(tempfile.mkdtemp(prefix="cycle-cost-")) / "s3.jsonl"
+    before = cpu_seconds()
+    sampler.start()
+    subprocess.run([sys.executable, str(BENCH), "--endpoint", args.endpoint,
+                    "--scenarios", "S3", "--s3-cycles", str(args.cycles),
+                    "--s3-concurrency", str(args.concurrency),
+                    "--output", str(out)], check=True, capture_output=True)
+    stop.set()
+    sampler.join()
+    spent: collections.Counter = collections.Counter()
+    for pid, (kind, seconds) in cpu_seconds().items():
+        spent[kind] += seconds - before.get(pid, (kind, 0.0))[1]
+    # The bench client has exited: its CPU is what its children reported.
+    usage = os.times()
+    spent["bench"] += usage.children_user + usage.children_system
+    record = json.loads(out.read_text().splitlines()[-1])
+    if "levels" not in record:
+        sys.exit("bench.py S3 failed: %s" % record)
+    level = record["levels"][0]
+    samples = counts.pop("samples") or 1
+    print(json.dumps({
+        "concurrency": args.concurrency, "cycles": args.cycles,
+        "cycles_per_s": level["cycles_per_s"],
+        "create_rejections": level["create_rejections_by_status"],
+        "cpu_ms_per_cycle": {kind: round(1000 * seconds / args.cycles, 1)
+                             for kind, seconds in sorted(spent.items())},
+        "postgresql_backends_on_average": {
+            key: round(value / samples, 2)
+            for key, value in counts.most_common()}}, indent=1))
+
+
+if __name__ == "__main__":
+    main()
