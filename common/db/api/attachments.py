@@ -41,8 +41,11 @@ The reservation locks the volume first instead: its step 2 decides too.
 re-evaluates the ``WHERE`` against the latest committed row after waiting
 for the lock (PostgreSQL, InnoDB) or runs writers one at a time (SQLite),
 so however many reservations race, the counter admits exactly as many as
-the guard allows; a loser's transaction inserted nothing.  The row it then
-inserts is new, so no other transaction holds it.
+the guard allows; a loser's transaction writes nothing.  The row a
+reservation inserts is new, so no other transaction holds it; on
+PostgreSQL it goes in before the guard, so that the guard's lock covers
+only itself and the commit (``_reserve`` says why not on MySQL), and a
+loser rolls it back.
 """
 
 import dataclasses
@@ -262,9 +265,9 @@ def _state_after(conn: Any, query: Any, params: dict) -> Any:
 def _lock_volume(conn: Any, volume_id: str, writer_delta: int = 0) -> Any:
     """Take the volume row's lock, adjusting its counters if asked.
 
-    NOTE(ashlar): taken after the attachment row's own change (the
-    reservation: first).  PostgreSQL and InnoDB lock the row (``FOR
-    UPDATE`` or the ``UPDATE``) and see its latest committed version;
+    NOTE(ashlar): taken after the attachment row's own change.  PostgreSQL
+    and InnoDB lock the row (``FOR NO KEY UPDATE``, MySQL's ``FOR UPDATE``,
+    or the ``UPDATE``) and see its latest committed version;
     SQLite holds its write lock since ``BEGIN IMMEDIATE``
     (``common.db.api._tune_sqlite``).
 
