@@ -20,7 +20,7 @@ with the most virtual free capacity among those passing every filter.
 import bisect
 import collections
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from common import capabilities
@@ -57,6 +57,12 @@ def new_store(freshness: float) -> capabilities.CapabilityStore:
                                         annotate=annotate)
 
 
+def _heaviest_first(kind: int) -> Callable[[capabilities.PoolState], float]:
+    """Sort key of pools, the heaviest for ``kind`` first (ties keep their
+    order)."""
+    return lambda pool: -pool.annotation[kind]
+
+
 class PoolIndex:
     """The store's pools, heaviest first, for thin and for thick requests."""
 
@@ -91,10 +97,11 @@ class PoolIndex:
         and a binary search.
         """
         order = self._orders[kind]
+        heaviest_first = _heaviest_first(kind)
         changed = (self._store.changed_since(self._generation[kind])
                    if self._generation[kind] >= 0 else None)
         if changed is None or len(changed) * REPOSITION_SHARE > len(order):
-            order.sort(key=lambda pool: pool.annotation[kind], reverse=True)
+            order.sort(key=heaviest_first)
             return
         moved = []
         for pool in dict.fromkeys(changed):
@@ -104,8 +111,7 @@ class PoolIndex:
                 continue  # joined after the membership check: next rebuild
             moved.append(pool)
         for pool in moved:
-            bisect.insort(order, pool,
-                          key=lambda other: -other.annotation[kind])
+            bisect.insort(order, pool, key=heaviest_first)
 
 
 class _Verdicts:
@@ -221,8 +227,7 @@ class Placer:
         if (candidates is None
                 or len(candidates) * 8 > self.store.pool_count()):
             return self.index.ordered(kind)
-        return sorted(candidates, key=lambda pool: pool.annotation[kind],
-                      reverse=True)
+        return sorted(candidates, key=_heaviest_first(kind))
 
 
 def _reason(rejected: collections.Counter, verdicts: _Verdicts,
