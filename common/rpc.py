@@ -21,6 +21,10 @@ LOG = logging.getLogger(__name__)
 ALLOWED_EXMODS = [exception.__name__]
 EMBEDDED_TRANSPORT_URL = "fake:/"
 
+#: Seconds a rabbit listener first waits for the broker after a message
+#: before it looks up again (oslo.messaging's own floor is 1 ms).
+LISTENER_POLL_FLOOR = 0.05
+
 _TRANSPORT: messaging.Transport | None = None
 
 
@@ -40,8 +44,28 @@ def init(conf: cfg.ConfigOpts, embedded: bool = False) -> None:
                  == cfg.Locations.opt_default)
     if embedded and (not url or defaulted):
         url = EMBEDDED_TRANSPORT_URL
+    _raise_listener_poll_floor()
     _TRANSPORT = messaging.get_rpc_transport(
         cfg.CONF, url=url, allowed_remote_exmods=ALLOWED_EXMODS)
+
+
+def _raise_listener_poll_floor() -> None:
+    """Let idle rabbit listeners sleep ``LISTENER_POLL_FLOOR`` at first.
+
+    NOTE(ashlar): after every message, each listener of the rabbit driver
+    (an RPC server's, a caller's reply waiter) polls the broker with a
+    timeout that starts at ``amqpdriver.ACK_REQUEUE_EVERY_SECONDS_MIN``
+    (1 ms) and doubles up to 5 s, so a message every 30 ms costs about five
+    timed-out polls, each through kombu's retry wrappers: a quarter of the
+    volume service's CPU in an attach cycle.  A message wakes a poll at
+    once whatever its timeout; what the wake-ups are for is acknowledging
+    notifications (Ashlar's RPC listeners acknowledge on receipt) and
+    noticing a stop, which may wait this long.  The module constant is read
+    at every poll; oslo.messaging offers no option for it.
+    """
+    from oslo_messaging._drivers import amqpdriver
+    amqpdriver.ACK_REQUEUE_EVERY_SECONDS_MIN = max(
+        amqpdriver.ACK_REQUEUE_EVERY_SECONDS_MIN, LISTENER_POLL_FLOOR)
 
 
 def cleanup() -> None:

@@ -13,8 +13,14 @@ operation in flight, NULL at rest)::
     update on attaching/attached .. (same)      [reconnecting] (same host)
     volume service answered ....... attaching / attached, transition NULL
     complete ...................... attached (from reserved or attaching)
-    delete with a connection ...... detaching   [disconnecting] -> row gone
+    delete with a connection ...... (same)      [disconnecting] -> row gone
     delete without a connection ... row gone
+
+A row being disconnected keeps its status until it goes, as in Cinder's
+attachment delete, so starting a delete never changes the volume's
+status; the row no longer counts as a holder of its host's connection
+(``holds_connection``).  (Rows of releases before this one were marked
+``detaching`` instead; they are deleted the same way.)
 
 A row in flight is resolved by whoever holds it: the volume service that
 finishes the backend call, or, when that process died, the volume service's
@@ -206,7 +212,7 @@ def on_complete(att_id: str, status: str, transition: str | None) -> str:
 def on_delete(status: str, transition: str | None,
               has_connector: bool) -> tuple[str, str]:
     """Begin a delete: ``(DESTROY, '')`` when no backend connection can
-    exist, else ``(detaching, disconnecting)``.
+    exist, else ``(status, disconnecting)``: the status stays.
 
     Any row may be deleted.  A row already being deleted is driven again
     (after a timeout, say); a row being connected is taken over: the
@@ -215,7 +221,13 @@ def on_delete(status: str, transition: str | None,
     """
     if not has_connector and transition is None:
         return DESTROY, ""
-    return ATT.DETACHING, Transition.DISCONNECTING
+    return status, Transition.DISCONNECTING
+
+
+def holds_connection(status: str, transition: str | None) -> bool:
+    """Whether a row uses (or is about to use) its host's backend
+    connection: connected or connecting, and not being deleted."""
+    return status in CONNECTED and transition != Transition.DISCONNECTING
 
 
 def resolve_stuck(status: str, transition: str) -> str:

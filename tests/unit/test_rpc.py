@@ -64,3 +64,10 @@ def test_domain_exceptions_keep_their_class(client):
 def test_only_exposed_methods_are_reachable(client):
     with pytest.raises(messaging.NoSuchMethod):
         client.call(_ctxt(), "init_host", service_uuid="x")
+
+
+def test_listeners_back_off_from_the_poll_floor(client):
+    # NOTE: the attribute is oslo.messaging's; should an upgrade rename it,
+    # this fails instead of the tuning silently doing nothing.
+    from oslo_messaging._drivers import amqpdriver
+    assert amqpdriver.ACK_REQUEUE_EVERY_SECONDS_MIN == rpc.LISTENER_POLL_FLOOR

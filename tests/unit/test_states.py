@@ -56,9 +56,9 @@ def test_on_connect(status, expected):
 
 
 @pytest.mark.parametrize("status, transition", [
-    ("detaching", T.DISCONNECTING), ("error_detaching", None),
-    ("attaching", T.CONNECTING), ("attaching", T.CREATING),
-    ("attached", T.RECONNECTING)])
+    ("detaching", T.DISCONNECTING), ("attached", T.DISCONNECTING),
+    ("error_detaching", None), ("attaching", T.CONNECTING),
+    ("attaching", T.CREATING), ("attached", T.RECONNECTING)])
 def test_on_connect_refused(status, transition):
     with pytest.raises(states.InvalidTransition) as err:
         states.on_connect("a", status, transition)
@@ -87,21 +87,30 @@ def test_on_complete(status):
 
 @pytest.mark.parametrize("status, transition", [
     ("attaching", T.CREATING), ("attaching", T.CONNECTING),
-    ("detaching", T.DISCONNECTING), ("error_attaching", None),
-    ("error_detaching", None)])
+    ("detaching", T.DISCONNECTING), ("attached", T.DISCONNECTING),
+    ("error_attaching", None), ("error_detaching", None)])
 def test_on_complete_refused(status, transition):
     with pytest.raises(states.InvalidTransition):
         states.on_complete("a", status, transition)
 
 
-def test_on_delete():
+def test_on_delete_keeps_the_status():
     assert states.on_delete("reserved", None, False) == (states.DESTROY, "")
     assert states.on_delete("attached", None, True) == (
-        "detaching", T.DISCONNECTING)
+        "attached", T.DISCONNECTING)
     for transition in (T.CREATING, T.CONNECTING, T.RECONNECTING,
                        T.DISCONNECTING):
         assert states.on_delete("attaching", transition, True) == (
-            "detaching", T.DISCONNECTING)
+            "attaching", T.DISCONNECTING)
+
+
+@pytest.mark.parametrize("status, transition, holds", [
+    ("attached", None, True), ("attaching", T.CREATING, True),
+    ("attached", T.RECONNECTING, True), ("attached", T.DISCONNECTING, False),
+    ("detaching", T.DISCONNECTING, False), ("reserved", None, False),
+    ("error_attaching", None, False)])
+def test_holds_connection(status, transition, holds):
+    assert states.holds_connection(status, transition) is holds
 
 
 def test_resolve_stuck():

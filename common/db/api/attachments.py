@@ -61,6 +61,7 @@ from sqlalchemy import orm
 from common import exception
 from common import states
 from common.db import models
+from common.db.api import among
 from common.db.api import compare_and_swap
 from common.db.api import conditional_update
 from common.db.api import page
@@ -148,6 +149,14 @@ _PREFIX = "vol__"
 _HAS_CONNECTOR = sa.exists().where(SPEC.attachment_id == VA.id).label(
     "has_connector")
 
+
+def _holds_connection(row: Any) -> Any:
+    """``states.holds_connection`` of a row of ``VA`` (or an alias)."""
+    return sa.and_(among(row.attach_status, states.CONNECTED),
+                   sa.or_(row.transition.is_(None),
+                          row.transition != states.Transition.DISCONNECTING))
+
+
 # Statements of the hot paths, built once: SQLAlchemy reuses their compiled
 # form and cache key.  Parameters: attachment_id, volume_id, host, type_id.
 _SELECT_CONNECTOR = sa.select(SPEC.key, SPEC.value).where(
@@ -164,7 +173,7 @@ _LIVE_ROWS = sa.select(*_ROW).where(VA.volume_id == _VID).order_by(
 _SHARED = sa.select(VA.id).where(
     VA.volume_id == _VID, VA.id != _AID,
     VA.attached_host == sa.bindparam("host"),
-    VA.attach_status.in_(list(states.CONNECTED))).order_by(VA.created_at)
+    _holds_connection(VA)).order_by(VA.created_at)
 _SELECT_BRIEF = sa.select(*_BRIEF).where(VOL.id == _VID)
 _WITH_VOLUME = sa.select(*_ROW, _HAS_CONNECTOR, *(
     column.label(_PREFIX + column.key) for column in _BRIEF)).join(
@@ -175,7 +184,7 @@ _WITH_VOLUME_SHARED = _WITH_VOLUME.add_columns(
     _OTHER.id.label("shared_id")).outerjoin(_OTHER, sa.and_(
         _OTHER.volume_id == VA.volume_id, _OTHER.id != VA.id,
         _OTHER.attached_host == VA.attached_host,
-        _OTHER.attach_status.in_(list(states.CONNECTED)))).order_by(
+        _holds_connection(_OTHER))).order_by(
     _OTHER.created_at)
 _BRIEF_SPECS = _SELECT_BRIEF.add_columns(
     models.VolumeTypeExtraSpec.key.label("spec_key"),
@@ -198,7 +207,7 @@ _LAST = VOL.attachment_count == 1
 # right, each seeing the ones before it.
 _LEAVE = sa.update(VOL).where(VOL.id == _VID).ordered_values(
     (VOL.status, sa.case(
-        (sa.and_(_LAST, VOL.status.in_(sorted(states.ATTACH_DRIVEN))),
+        (sa.and_(_LAST, among(VOL.status, states.ATTACH_DRIVEN)),
          _EMPTY_STATUS), else_=VOL.status)),
     (VOL.attach_status, sa.case((_LAST, _EMPTY_ATTACH_STATUS),
                                 else_=VOL.attach_status)),
@@ -214,7 +223,7 @@ _OUTRANKED = _VOL_RANK < sa.bindparam("new_rank")
 #: first in an ``UPDATE``: ``status`` reads ``attach_status`` as it was.
 _RAISED = (
     (VOL.status, sa.case(
-        (sa.and_(_OUTRANKED, VOL.status.in_(sorted(states.ATTACH_DRIVEN))),
+        (sa.and_(_OUTRANKED, among(VOL.status, states.ATTACH_DRIVEN)),
          sa.bindparam("new_status")), else_=VOL.status)),
     (VOL.attach_status, sa.case((_OUTRANKED, sa.bindparam("new_attach_status")),
                                 else_=VOL.attach_status)))
@@ -517,7 +526,7 @@ def _reserve_statement(multiattach: bool, same_instance: bool,
     them), now, and ``_raised`` of the new row's status (a new row can only
     raise the volume's statuses).
     """
-    conditions = [VOL.id == _VID, VOL.status.in_(list(states.RESERVABLE)),
+    conditions = [VOL.id == _VID, among(VOL.status, states.RESERVABLE),
                   VOL.multiattach == multiattach,
                   VOL.bootable == sa.bindparam("was_bootable"),
                   VOL.readonly == sa.bindparam("was_readonly")]
@@ -775,7 +784,8 @@ def _destroy(conn: Any, volume_id: str, attachment_id: str,
                      [other.attach_status for other in remaining])
     shared = [other.id for other in remaining
               if host and other.attached_host == host
-              and other.attach_status in states.CONNECTED]
+              and states.holds_connection(other.attach_status,
+                                          other.transition)]
     return {"volume_id": volume_id, "remaining": remaining, "shared": shared}
 
 

@@ -283,6 +283,38 @@ def test_update_connects_and_shares(api):
     assert api.driver.connections[vid][0]["host"] == "h1"
 
 
+def test_delete_in_progress_keeps_statuses_and_drops_the_sharer(api):
+    """While the volume service disconnects a row, the row and its volume
+    keep their statuses (as Cinder's delete), and the other row on the
+    host no longer counts it as sharing the connection."""
+    vid = api.volume(multiattach=True)
+    a = api.create(vid, connector=connector("h1")).json["attachment"]
+    b = api.create(vid, connector=connector("h1")).json["attachment"]
+    for att in (a, b):
+        api.call("POST", "/attachments/%s/action" % att["id"],
+                 {"os-complete": None})
+    seen = []
+    disconnect = api.rpc.attachment_disconnect
+
+    def observe(ctxt, host, attachment_id, snap):
+        rows = api.call("GET", "/attachments/detail").json["attachments"]
+        shown = {row["id"]: api.call("GET", "/attachments/" + row["id"]).json[
+            "attachment"] for row in rows}
+        seen.append((shown, api.show_volume(vid)["status"]))
+        disconnect(ctxt, host, attachment_id, snap)
+    api.rpc.attachment_disconnect = observe
+    resp = api.call("DELETE", "/attachments/" + a["id"])
+    assert resp.json["shared_connections_by_attachment"] == [b["id"]]
+    assert api.call("DELETE", "/attachments/" + b["id"]).status_code == 200
+    (first, first_volume), (second, second_volume) = seen
+    assert first[a["id"]]["status"] == "attached"
+    assert first[b["id"]]["shared_connections_by_attachment"] == []
+    assert second[b["id"]]["status"] == "attached"
+    assert (first_volume, second_volume) == ("in-use", "in-use")
+    assert api.show_volume(vid)["status"] == "available"
+    assert vid not in api.driver.connections
+
+
 def test_update_needs_a_connector_and_a_sane_volume(api):
     vid = api.volume()
     att = api.create(vid).json["attachment"]
@@ -306,12 +338,11 @@ def test_complete_from_reserved_and_idempotent(api):
     assert resp.status_code == 400
 
 
-def test_complete_refused_while_detaching(api):
+def test_complete_refused_while_disconnecting(api):
     vid = api.volume()
     att = api.create(vid, connector=connector()).json["attachment"]
     attachments_db.attachment_cas(fixtures.admin(), vid, att["id"], {},
-                                  {"attach_status": "detaching",
-                                   "transition": "disconnecting"})
+                                  {"transition": "disconnecting"})
     resp = api.call("POST", "/attachments/%s/action" % att["id"],
                     {"os-complete": None})
     assert resp.status_code == 409 and "cannot complete" in _message(resp)

@@ -155,8 +155,7 @@ def test_connect_that_loses_to_a_forced_delete_terminates(attacher, driver):
 
     def racing(volume, connector):
         db.attachment_cas(fixtures.admin(), vol.id, row.id, {},
-                          {"attach_status": "detaching",
-                           "transition": T.DISCONNECTING})
+                          {"transition": T.DISCONNECTING})
         return real(volume, connector)
     with mock.patch.object(driver, "initialize_connection", racing):
         with pytest.raises(exception.Conflict):
@@ -170,7 +169,7 @@ def test_disconnect_keeps_a_shared_host_connection(attacher, driver):
     other_host = _row(vol, host="h2")
     for row in (first, second, other_host):
         attacher.connect(fixtures.admin(), _snap(row))
-    begin = {"attach_status": "detaching", "transition": T.DISCONNECTING}
+    begin = {"transition": T.DISCONNECTING}
     db.attachment_cas(fixtures.admin(), vol.id, first.id, {}, begin)
     attacher.disconnect(fixtures.admin(), _snap(first))
     assert {"host": "h1"} in driver.connections[vol.id]
@@ -198,6 +197,7 @@ def _age(row, seconds=3600):
     ("attaching", T.CREATING, None),
     ("attaching", T.CONNECTING, "reserved"),
     ("attached", T.RECONNECTING, "error_attaching"),
+    ("attached", T.DISCONNECTING, None),
     ("detaching", T.DISCONNECTING, None)])
 def test_resolve_stuck(attacher, driver, status, transition, after):
     vol = _volume(driver)
