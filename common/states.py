@@ -11,7 +11,7 @@ operation in flight, NULL at rest)::
     create with connector ......... attaching   [creating]
     update (connector) on reserved  attaching   [connecting]
     update on attaching/attached .. (same)      [reconnecting] (same host)
-    volume service answered ....... attaching / attached, transition NULL
+    volume service answered ....... (same)      transition NULL
     complete ...................... attached (from reserved or attaching)
     delete with a connection ...... (same)      [disconnecting] -> row gone
     delete without a connection ... row gone
@@ -179,13 +179,6 @@ def on_connect(att_id: str, status: str,
         if status in CONNECTED:
             return status, Transition.RECONNECTING
     raise _busy(att_id, status, transition, "update")
-
-
-def on_connected(status: str, transition: str) -> str:
-    """Status once the volume service made the connection."""
-    if transition == Transition.RECONNECTING:
-        return status
-    return ATT.ATTACHING
 
 
 def on_connect_failed(status: str, transition: str) -> str:

@@ -135,17 +135,16 @@ class Attacher:
                                   {"att": row.id, "vol": volume.id,
                                    "host": row.attached_host})
                     self._roll_back(ctxt, row, volume, connector)
-            done = {"attach_status": states.on_connected(row.attach_status,
-                                                         transition),
-                    "connection_info": json.dumps(connection_info(
+            done = {"connection_info": json.dumps(connection_info(
                         info, row, volume, connector, row.attach_mode)),
                     # NOTE(ashlar): whole seconds, as every database
                     # keeps it (MariaDB's DATETIME), so that the answer
                     # matches later reads.
                     "attach_time": utcnow().replace(microsecond=0)}
-            # NOTE(ashlar): the status as the API left it is expected too:
-            # when it stays (the usual case), the volume is not touched.
-            if not attachments_db.attachment_cas(
+            # NOTE(ashlar): a connect ends in the status it began with
+            # (``common.states``), so recording it is one statement that
+            # does not touch the volume.
+            if not attachments_db.attachment_record(
                     ctxt, volume.id, row.id,
                     {"transition": transition,
                      "attach_status": row.attach_status},
@@ -157,7 +156,8 @@ class Attacher:
                     % row.id)
         LOG.info("Attachment %(att)s of volume %(vol)s connected to %(host)s",
                  {"att": row.id, "vol": volume.id, "host": row.attached_host})
-        return dict(done, attach_time=done["attach_time"].isoformat())
+        return dict(done, attach_time=done["attach_time"].isoformat(),
+                    attach_status=row.attach_status)
 
     def _roll_back(self, ctxt: Any, row: Any, volume: Any,
                    connector: dict) -> None:

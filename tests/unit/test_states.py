@@ -66,12 +66,6 @@ def test_on_connect_refused(status, transition):
     assert "cannot update" in err.value.msg
 
 
-def test_on_connected():
-    assert states.on_connected("attaching", T.CREATING) == "attaching"
-    assert states.on_connected("attaching", T.CONNECTING) == "attaching"
-    assert states.on_connected("attached", T.RECONNECTING) == "attached"
-
-
 def test_on_connect_failed():
     assert states.on_connect_failed("attaching", T.CREATING) == \
         states.DESTROY

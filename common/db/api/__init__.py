@@ -9,14 +9,16 @@ import datetime
 import functools
 import os
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import sqlalchemy as sa
 from oslo_config import cfg
 from oslo_db import api as oslo_db_api
-from oslo_db.sqlalchemy import utils as db_utils
+from oslo_db import exception as db_exc
 from oslo_db.sqlalchemy import enginefacade
+from oslo_db.sqlalchemy import exc_filters
+from oslo_db.sqlalchemy import utils as db_utils
 
 context_manager = enginefacade.transaction_context()
 reader = context_manager.reader
@@ -28,6 +30,8 @@ retry_on_deadlock = oslo_db_api.wrap_db_retry(
     inc_retry_interval=True, max_retry_interval=0.2)
 
 _CONFIGURED = False
+#: PostgreSQL only: connections in autocommit mode for ``single_statement``.
+_SINGLE: sa.engine.Engine | None = None
 
 #: A pooled connection idle longer than this is tested before use.
 PING_IDLE_SECONDS = 1.0
@@ -60,7 +64,62 @@ def configure(conf: cfg.ConfigOpts) -> None:
         _ping_when_idle(engine)
     if engine.dialect.name == "mysql":
         _read_committed(engine)
+    if engine.dialect.name == "postgresql":
+        global _SINGLE
+        _SINGLE = autocommit_engine(connection, conf.database)
     _CONFIGURED = True
+
+
+def autocommit_engine(url: str, options: Any) -> sa.engine.Engine:
+    """A pool of connections that run each statement on its own.
+
+    :param options: the ``[database]`` group (pool sizes and timeout).
+    """
+    pool = {"pool_size": options.max_pool_size,
+            "max_overflow": options.max_overflow,
+            "pool_timeout": options.pool_timeout}
+    engine = sa.create_engine(
+        url, isolation_level="AUTOCOMMIT", client_encoding="utf8",
+        pool_recycle=options.connection_recycle_time,
+        **{key: value for key, value in pool.items() if value is not None})
+    exc_filters.register_engine(engine)
+    _ping_when_idle(engine)
+    return engine
+
+
+def _in_transaction(context: Any) -> bool:
+    """Whether the context has a transaction of ``context_manager`` open."""
+    try:
+        return context.transaction_ctx is not None
+    except db_exc.NoEngineContextEstablished:
+        return False
+
+
+def single_statement(manager: Any) -> Callable:
+    """Make ``fn(connection, *args)``, which runs one SQL statement, a
+    function of ``(context, *args)``.
+
+    NOTE(ashlar): in a transaction, psycopg2 sends ``BEGIN`` and ``COMMIT``
+    as round trips of their own, so one statement costs three.  A single
+    statement is atomic by itself; on PostgreSQL it runs on a connection in
+    autocommit mode (a second, small pool: switching a pooled connection's
+    mode costs a round trip each way).  Elsewhere, and inside a transaction
+    the context has open, it runs under ``manager`` (``reader`` or
+    ``writer``) as any other function.
+    """
+    def decorator(fn: Callable) -> Callable:
+        @manager.connection
+        def in_transaction(context: Any, *args: Any, **kwargs: Any) -> Any:
+            return fn(context.connection, *args, **kwargs)
+
+        @functools.wraps(fn)
+        def wrapper(context: Any, *args: Any, **kwargs: Any) -> Any:
+            if _SINGLE is None or _in_transaction(context):
+                return in_transaction(context, *args, **kwargs)
+            with _SINGLE.connect() as conn:
+                return fn(conn, *args, **kwargs)
+        return wrapper
+    return decorator
 
 
 def get_engine() -> sa.engine.Engine:

@@ -67,6 +67,7 @@ from common.db.api import conditional_update
 from common.db.api import page
 from common.db.api import reader
 from common.db.api import retry_on_deadlock
+from common.db.api import single_statement
 from common.db.api import utcnow
 from common.db.api import writer
 
@@ -157,6 +158,11 @@ def _holds_connection(row: Any) -> Any:
                           row.transition != states.Transition.DISCONNECTING))
 
 
+def _part(name: str) -> Any:
+    """A constant column naming a part of a ``UNION ALL``."""
+    return sa.literal_column("'%s'" % name, sa.String).label("part")
+
+
 # Statements of the hot paths, built once: SQLAlchemy reuses their compiled
 # form and cache key.  Parameters: attachment_id, volume_id, host, type_id.
 _SELECT_CONNECTOR = sa.select(SPEC.key, SPEC.value).where(
@@ -170,10 +176,11 @@ _LOCK_STATE = _SELECT_STATE.with_for_update(key_share=True)
 _LIVE_STATUSES = sa.select(VA.attach_status).where(VA.volume_id == _VID)
 _LIVE_ROWS = sa.select(*_ROW).where(VA.volume_id == _VID).order_by(
     VA.created_at)
-_SHARED = sa.select(VA.id).where(
-    VA.volume_id == _VID, VA.id != _AID,
-    VA.attached_host == sa.bindparam("host"),
-    _holds_connection(VA)).order_by(VA.created_at)
+#: Another row of the volume using the connection of ``host``.
+_SHARES_HOST = sa.and_(VA.volume_id == _VID, VA.id != _AID,
+                       VA.attached_host == sa.bindparam("host"),
+                       _holds_connection(VA))
+_SHARED = sa.select(VA.id).where(_SHARES_HOST).order_by(VA.created_at)
 _SELECT_BRIEF = sa.select(*_BRIEF).where(VOL.id == _VID)
 _WITH_VOLUME = sa.select(*_ROW, _HAS_CONNECTOR, *(
     column.label(_PREFIX + column.key) for column in _BRIEF)).join(
@@ -191,10 +198,17 @@ _BRIEF_SPECS = _SELECT_BRIEF.add_columns(
     models.VolumeTypeExtraSpec.value.label("spec_value")).outerjoin(
     models.VolumeTypeExtraSpec,
     models.VolumeTypeExtraSpec.volume_type_id == VOL.volume_type_id)
-_DISCONNECT_ROW = sa.select(
-    VA.id, VA.attach_status, VA.transition,
-    SPEC.key.label("spec_key"), SPEC.value.label("spec_value")).outerjoin(
-    SPEC, SPEC.attachment_id == VA.id).where(VA.id == _AID)
+
+#: What removing a row's host connection needs, in one statement; each
+#: result row is a ``part``: ``row`` (key: its attach_status, value: its
+#: transition), ``spec`` (a connector key and value) or ``holder`` (key:
+#: the id of another row using the connection, as ``_SHARED``).
+_DISCONNECT_STATE = sa.union_all(
+    sa.select(_part("row"), VA.attach_status.label("key"),
+              VA.transition.label("value")).where(VA.id == _AID),
+    sa.select(_part("spec"), SPEC.key, SPEC.value).where(
+        SPEC.attachment_id == _AID),
+    sa.select(_part("holder"), VA.id, sa.null()).where(_SHARES_HOST))
 _COUNT = sa.update(VOL).where(VOL.id == _VID).values(
     writer_count=VOL.writer_count + sa.bindparam("writer_delta"),
     updated_at=sa.bindparam("now"))
@@ -386,33 +400,32 @@ def _with_volume(conn: Any, attachment_id: str,
 
 # -- reads ----------------------------------------------------------------
 
-@reader.connection
-def attachment_get(context: Any, attachment_id: str) -> Record:
+@single_statement(reader)
+def attachment_get(conn: Any, attachment_id: str) -> Record:
     """:raises AttachmentNotFound:"""
-    found = context.connection.execute(
-        _SELECT_ROW, {"attachment_id": attachment_id}).first()
+    found = conn.execute(_SELECT_ROW, {"attachment_id": attachment_id}).first()
     if found is None:
         raise exception.AttachmentNotFound(attachment_id=attachment_id)
     return Record(**found._asdict())
 
 
-@reader.connection
-def connector(context: Any, attachment_id: str) -> dict:
+@single_statement(reader)
+def connector(conn: Any, attachment_id: str) -> dict:
     """The connector an attachment was given, or ``{}``."""
-    return _connector(context.connection, attachment_id)
+    return _connector(conn, attachment_id)
 
 
-@reader.connection
-def volume_brief(context: Any, volume_id: str) -> Any:
+@single_statement(reader)
+def volume_brief(conn: Any, volume_id: str) -> Any:
     """The volume's columns of ``_BRIEF`` (attribute access).
 
     :raises VolumeNotFound:
     """
-    return _brief(context.connection, volume_id)
+    return _brief(conn, volume_id)
 
 
-@reader.connection
-def attachment_with_volume(context: Any, attachment_id: str,
+@single_statement(reader)
+def attachment_with_volume(conn: Any, attachment_id: str,
                            shared: bool = False
                            ) -> tuple[Record, Record, list]:
     """The row, its volume (as ``volume_brief``) and, if asked, its
@@ -420,26 +433,28 @@ def attachment_with_volume(context: Any, attachment_id: str,
 
     :raises AttachmentNotFound:
     """
-    return _with_volume(context.connection, attachment_id, shared)
+    return _with_volume(conn, attachment_id, shared)
 
 
-@reader.connection
-def disconnect_state(context: Any, volume_id: str, attachment_id: str,
+@single_statement(reader)
+def disconnect_state(conn: Any, volume_id: str, attachment_id: str,
                      host: str | None) -> tuple[Record | None, dict, list]:
     """What removing a row's host connection needs, in one read: the row's
     ``attach_status``/``transition`` (None when gone), its connector and
     the other rows using the connection."""
-    conn = context.connection
-    found = conn.execute(_DISCONNECT_ROW,
-                         {"attachment_id": attachment_id}).all()
-    if not found:
+    parts: dict[str, list] = {"row": [], "spec": [], "holder": []}
+    for found in conn.execute(_DISCONNECT_STATE, {
+            "attachment_id": attachment_id, "volume_id": volume_id,
+            "host": host}):
+        parts[found.part].append(found)
+    if not parts["row"]:
         return None, {}, []
-    row = Record(id=found[0].id, attach_status=found[0].attach_status,
-                 transition=found[0].transition)
-    return (row, _decode_connector((spec.spec_key, spec.spec_value)
-                                   for spec in found
-                                   if spec.spec_key is not None),
-            _shared(conn, volume_id, attachment_id, host))
+    row = parts["row"][0]
+    return (Record(id=attachment_id, attach_status=row.key,
+                   transition=row.value),
+            _decode_connector((spec.key, spec.value)
+                              for spec in parts["spec"]),
+            [holder.key for holder in parts["holder"]])
 
 
 @reader
@@ -487,12 +502,12 @@ def attachments_in_transition(context: Any, backend: str,
     return list(context.session.execute(query).scalars())
 
 
-@reader.connection
-def connection_holders(context: Any, volume_id: str, attachment_id: str,
+@single_statement(reader)
+def connection_holders(conn: Any, volume_id: str, attachment_id: str,
                        host: str | None) -> list[str]:
     """Rows besides ``attachment_id`` that use the volume's ``host``
     connection (what decides whether terminating it is safe)."""
-    return _shared(context.connection, volume_id, attachment_id, host)
+    return _shared(conn, volume_id, attachment_id, host)
 
 
 # -- writes ---------------------------------------------------------------
@@ -719,6 +734,22 @@ def attachment_cas(context: Any, volume_id: str, attachment_id: str,
     except Lost:
         return False
     return True
+
+
+@single_statement(writer)
+def attachment_record(conn: Any, volume_id: str, attachment_id: str,
+                      expected: dict, values: dict) -> bool:
+    """Compare-and-swap columns of one row that leave its ``attach_status``
+    (and so its volume's statuses) alone, such as the volume service
+    recording a connection: one statement.
+
+    :returns: whether ``expected`` matched (else nothing was written).
+    :raises ValueError: ``values`` change ``attach_status``.
+    """
+    if "attach_status" in values:
+        raise ValueError("attachment_record leaves attach_status alone")
+    return conditional_update(conn, VA, attachment_id,
+                              dict(expected, volume_id=volume_id), values)
 
 
 @retry_on_deadlock
