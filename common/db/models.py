@@ -164,7 +164,8 @@ class AttachmentSpec(BASE):
     __table_args__ = (UniqueConstraint("attachment_id", "key"),)
 
     id = Column(Integer, primary_key=True, autoincrement=True)
-    attachment_id = Column(String(36), ForeignKey("volume_attachment.id"),
+    attachment_id = Column(String(36), ForeignKey("volume_attachment.id",
+                                                  ondelete="CASCADE"),
                            nullable=False)
     key = Column(String(255), nullable=False)
     value = Column(Text)

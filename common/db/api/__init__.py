@@ -30,7 +30,7 @@ retry_on_deadlock = oslo_db_api.wrap_db_retry(
     inc_retry_interval=True, max_retry_interval=0.2)
 
 _CONFIGURED = False
-#: PostgreSQL only: connections in autocommit mode for ``single_statement``.
+#: Connections in autocommit mode for ``single_statement`` (not on SQLite).
 _SINGLE: sa.engine.Engine | None = None
 
 #: A pooled connection idle longer than this is tested before use.
@@ -64,24 +64,37 @@ def configure(conf: cfg.ConfigOpts) -> None:
         _ping_when_idle(engine)
     if engine.dialect.name == "mysql":
         _read_committed(engine)
-    if engine.dialect.name == "postgresql":
+    if engine.dialect.name != "sqlite":
         global _SINGLE
         _SINGLE = autocommit_engine(connection, conf.database)
     _CONFIGURED = True
 
 
 def autocommit_engine(url: str, options: Any) -> sa.engine.Engine:
-    """A pool of connections that run each statement on its own.
+    """A pool of connections to a server database that run each statement
+    on its own, set up as oslo.db sets up its engines (encoding, MySQL's
+    ``sql_mode``, exception translation).
 
-    :param options: the ``[database]`` group (pool sizes and timeout).
+    :param options: the ``[database]`` group.
     """
-    pool = {"pool_size": options.max_pool_size,
-            "max_overflow": options.max_overflow,
-            "pool_timeout": options.pool_timeout}
-    engine = sa.create_engine(
-        url, isolation_level="AUTOCOMMIT", client_encoding="utf8",
-        pool_recycle=options.connection_recycle_time,
-        **{key: value for key, value in pool.items() if value is not None})
+    url = sa.engine.make_url(url)
+    kwargs = {key: value for key, value in (
+        ("pool_size", options.max_pool_size),
+        ("max_overflow", options.max_overflow),
+        ("pool_timeout", options.pool_timeout)) if value is not None}
+    if url.get_backend_name() == "postgresql":
+        kwargs["client_encoding"] = "utf8"
+    elif "charset" not in url.query:
+        url = url.update_query_dict({"charset": "utf8"})
+    engine = sa.create_engine(url, isolation_level="AUTOCOMMIT",
+                              pool_recycle=options.connection_recycle_time,
+                              **kwargs)
+    if url.get_backend_name() == "mysql" and options.mysql_sql_mode:
+        @sa.event.listens_for(engine, "connect")
+        def _sql_mode(dbapi_conn: Any, _record: Any) -> None:
+            with dbapi_conn.cursor() as cursor:
+                cursor.execute("SET SESSION sql_mode = %s",
+                               [options.mysql_sql_mode])
     exc_filters.register_engine(engine)
     _ping_when_idle(engine)
     return engine
@@ -99,13 +112,13 @@ def single_statement(manager: Any) -> Callable:
     """Make ``fn(connection, *args)``, which runs one SQL statement, a
     function of ``(context, *args)``.
 
-    NOTE(ashlar): in a transaction, psycopg2 sends ``BEGIN`` and ``COMMIT``
-    as round trips of their own, so one statement costs three.  A single
-    statement is atomic by itself; on PostgreSQL it runs on a connection in
-    autocommit mode (a second, small pool: switching a pooled connection's
-    mode costs a round trip each way).  Elsewhere, and inside a transaction
-    the context has open, it runs under ``manager`` (``reader`` or
-    ``writer``) as any other function.
+    NOTE(ashlar): a transaction costs round trips of its own (psycopg2
+    sends ``BEGIN`` and ``COMMIT``, PyMySQL ``COMMIT``), two or three where
+    the work is one.  A single statement is atomic by itself; on a server
+    database it runs on a connection in autocommit mode (a second pool:
+    switching a pooled connection's mode costs a round trip each way).  On
+    SQLite, and inside a transaction the context has open, it runs under
+    ``manager`` (``reader`` or ``writer``) as any other function.
     """
     def decorator(fn: Callable) -> Callable:
         @manager.connection

@@ -1,23 +1,27 @@
 """Attachments, their connector rows, and the volume status they drive.
 
-Every function that changes an attachment runs one short transaction of
-Core statements on a connection (no ORM session: these are the hot paths)
-that
+Every function that changes an attachment runs Core statements on a
+connection (no ORM session: these are the hot paths).  A change of the row
+alone (its ``attach_status``, connector and mode stay, as when the volume
+service records a connection or a delete begins) is one compare-and-swap
+statement of its own (``common.db.api.single_statement``).  Any other runs
+one short transaction that
 
-0. may first read the row and its volume without a lock and hand them to
-   the caller's ``decide`` (policy, state machine), so that reading,
-   deciding and writing cost one transaction (``attachment_change``,
-   ``attachment_reserve``); what was decided is then guarded by step 1;
+0. may first read the volume without a lock and hand it to the caller's
+   ``decide`` (policy, state machine), so that reading, deciding and
+   writing cost one transaction (``attachment_reserve``); what was decided
+   is then guarded by step 1 (``attachment_change`` reads the row and its
+   volume in a statement of its own before it);
 1. changes the attachment row with a compare-and-swap on its
    ``attach_status``/``transition`` (or removes it); this locks that row
    only;
 2. when the row's ``attach_status`` changed (or it came or went), locks the
    volume row, so all status changes of one volume's attachments are
-   serialised; a change that leaves ``attach_status`` as it was (the volume
-   service recording a connection) never touches the volume.  A change that
-   can only raise the volume's statuses (``common.states.raises``: a new
-   row, ``attaching`` -> ``attached``, ...) sets them in that same
-   ``UPDATE``, from the volume's own ``attach_status``, and skips step 3;
+   serialised; a change that keeps ``attach_status`` never touches the
+   volume.  A change that can only raise the volume's statuses
+   (``common.states.raises``: a new row, ``attaching`` -> ``attached``,
+   ...) sets them in that same ``UPDATE``, from the volume's own
+   ``attach_status``, and skips step 3;
 3. otherwise, with an ``UPDATE`` of its counters when they change, else a
    ``SELECT ... FOR UPDATE``, either of them returning the volume's
    statuses and attachment count, recomputes ``status``/``attach_status``
@@ -655,6 +659,14 @@ class Change:
     #: Remove the row instead (``values`` unused).
     destroy: bool = False
 
+    def row_only(self) -> bool:
+        """Whether it changes columns of the row alone: not its
+        ``attach_status``, connector or mode, nor whether it exists."""
+        before = self.expected.get("attach_status")
+        return (isinstance(before, str) and not self.destroy
+                and not self.replace_connector and not self.writer_delta
+                and self.values.get("attach_status", before) == before)
+
 
 def _apply(conn: Any, volume_id: str, attachment_id: str,
            change: Change) -> dict | None:
@@ -686,13 +698,13 @@ def _apply(conn: Any, volume_id: str, attachment_id: str,
     return None
 
 
-@retry_on_deadlock
-@writer.connection
 def attachment_change(context: Any, attachment_id: str,
                       decide: Callable[[Record, Any], Change | None]
                       ) -> tuple[Record, Any, dict | None]:
-    """Read a row and its volume, let ``decide`` choose, apply it: one
-    transaction.
+    """Read a row and its volume, let ``decide`` choose, apply it.
+
+    The read is a statement of its own; the change's compare-and-swap,
+    expecting what ``decide`` saw, is what makes acting on it safe.
 
     :param decide: ``(row, volume) -> Change`` or None for no change;
         raise to refuse (nothing written).
@@ -701,20 +713,27 @@ def attachment_change(context: Any, attachment_id: str,
     :raises Lost: the row changed between the read and the write.
     :raises AttachmentNotFound:
     """
-    conn = context.connection
-    row, volume, _none = _with_volume(conn, attachment_id)
+    row, volume, _none = attachment_with_volume(context, attachment_id)
     change = decide(row, volume)
     if change is None:
         return row, volume, None
-    destroyed = _apply(conn, volume.id, attachment_id, change)
+    destroyed = None
+    if change.row_only():
+        values = {key: value for key, value in change.values.items()
+                  if key != "attach_status"}
+        if not attachment_record(context, volume.id, attachment_id,
+                                 change.expected, values):
+            raise Lost()
+    else:
+        destroyed = _attachment_cas(context, volume.id, attachment_id, change)
     return Record(**dict(vars(row), **change.values)), volume, destroyed
 
 
 @retry_on_deadlock
 @writer.connection
 def _attachment_cas(context: Any, volume_id: str, attachment_id: str,
-                    change: Change) -> None:
-    _apply(context.connection, volume_id, attachment_id, change)
+                    change: Change) -> dict | None:
+    return _apply(context.connection, volume_id, attachment_id, change)
 
 
 def attachment_cas(context: Any, volume_id: str, attachment_id: str,
@@ -791,8 +810,7 @@ def _destroy(conn: Any, volume_id: str, attachment_id: str,
     """
     query, params = compare_and_swap(
         VA, attachment_id, dict(expected, volume_id=volume_id), None)
-    conn.execute(_DELETE_SPECS, {"attachment_id": attachment_id})
-    # NOTE(ashlar): on a mismatch the spec rows come back with the rollback.
+    # NOTE(ashlar): the connector rows go with the row (ON DELETE CASCADE).
     if _returning(conn, "delete_returning"):
         gone = conn.execute(_returning_gone(query), params).first()
     else:

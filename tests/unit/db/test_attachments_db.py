@@ -9,6 +9,7 @@ import sqlalchemy as sa
 
 from common import states
 from common.db import api as db_api
+from common.db import models
 from common.db.api import attachments as db
 from common.db.api import volumes as volumes_db
 
@@ -227,6 +228,9 @@ def test_destroy_recomputes_and_reports_shared():
     vol = _vol(vol.id)
     assert (vol.status, vol.attach_status) == ("available", "detached")
     assert (vol.attachment_count, vol.writer_count) == (0, 0)
+    with db_api.get_engine().connect() as conn:
+        assert not conn.execute(sa.select(sa.func.count()).select_from(
+            models.AttachmentSpec)).scalar()
 
 
 def test_destroy_with_expected_mismatch_keeps_row_and_specs():

@@ -47,22 +47,35 @@ def test_record_changes_columns_but_never_the_status():
     assert (got.transition, got.connection_info) == (None, "{}")
 
 
-def test_postgresql_runs_a_single_statement_without_a_transaction():
-    """psycopg2 wraps every statement of a plain connection in BEGIN ...
-    COMMIT, round trips of their own; the autocommit pool does not."""
+def _in_transaction(dbapi_connection) -> bool:
+    """Whether the server holds a transaction open for the connection."""
+    if hasattr(dbapi_connection, "get_transaction_status"):  # psycopg2
+        import psycopg2.extensions as ext
+        return dbapi_connection.get_transaction_status() != \
+            ext.TRANSACTION_STATUS_IDLE
+    cursor = dbapi_connection.cursor()  # PyMySQL
+    cursor.execute("SELECT @@in_transaction")
+    return bool(cursor.fetchone()[0])
+
+
+@pytest.mark.parametrize("kind", ["postgresql", "mysql"])
+def test_server_databases_run_a_single_statement_without_a_transaction(
+        kind):
+    """A plain connection's statement opens a transaction that costs a
+    COMMIT (and with psycopg2 a BEGIN) round trip; the autocommit pool's
+    does not."""
     from tests.functional import harness
-    psycopg2 = pytest.importorskip("psycopg2")
-    url, drop = harness.database("postgresql")
+    url, drop = harness.database(kind)
     plain = sa.create_engine(url)
     single = db_api.autocommit_engine(url, fixtures.make_conf().database)
     try:
-        for engine, status in (
-                (plain, psycopg2.extensions.TRANSACTION_STATUS_INTRANS),
-                (single, psycopg2.extensions.TRANSACTION_STATUS_IDLE)):
+        with plain.begin() as conn:
+            conn.exec_driver_sql("CREATE TABLE t (id INTEGER PRIMARY KEY)")
+        for engine, open_after in ((plain, True), (single, False)):
             with engine.connect() as conn:
-                conn.exec_driver_sql("SELECT 1")
-                assert conn.connection.dbapi_connection \
-                    .get_transaction_status() == status
+                conn.exec_driver_sql("SELECT id FROM t")
+                assert _in_transaction(
+                    conn.connection.dbapi_connection) is open_after
     finally:
         plain.dispose()
         single.dispose()
