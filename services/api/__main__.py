@@ -40,7 +40,14 @@ def main(argv: list[str] | None = None) -> None:
              "workers": conf.api.workers, "threads": conf.api.threads,
              "worker_class": "gthread", "preload_app": False,
              "keepalive": 30, "graceful_timeout": 10,
-             "accesslog": None}).run()
+             "accesslog": None, "worker_tmp_dir": _worker_tmp_dir()}).run()
+
+
+def _worker_tmp_dir() -> str | None:
+    """Where workers touch their heartbeat file at every loop: memory
+    (``/dev/shm``) when the system has it, as gunicorn advises, not a
+    disk-backed ``/tmp``."""
+    return "/dev/shm" if os.path.isdir("/dev/shm") else None
 
 
 if __name__ == "__main__":
