@@ -352,3 +352,20 @@ def test_racing_changes_leave_the_status_the_rows_say():
     change(rows[:8], db.Change({"attach_status": "attached"}, destroy=True))
     assert state() == ("available", "detached", 0)
     assert _vol(vol.id).writer_count == 0
+
+
+def test_disconnect_read_returns_long_connector_values_whole():
+    """The read is a UNION whose first part has the statuses' short
+    columns; a connector value longer than them comes back whole."""
+    vol = fixtures.make_volume(multiattach=True)
+    initiator = "iqn.2004-10.com.example:" + "x" * 600
+    row = _reserve(vol, with_connector=True, host="h1", connector={
+        "host": "h1", "initiator": initiator, "multipath": False})
+    holder = _reserve(vol, with_connector=True, host="h1",
+                      connector={"host": "h1"})
+    now, connector, holders = db.disconnect_state(fixtures.admin(), vol.id,
+                                                  row.id, "h1")
+    assert connector == {"host": "h1", "initiator": initiator,
+                         "multipath": False}
+    assert (now.attach_status, now.transition) == ("attaching", "creating")
+    assert holders == [holder.id]
