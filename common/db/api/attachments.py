@@ -659,13 +659,18 @@ class Change:
     #: Remove the row instead (``values`` unused).
     destroy: bool = False
 
-    def row_only(self) -> bool:
-        """Whether it changes columns of the row alone: not its
-        ``attach_status``, connector or mode, nor whether it exists."""
+    def keeps_volume(self) -> bool:
+        """Whether the volume's statuses and counters stay as they are: the
+        row stays, with its (known) ``attach_status`` and writer count."""
         before = self.expected.get("attach_status")
         return (isinstance(before, str) and not self.destroy
-                and not self.replace_connector and not self.writer_delta
+                and not self.writer_delta
                 and self.values.get("attach_status", before) == before)
+
+    def row_only(self) -> bool:
+        """Whether it changes columns of the row alone (one statement):
+        the volume and the connector rows stay."""
+        return self.keeps_volume() and not self.replace_connector
 
 
 def _apply(conn: Any, volume_id: str, attachment_id: str,
@@ -687,7 +692,7 @@ def _apply(conn: Any, volume_id: str, attachment_id: str,
         raise Lost()
     if change.replace_connector:
         _replace_specs(conn, attachment_id, change.connector)
-    if known and now == before and not change.writer_delta:
+    if change.keeps_volume():
         return None
     if known and states.raises(before, now):
         _raise(conn, volume_id, now, change.writer_delta)

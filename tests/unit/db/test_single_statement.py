@@ -1,4 +1,5 @@
-"""One-statement work: autocommit on PostgreSQL, a transaction elsewhere."""
+"""One-statement work: autocommit on PostgreSQL and MariaDB, a
+transaction on SQLite and inside an open one."""
 
 import pytest
 import sqlalchemy as sa
