@@ -135,6 +135,12 @@ def single_statement(manager: Any) -> Callable:
     return decorator
 
 
+def data_modifying_with() -> bool:
+    """Whether one statement may change rows of several tables (PostgreSQL's
+    data-modifying ``WITH``) and run on its own (``single_statement``)."""
+    return _SINGLE is not None and _SINGLE.dialect.name == "postgresql"
+
+
 def get_engine() -> sa.engine.Engine:
     return context_manager.writer.get_engine()
 

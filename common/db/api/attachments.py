@@ -50,6 +50,15 @@ reservation inserts is new, so no other transaction holds it; on
 PostgreSQL it goes in before the guard, so that the guard's lock covers
 only itself and the commit (``_reserve`` says why not on MySQL), and a
 loser rolls it back.
+
+On PostgreSQL (``common.db.api.data_modifying_with``) the two changes every
+attach makes are one statement each, a data-modifying ``WITH`` run on its
+own: the reservation's guard with the new row and its connector rows after
+it (``_admitting``; the read of step 0 is a statement before it), and a
+change that can only raise the volume's statuses, steps 1-2 (``_raising``,
+as ``os-complete``).  The locks are the same, taken in the same order; the
+volume's is held until the commit with no round trip to the client in
+between, and the round trips of ``BEGIN`` and ``COMMIT`` go.
 """
 
 import dataclasses
@@ -68,6 +77,7 @@ from common.db import models
 from common.db.api import among
 from common.db.api import compare_and_swap
 from common.db.api import conditional_update
+from common.db.api import data_modifying_with
 from common.db.api import page
 from common.db.api import reader
 from common.db.api import retry_on_deadlock
@@ -245,10 +255,12 @@ _RAISED = (
          sa.bindparam("new_status")), else_=VOL.status)),
     (VOL.attach_status, sa.case((_OUTRANKED, sa.bindparam("new_attach_status")),
                                 else_=VOL.attach_status)))
-_RAISE = sa.update(VOL).where(VOL.id == _VID).ordered_values(
+#: What ``_RAISE`` sets (parameters: ``_raised``, writer_delta, now).
+_RAISE_VALUES = (
     *_RAISED,
     (VOL.writer_count, VOL.writer_count + sa.bindparam("writer_delta")),
     (VOL.updated_at, sa.bindparam("now")))
+_RAISE = sa.update(VOL).where(VOL.id == _VID).ordered_values(*_RAISE_VALUES)
 
 
 def _raised(status: str) -> dict:
@@ -590,6 +602,8 @@ def attachment_reserve(context: Any, volume_id: str,
     :raises VolumeNotFound:
     """
     try:
+        if data_modifying_with():
+            return _reserve_at_once(context, volume_id, decide)
         return _reserve(context, volume_id, decide)
     except _Refused as refused:
         return None, refused.volume, refused.wanted
@@ -618,6 +632,21 @@ def _reserve(context: Any, volume_id: str,
     conn = context.connection
     volume, specs = _brief_and_specs(conn, volume_id)
     wanted = decide(volume, specs)
+    query, params, values = _admission(volume_id, volume, wanted)
+    rows_first = conn.dialect.name == "postgresql"
+    if rows_first:
+        _insert_row(conn, values, wanted.connector)
+    if conn.execute(query, params).rowcount != 1:
+        raise _Refused(volume, wanted)
+    if not rows_first:
+        _insert_row(conn, values, wanted.connector)
+    return Record(**values), volume, wanted
+
+
+def _admission(volume_id: str, volume: Any,
+               wanted: Reservation) -> tuple[Any, dict, dict]:
+    """The guard (``_reserve_statement``) of a reservation decided on
+    ``volume``, its parameters, and the new row's columns."""
     guard = wanted.guard
     query = _reserve_statement(
         guard.multiattach,
@@ -630,14 +659,76 @@ def _reserve(context: Any, volume_id: str,
                   instance_uuid=guard.instance_uuid, writer=int(guard.writer),
                   was_bootable=bool(volume.bootable),
                   was_readonly=bool(volume.readonly), now=utcnow())
-    rows_first = conn.dialect.name == "postgresql"
-    if rows_first:
-        _insert_row(conn, values, wanted.connector)
-    if conn.execute(query, params).rowcount != 1:
+    return query, params, values
+
+
+def _reserve_at_once(context: Any, volume_id: str,
+                     decide: Callable[[Any, dict], Reservation]
+                     ) -> tuple[Record, Any, Reservation]:
+    """``attachment_reserve`` where ``data_modifying_with``: read the volume
+    (a statement of its own, as ``_reserve`` reads it without a lock), then
+    admit and insert in one statement (``_admitting``).
+
+    :raises _Refused: the guard refused (nothing was written).
+    """
+    volume, specs = _volume_and_specs(context, volume_id)
+    wanted = decide(volume, specs)
+    query, params, values = _admission(volume_id, volume, wanted)
+    if not _admit(context, query, params, values, wanted.connector):
         raise _Refused(volume, wanted)
-    if not rows_first:
-        _insert_row(conn, values, wanted.connector)
     return Record(**values), volume, wanted
+
+
+@single_statement(reader)
+def _volume_and_specs(conn: Any, volume_id: str) -> tuple[Any, dict]:
+    return _brief_and_specs(conn, volume_id)
+
+
+#: The columns of a new row, in the order ``_admitting`` selects them.
+_NEW_ROW = tuple(column.key for column in VA.__table__.columns)
+
+
+@functools.lru_cache(maxsize=None)
+def _admitting(guard: Any, with_connector: bool) -> Any:
+    """The guard ``UPDATE``, then the new row and its connector rows if it
+    matched: one statement (PostgreSQL's data-modifying ``WITH``).
+
+    Parameters: the guard's, ``n_<column>`` of the new row (its
+    ``volume_id`` comes from the guard) and ``connector`` (a JSON object
+    of ``_spec_rows``' keys and values).  The volume's lock, taken first,
+    is held until the statement's commit, with no round trip to the client
+    in between; the new rows' foreign keys find it locked by the statement
+    itself.
+    """
+    admitted = guard.returning(VOL.id).cte("admitted")
+    table = VA.__table__
+    row = sa.insert(VA).from_select(_NEW_ROW, sa.select(*(
+        admitted.c.id if key == "volume_id" else
+        sa.cast(sa.bindparam("n_" + key), table.c[key].type)
+        for key in _NEW_ROW)))
+    if not with_connector:
+        return row
+    added = row.returning(VA.id, VA.created_at).cte("added")
+    spec = sa.func.json_each_text(
+        sa.cast(sa.bindparam("connector"), sa.JSON)).table_valued(
+        "key", "value")
+    return sa.insert(SPEC).from_select(
+        ("attachment_id", "key", "value", "created_at"),
+        sa.select(added.c.id, spec.c.key, spec.c.value,
+                  added.c.created_at).select_from(
+            added.join(spec, sa.true())))
+
+
+@retry_on_deadlock
+@single_statement(writer)
+def _admit(conn: Any, guard: Any, params: dict, values: dict,
+           connector: dict | None) -> bool:
+    """Run ``_admitting``; whether the guard admitted the reservation."""
+    specs = {spec["key"]: spec["value"]
+             for spec in _spec_rows(values["id"], connector)}
+    params = dict(params, connector=json.dumps(specs), **{
+        "n_" + key: value for key, value in values.items()})
+    return conn.execute(_admitting(guard, bool(specs)), params).rowcount > 0
 
 
 def _insert_row(conn: Any, values: dict, connector: dict | None) -> None:
@@ -671,6 +762,16 @@ class Change:
         """Whether it changes columns of the row alone (one statement):
         the volume and the connector rows stay."""
         return self.keeps_volume() and not self.replace_connector
+
+    def raises_volume(self) -> bool:
+        """Whether it moves the row (its connector rows staying) to an
+        ``attach_status`` that can only raise the volume's statuses
+        (``states.raises``), as ``os-complete`` does."""
+        before = self.expected.get("attach_status")
+        now = self.values.get("attach_status", before)
+        return (isinstance(before, str) and isinstance(now, str)
+                and not self.destroy and not self.replace_connector
+                and before != now and states.raises(before, now))
 
 
 def _apply(conn: Any, volume_id: str, attachment_id: str,
@@ -729,9 +830,44 @@ def attachment_change(context: Any, attachment_id: str,
         if not attachment_record(context, volume.id, attachment_id,
                                  change.expected, values):
             raise Lost()
+    elif change.raises_volume() and data_modifying_with():
+        if not _raise_with_row(context, volume.id, attachment_id, change):
+            raise Lost()
     else:
         destroyed = _attachment_cas(context, volume.id, attachment_id, change)
     return Record(**dict(vars(row), **change.values)), volume, destroyed
+
+
+@functools.lru_cache(maxsize=None)
+def _raising(query: Any) -> Any:
+    """``query``, a compare-and-swap of a row, then ``_RAISE`` of its volume
+    if it matched: one statement (PostgreSQL's data-modifying ``WITH``).
+
+    The row is locked before the volume, as in ``_apply``; the volume's
+    lock is held until the statement's commit, with no round trip to the
+    client in between.
+    """
+    changed = query.returning(VA.volume_id).cte("changed")
+    return sa.update(VOL).where(VOL.id == changed.c.volume_id).ordered_values(
+        *_RAISE_VALUES)
+
+
+@retry_on_deadlock
+@single_statement(writer)
+def _raise_with_row(conn: Any, volume_id: str, attachment_id: str,
+                    change: Change) -> bool:
+    """Apply a ``change`` that ``raises_volume`` in one statement
+    (``_raising``; only where ``data_modifying_with``).
+
+    :returns: whether ``change.expected`` matched (else nothing changed).
+    """
+    now = utcnow()
+    query, params = compare_and_swap(
+        VA, attachment_id, dict(change.expected, volume_id=volume_id),
+        dict(change.values, updated_at=now))
+    params.update(_raised(change.values["attach_status"]),
+                  writer_delta=change.writer_delta, now=now)
+    return conn.execute(_raising(query), params).rowcount == 1
 
 
 @retry_on_deadlock

@@ -1,11 +1,14 @@
 """One-statement work: autocommit on PostgreSQL and MariaDB, a
 transaction on SQLite and inside an open one."""
 
+import uuid
+
 import pytest
 import sqlalchemy as sa
 
 from common import states
 from common.db import api as db_api
+from common.db import migrations
 from common.db import models
 from common.db.api import attachments as db
 
@@ -77,6 +80,83 @@ def test_server_databases_run_a_single_statement_without_a_transaction(
                 conn.exec_driver_sql("SELECT id FROM t")
                 assert _in_transaction(
                     conn.connection.dbapi_connection) is open_after
+    finally:
+        plain.dispose()
+        single.dispose()
+        drop()
+
+
+def _statements(engine) -> list:
+    """The statements ``engine`` runs from now on."""
+    seen = []
+    sa.event.listen(engine, "before_cursor_execute",
+                    lambda *args: seen.append(args[2]))
+    return seen
+
+
+def _reserve_at_once(conn, volume_id, multiattach, connector):
+    volume, _specs = db._brief_and_specs(conn, volume_id)
+    wanted = db.Reservation(
+        states.ReserveGuard(multiattach=multiattach, limit=8),
+        {"id": str(uuid.uuid4()), "attach_status": "attaching",
+         "transition": "creating", "attach_mode": "rw",
+         "attached_host": "h1"}, connector)
+    guard, params, values = db._admission(volume_id, volume, wanted)
+    return values, db._admit.__wrapped__(conn, guard, params, values,
+                                         connector)
+
+
+@pytest.mark.parametrize("multiattach", [True, False])
+def test_postgresql_reserves_and_completes_in_one_statement_each(
+        multiattach):
+    """The guard with the new row and its connector rows, and os-complete's
+    row change with its volume's, are one statement each on PostgreSQL; a
+    refused guard or a lost compare-and-swap writes nothing."""
+    from tests.functional import harness
+    url, drop = harness.database("postgresql")
+    plain = sa.create_engine(url)
+    single = db_api.autocommit_engine(url, fixtures.make_conf().database)
+    volume_id = str(uuid.uuid4())
+    try:
+        migrations.upgrade(plain)
+        with plain.begin() as conn:
+            vtype = conn.execute(sa.select(models.VolumeType.id)).scalar()
+            conn.execute(sa.insert(models.Volume).values(
+                id=volume_id, project_id="p1", user_id="u", size=1,
+                status="available", attach_status="detached",
+                volume_type_id=vtype, multiattach=multiattach,
+                host="node1@b1#b1"))
+        seen = _statements(single)
+        with single.connect() as conn:
+            values, admitted = _reserve_at_once(
+                conn, volume_id, multiattach, {"host": "h1", "wwpns": ["a"]})
+            assert admitted and len(seen) == 2  # the read, then one
+            _values, again = _reserve_at_once(conn, volume_id, multiattach,
+                                              {"host": "h2"})
+            assert again is multiattach
+            change = db.Change({"attach_status": "attaching",
+                                "transition": None},
+                               {"attach_status": "attached"})
+            del seen[:]
+            assert not db._raise_with_row.__wrapped__(
+                conn, volume_id, values["id"], change)  # still in flight
+            conn.execute(sa.update(models.VolumeAttachment).where(
+                models.VolumeAttachment.id == values["id"]).values(
+                transition=None))
+            assert db._raise_with_row.__wrapped__(conn, volume_id,
+                                                  values["id"], change)
+            assert len(seen) == 3
+            volume = conn.execute(sa.select(models.Volume).where(
+                models.Volume.id == volume_id)).one()
+            specs = dict(conn.execute(sa.select(
+                models.AttachmentSpec.key, models.AttachmentSpec.value).where(
+                models.AttachmentSpec.attachment_id == values["id"])).all())
+            rows = conn.execute(sa.select(sa.func.count()).select_from(
+                models.VolumeAttachment)).scalar()
+        assert specs == {"host": '"h1"', "wwpns": '["a"]'}
+        assert (volume.status, volume.attach_status) == ("in-use",
+                                                         "attached")
+        assert volume.attachment_count == rows == (2 if multiattach else 1)
     finally:
         plain.dispose()
         single.dispose()
