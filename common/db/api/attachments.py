@@ -46,19 +46,17 @@ re-evaluates the ``WHERE`` against the latest committed row after waiting
 for the lock (PostgreSQL, InnoDB) or runs writers one at a time (SQLite),
 so however many reservations race, the counter admits exactly as many as
 the guard allows; a loser's transaction writes nothing.  The row a
-reservation inserts is new, so no other transaction holds it; on
-PostgreSQL it goes in before the guard, so that the guard's lock covers
-only itself and the commit (``_reserve`` says why not on MySQL), and a
-loser rolls it back.
+reservation inserts is new, so no other transaction holds it; it goes in
+once the guard admitted it (``_reserve`` says why not before).
 
 On PostgreSQL (``common.db.api.data_modifying_with``) the two changes every
 attach makes are one statement each, a data-modifying ``WITH`` run on its
 own: the reservation's guard with the new row and its connector rows after
 it (``_admitting``; the read of step 0 is a statement before it), and a
 change that can only raise the volume's statuses, steps 1-2 (``_raising``,
-as ``os-complete``).  The locks are the same, taken in the same order; the
-volume's is held until the commit with no round trip to the client in
-between, and the round trips of ``BEGIN`` and ``COMMIT`` go.
+as ``os-complete``).  The locks are taken in the same order; the volume's
+is held until the commit with no round trip to the client in between, and
+the round trips of ``BEGIN`` and ``COMMIT`` go.
 """
 
 import dataclasses
@@ -617,15 +615,12 @@ def attachment_reserve(context: Any, volume_id: str,
 def _reserve(context: Any, volume_id: str,
              decide: Callable[[Any, dict], Reservation]
              ) -> tuple[Record, Any, Reservation]:
-    """``attachment_reserve``'s transaction.
+    """``attachment_reserve``'s transaction (MySQL, SQLite).
 
-    NOTE(ashlar): on PostgreSQL the new rows go in before the guard takes
-    the volume's lock, so that the lock covers the guard and the commit
-    only: inserting a row that references the volume takes a ``KEY SHARE``
-    lock on it, which no attachment transaction's lock conflicts with
-    (``UPDATE`` and ``FOR NO KEY UPDATE``).  InnoDB's foreign key check
-    takes a shared lock that two reservations would both hold and then
-    both want to upgrade (a deadlock), so there the guard goes first.
+    NOTE(ashlar): the guard goes first, then the new rows: InnoDB's foreign
+    key check takes a shared lock on the volume that two reservations would
+    both hold and then both want to upgrade (a deadlock) were the rows
+    first; SQLite runs writers one at a time.
 
     :raises _Refused: the guard refused (the transaction rolls back).
     """
@@ -633,13 +628,9 @@ def _reserve(context: Any, volume_id: str,
     volume, specs = _brief_and_specs(conn, volume_id)
     wanted = decide(volume, specs)
     query, params, values = _admission(volume_id, volume, wanted)
-    rows_first = conn.dialect.name == "postgresql"
-    if rows_first:
-        _insert_row(conn, values, wanted.connector)
     if conn.execute(query, params).rowcount != 1:
         raise _Refused(volume, wanted)
-    if not rows_first:
-        _insert_row(conn, values, wanted.connector)
+    _insert_row(conn, values, wanted.connector)
     return Record(**values), volume, wanted
 
 
@@ -763,15 +754,14 @@ class Change:
         the volume and the connector rows stay."""
         return self.keeps_volume() and not self.replace_connector
 
-    def raises_volume(self) -> bool:
-        """Whether it moves the row (its connector rows staying) to an
-        ``attach_status`` that can only raise the volume's statuses
-        (``states.raises``), as ``os-complete`` does."""
+    def raises(self) -> bool:
+        """Whether the row stays, in an ``attach_status`` (known before and
+        after) that can only raise the volume's statuses
+        (``states.raises``), as ``os-complete``'s."""
         before = self.expected.get("attach_status")
         now = self.values.get("attach_status", before)
         return (isinstance(before, str) and isinstance(now, str)
-                and not self.destroy and not self.replace_connector
-                and before != now and states.raises(before, now))
+                and not self.destroy and states.raises(before, now))
 
 
 def _apply(conn: Any, volume_id: str, attachment_id: str,
@@ -784,9 +774,8 @@ def _apply(conn: Any, volume_id: str, attachment_id: str,
     """
     if change.destroy:
         return _destroy(conn, volume_id, attachment_id, change.expected)
-    before = change.expected.get("attach_status")
-    now = change.values.get("attach_status", before)
-    known = isinstance(before, str) and isinstance(now, str)
+    now = change.values.get("attach_status",
+                            change.expected.get("attach_status"))
     expected = dict(change.expected, volume_id=volume_id)
     if not conditional_update(conn, VA, attachment_id, expected,
                               change.values):
@@ -795,7 +784,7 @@ def _apply(conn: Any, volume_id: str, attachment_id: str,
         _replace_specs(conn, attachment_id, change.connector)
     if change.keeps_volume():
         return None
-    if known and states.raises(before, now):
+    if change.raises():
         _raise(conn, volume_id, now, change.writer_delta)
     else:
         state = _lock_volume(conn, volume_id,
@@ -830,7 +819,8 @@ def attachment_change(context: Any, attachment_id: str,
         if not attachment_record(context, volume.id, attachment_id,
                                  change.expected, values):
             raise Lost()
-    elif change.raises_volume() and data_modifying_with():
+    elif (change.raises() and not change.replace_connector
+          and data_modifying_with()):
         if not _raise_with_row(context, volume.id, attachment_id, change):
             raise Lost()
     else:
@@ -856,8 +846,9 @@ def _raising(query: Any) -> Any:
 @single_statement(writer)
 def _raise_with_row(conn: Any, volume_id: str, attachment_id: str,
                     change: Change) -> bool:
-    """Apply a ``change`` that ``raises_volume`` in one statement
-    (``_raising``; only where ``data_modifying_with``).
+    """Apply a ``change`` that ``raises`` the volume's statuses and keeps
+    the connector rows, in one statement (``_raising``; only where
+    ``data_modifying_with``).
 
     :returns: whether ``change.expected`` matched (else nothing changed).
     """

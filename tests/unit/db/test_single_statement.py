@@ -1,6 +1,7 @@
 """One-statement work: autocommit on PostgreSQL and MariaDB, a
 transaction on SQLite and inside an open one."""
 
+import inspect
 import uuid
 
 import pytest
@@ -102,7 +103,7 @@ def _reserve_at_once(conn, volume_id, multiattach, connector):
          "transition": "creating", "attach_mode": "rw",
          "attached_host": "h1"}, connector)
     guard, params, values = db._admission(volume_id, volume, wanted)
-    return values, db._admit.__wrapped__(conn, guard, params, values,
+    return values, inspect.unwrap(db._admit)(conn, guard, params, values,
                                          connector)
 
 
@@ -138,12 +139,12 @@ def test_postgresql_reserves_and_completes_in_one_statement_each(
                                 "transition": None},
                                {"attach_status": "attached"})
             del seen[:]
-            assert not db._raise_with_row.__wrapped__(
+            assert not inspect.unwrap(db._raise_with_row)(
                 conn, volume_id, values["id"], change)  # still in flight
             conn.execute(sa.update(models.VolumeAttachment).where(
                 models.VolumeAttachment.id == values["id"]).values(
                 transition=None))
-            assert db._raise_with_row.__wrapped__(conn, volume_id,
+            assert inspect.unwrap(db._raise_with_row)(conn, volume_id,
                                                   values["id"], change)
             assert len(seen) == 3
             volume = conn.execute(sa.select(models.Volume).where(
