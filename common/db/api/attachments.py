@@ -101,11 +101,18 @@ class Lost(Exception):
 
 # -- connector rows ---------------------------------------------------------
 
+def _spec_values(connector: dict | None) -> dict[str, str]:
+    """The ``attachment_specs`` key and value of each connector key: the
+    key as a string, the value as JSON."""
+    return {str(key): json.dumps(value)
+            for key, value in (connector or {}).items()}
+
+
 def _spec_rows(attachment_id: str, connector: dict | None) -> list[dict]:
-    """One ``attachment_specs`` row per connector key, values as JSON."""
-    return [{"attachment_id": attachment_id, "key": str(key),
-             "value": json.dumps(value), "created_at": utcnow()}
-            for key, value in (connector or {}).items()]
+    """One ``attachment_specs`` row per connector key (``_spec_values``)."""
+    return [{"attachment_id": attachment_id, "key": key, "value": value,
+             "created_at": utcnow()}
+            for key, value in _spec_values(connector).items()]
 
 
 def _connector(conn: Any, attachment_id: str) -> dict:
@@ -686,7 +693,7 @@ def _admitting(guard: Any, with_connector: bool) -> Any:
 
     Parameters: the guard's, ``n_<column>`` of the new row (its
     ``volume_id`` comes from the guard) and ``connector`` (a JSON object
-    of ``_spec_rows``' keys and values).  The volume's lock, taken first,
+    of ``_spec_values``).  The volume's lock, taken first,
     is held until the statement's commit, with no round trip to the client
     in between; the new rows' foreign keys find it locked by the statement
     itself.
@@ -715,8 +722,7 @@ def _admitting(guard: Any, with_connector: bool) -> Any:
 def _admit(conn: Any, guard: Any, params: dict, values: dict,
            connector: dict | None) -> bool:
     """Run ``_admitting``; whether the guard admitted the reservation."""
-    specs = {spec["key"]: spec["value"]
-             for spec in _spec_rows(values["id"], connector)}
+    specs = _spec_values(connector)
     params = dict(params, connector=json.dumps(specs), **{
         "n_" + key: value for key, value in values.items()})
     return conn.execute(_admitting(guard, bool(specs)), params).rowcount > 0
