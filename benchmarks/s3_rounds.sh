@@ -6,10 +6,13 @@
 #   ANCHOR_HOME=/work/anchor-home [DB=mysql] [ROUNDS=3] [CONCURRENCY=8] \
 #       benchmarks/s3_rounds.sh
 #
-# Cinder runs 200 cycles a round (bench.py's default), Ashlar 400.  Prints,
-# per round, each side's cycles/s, the creates it refused and whether the
-# volume ended available with no attachment, then the ratio.  Needs the
-# anchor set up once (../shared/anchors/cinder/RESULTS.md).
+# Cinder runs 200 cycles a round (bench.py's default), Ashlar
+# ASHLAR_CYCLES (2000: about as long, so that both sides of a ratio span
+# the same stretch of this machine's drift, not a few seconds of it).
+# Prints, per round, each side's cycles/s, the creates it refused and
+# whether the volume ended available with no attachment, then the ratio;
+# last, the ratio of the two medians.  Needs the anchor set up once
+# (../shared/anchors/cinder/RESULTS.md).
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 REPO="$(dirname "$HERE")"
@@ -17,6 +20,7 @@ ANCHOR="${ANCHOR:-$REPO/../shared/anchors/cinder}"
 export ANCHOR_HOME="${ANCHOR_HOME:?set ANCHOR_HOME to the anchor state folder}"
 ROUNDS="${ROUNDS:-3}"
 CONCURRENCY="${CONCURRENCY:-8}"
+ASHLAR_CYCLES="${ASHLAR_CYCLES:-2000}"
 CINDER_EP="http://127.0.0.1:8776/v3/ba5eba11ba5eba11ba5eba11ba5eba11"
 WORK="$(mktemp -d /tmp/s3-rounds-XXXXXX)"
 
@@ -48,12 +52,20 @@ print(level["cycles_per_s"],
       level["final_state_ok"])'
 }
 
+C_RATES=""
+A_RATES=""
 for round in $(seq "$ROUNDS"); do
     read -r c_rate c_refused c_ok <<< "$(s3 "$CINDER_EP" 200)"
-    read -r a_rate a_refused a_ok <<< "$(s3 "$EP" 400)"
+    read -r a_rate a_refused a_ok <<< "$(s3 "$EP" "$ASHLAR_CYCLES")"
+    C_RATES="$C_RATES $c_rate,"
+    A_RATES="$A_RATES $a_rate,"
     python3 -c "
 print('round %s: Cinder %.2f cycles/s (%s refused, final ok %s), '
       'Ashlar %.2f (%s refused, final ok %s): %.1fx'
       % ($round, $c_rate, $c_refused, '$c_ok', $a_rate, $a_refused, '$a_ok',
          $a_rate / $c_rate))"
 done
+python3 -c "
+import statistics
+c, a = statistics.median([$C_RATES]), statistics.median([$A_RATES])
+print('medians: Cinder %.2f, Ashlar %.2f cycles/s: %.1fx' % (c, a, a / c))"

@@ -233,6 +233,29 @@ def test_destroy_recomputes_and_reports_shared():
             models.AttachmentSpec)).scalar()
 
 
+def test_racing_removals_on_one_host_each_see_the_others_left():
+    """Removals read the rows they answer with under the volume's lock: of
+    n racing removals of one host's rows, one reports n-1 others sharing
+    the host's connection, the next n-2, ..., the last none, so the
+    compute host disconnects its device exactly once.  (Run it on
+    PostgreSQL and MariaDB with ``ASHLAR_UNIT_DB_URL``: SQLite serialises
+    the removals whole.)"""
+    vol = fixtures.make_volume(multiattach=True)
+    rows = [_reserve(vol, host="h", with_connector=True,
+                     connector={"host": "h"}) for _ in range(8)]
+    for row in rows:
+        assert db.attachment_cas(fixtures.admin(), vol.id, row.id,
+                                 {"transition": "creating"},
+                                 {"transition": None,
+                                  "attach_status": "attached"})
+    results = _race(8, lambda i: db.attachment_destroy(
+        fixtures.admin(), vol.id, rows[i].id, {"transition": None}))
+    assert sorted(len(result["shared"]) for result in results) == list(
+        range(8))
+    vol = _vol(vol.id)
+    assert (vol.status, vol.attachment_count) == ("available", 0)
+
+
 def test_destroy_with_expected_mismatch_keeps_row_and_specs():
     vol = fixtures.make_volume()
     row = _reserve(vol, with_connector=True, connector={"host": "h"})
