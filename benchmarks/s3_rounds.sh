@@ -4,7 +4,7 @@
 # ratio see the same phase of this machine's drifting speed.
 #
 #   ANCHOR_HOME=/work/anchor-home [DB=mysql] [ROUNDS=3] [CONCURRENCY=8] \
-#       benchmarks/s3_rounds.sh
+#       [ASHLAR_CYCLES=2000] benchmarks/s3_rounds.sh
 #
 # Cinder runs 200 cycles a round (bench.py's default), Ashlar
 # ASHLAR_CYCLES (2000: about as long, so that both sides of a ratio span
