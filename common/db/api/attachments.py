@@ -747,13 +747,18 @@ class Change:
     #: Remove the row instead (``values`` unused).
     destroy: bool = False
 
+    def status_after(self) -> Any:
+        """The row's ``attach_status`` once changed: the one set, else the
+        one expected (None when neither says)."""
+        return self.values.get("attach_status",
+                               self.expected.get("attach_status"))
+
     def keeps_volume(self) -> bool:
         """Whether the volume's statuses and counters stay as they are: the
         row stays, with its (known) ``attach_status`` and writer count."""
         before = self.expected.get("attach_status")
         return (isinstance(before, str) and not self.destroy
-                and not self.writer_delta
-                and self.values.get("attach_status", before) == before)
+                and not self.writer_delta and self.status_after() == before)
 
     def row_only(self) -> bool:
         """Whether it changes columns of the row alone (one statement):
@@ -765,7 +770,7 @@ class Change:
         after) that can only raise the volume's statuses
         (``states.raises``), as ``os-complete``'s."""
         before = self.expected.get("attach_status")
-        now = self.values.get("attach_status", before)
+        now = self.status_after()
         return (isinstance(before, str) and isinstance(now, str)
                 and not self.destroy and states.raises(before, now))
 
@@ -780,8 +785,7 @@ def _apply(conn: Any, volume_id: str, attachment_id: str,
     """
     if change.destroy:
         return _destroy(conn, volume_id, attachment_id, change.expected)
-    now = change.values.get("attach_status",
-                            change.expected.get("attach_status"))
+    now = change.status_after()
     expected = dict(change.expected, volume_id=volume_id)
     if not conditional_update(conn, VA, attachment_id, expected,
                               change.values):
@@ -862,7 +866,7 @@ def _raise_with_row(conn: Any, volume_id: str, attachment_id: str,
     query, params = compare_and_swap(
         VA, attachment_id, dict(change.expected, volume_id=volume_id),
         dict(change.values, updated_at=now))
-    params.update(_raised(change.values["attach_status"]),
+    params.update(_raised(change.status_after()),
                   writer_delta=change.writer_delta, now=now)
     return conn.execute(_raising(query), params).rowcount == 1
 
