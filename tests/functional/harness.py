@@ -121,6 +121,10 @@ def database(kind: str) -> tuple[str, callable]:
         hide_password=False), drop
 
 
+#: MySQL's ER_NO_SUCH_THREAD: a KILL of a connection that has ended.
+MYSQL_NO_SUCH_THREAD = 1094
+
+
 def cut_connections(db_url: str) -> int:
     """Terminate every server-side connection to the database of ``db_url``
     (what a database restart does to pooled connections); return how many.
@@ -138,9 +142,18 @@ def cut_connections(db_url: str) -> int:
                 "SELECT id FROM information_schema.processlist WHERE db = "
                 "%(db)s AND id <> CONNECTION_ID()",
                 {"db": url.database}).scalars().all()
+            killed = 0
             for conn_id in ids:
-                conn.exec_driver_sql("KILL %d" % conn_id)
-            return len(ids)
+                try:
+                    conn.exec_driver_sql("KILL %d" % conn_id)
+                except sa.exc.OperationalError as exc:
+                    # NOTE: 1094, "Unknown thread id": it ended since the
+                    # listing, as a pool may close one; anything else fails.
+                    if exc.orig.args[0] != MYSQL_NO_SUCH_THREAD:
+                        raise
+                else:
+                    killed += 1
+            return killed
     finally:
         engine.dispose()
 
