@@ -26,7 +26,7 @@ import tempfile
 import threading
 import time
 
-import psycopg2
+import psycopg
 
 BENCH = (pathlib.Path(__file__).resolve().parents[2] / "shared" / "anchors"
          / "cinder" / "bench.py")
@@ -55,14 +55,14 @@ def cpu_seconds() -> dict[str, float]:
 
 def sample_backends(stop: threading.Event, counts: collections.Counter) -> None:
     """Count (state, wait) of the deployment's backends every 5 ms."""
-    conn = psycopg2.connect(host="127.0.0.1", user="postgres",
-                            dbname="postgres")
+    conn = psycopg.connect(host="127.0.0.1", user="postgres",
+                           dbname="postgres")
     conn.autocommit = True
     with conn.cursor() as cursor:
         while not stop.is_set():
             cursor.execute(
                 "SELECT state, coalesce(wait_event_type, '-') FROM "
-                "pg_stat_activity WHERE datname LIKE 'ashlar_test%%' "
+                "pg_stat_activity WHERE datname LIKE 'ashlar_test%' "
                 "AND state <> 'idle'")
             counts["samples"] += 1
             for state, wait in cursor.fetchall():

@@ -22,7 +22,7 @@ RABBIT_URL = os.environ.get("TEST_TRANSPORT_URL",
                             "rabbit://guest:guest@127.0.0.1:5672/")
 DB_URLS = {
     "postgresql": os.environ.get(
-        "TEST_PG_URL", "postgresql+psycopg2://postgres@127.0.0.1:5432/postgres"),
+        "TEST_PG_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"),
     "mysql": os.environ.get(
         "TEST_MYSQL_URL", "mysql+pymysql://root@127.0.0.1:3306/test"),
 }

@@ -112,7 +112,7 @@ def single_statement(manager: Any) -> Callable:
     """Make ``fn(connection, *args)``, which runs one SQL statement, a
     function of ``(context, *args)``.
 
-    NOTE(ashlar): a transaction costs round trips of its own (psycopg2
+    NOTE(ashlar): a transaction costs round trips of its own (psycopg
     sends ``BEGIN`` and ``COMMIT``, PyMySQL ``COMMIT``), two or three where
     the work is one.  A single statement is atomic by itself; on a server
     database it runs on a connection in autocommit mode (a second pool:

@@ -705,7 +705,7 @@ def _admitting(guard: Any, with_connector: bool) -> Any:
         sa.cast(sa.bindparam("n_" + key), table.c[key].type)
         for key in _NEW_ROW)))
     if not with_connector:
-        return row
+        return row.execution_options(preserve_rowcount=True)
     added = row.returning(VA.id, VA.created_at).cte("added")
     spec = sa.func.json_each_text(
         sa.cast(sa.bindparam("connector"), sa.JSON)).table_valued(
@@ -714,7 +714,8 @@ def _admitting(guard: Any, with_connector: bool) -> Any:
         ("attachment_id", "key", "value", "created_at"),
         sa.select(added.c.id, spec.c.key, spec.c.value,
                   added.c.created_at).select_from(
-            added.join(spec, sa.true())))
+            added.join(spec, sa.true()))).execution_options(
+        preserve_rowcount=True)
 
 
 @retry_on_deadlock

@@ -54,10 +54,10 @@ def test_record_changes_columns_but_never_the_status():
 
 def _in_transaction(dbapi_connection) -> bool:
     """Whether the server holds a transaction open for the connection."""
-    if hasattr(dbapi_connection, "get_transaction_status"):  # psycopg2
-        import psycopg2.extensions as ext
-        return dbapi_connection.get_transaction_status() != \
-            ext.TRANSACTION_STATUS_IDLE
+    if hasattr(dbapi_connection, "info"):  # psycopg
+        import psycopg.pq
+        return (dbapi_connection.info.transaction_status
+                != psycopg.pq.TransactionStatus.IDLE)
     cursor = dbapi_connection.cursor()  # PyMySQL
     cursor.execute("SELECT @@in_transaction")
     return bool(cursor.fetchone()[0])
@@ -67,7 +67,7 @@ def _in_transaction(dbapi_connection) -> bool:
 def test_server_databases_run_a_single_statement_without_a_transaction(
         kind):
     """A plain connection's statement opens a transaction that costs a
-    COMMIT (and with psycopg2 a BEGIN) round trip; the autocommit pool's
+    COMMIT (and with psycopg a BEGIN) round trip; the autocommit pool's
     does not."""
     from tests.functional import harness
     url, drop = harness.database(kind)
