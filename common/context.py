@@ -44,8 +44,11 @@ class RequestContext(oslo_context.RequestContext):
         return _policy().authorize(self, action, target, fatal=fatal)
 
     def to_dict(self) -> dict:
+        """oslo.context's dict, with what ``from_dict`` reads beyond it
+        (``is_admin`` as decided, the service roles of a service token)."""
         values = super().to_dict()
         values["is_admin"] = self.is_admin
+        values["service_roles"] = list(self.service_roles or [])
         return values
 
     @classmethod

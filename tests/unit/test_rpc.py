@@ -16,7 +16,9 @@ class _Endpoint:
     @messaging.expose
     def echo(self, ctxt, value):
         return {"value": value, "project": ctxt.project_id,
-                "request_id": ctxt.request_id}
+                "request_id": ctxt.request_id,
+                "service_roles": ctxt.service_roles,
+                "is_admin": ctxt.is_admin}
 
     @messaging.expose
     def fail(self, ctxt):
@@ -53,7 +55,18 @@ def test_context_crosses_the_bus(client):
     ctxt = _ctxt()
     answer = client.call(ctxt, "echo", value=3)
     assert answer == {"value": 3, "project": "p1",
-                      "request_id": ctxt.request_id}
+                      "request_id": ctxt.request_id, "service_roles": [],
+                      "is_admin": False}
+
+
+def test_a_service_token_crosses_the_bus(client):
+    """A caller acting for a service (not admin) stays one on the far side,
+    where ``privileged`` lets it delete a connected attachment."""
+    ctxt = _ctxt()
+    ctxt.service_roles = ["service"]
+    answer = client.call(ctxt, "echo", value=1)
+    assert (answer["service_roles"], answer["is_admin"]) == (["service"],
+                                                            False)
 
 
 def test_domain_exceptions_keep_their_class(client):
