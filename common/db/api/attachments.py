@@ -705,7 +705,7 @@ def _admitting(guard: Any, with_connector: bool) -> Any:
         sa.cast(sa.bindparam("n_" + key), table.c[key].type)
         for key in _NEW_ROW)))
     if not with_connector:
-        return row.execution_options(preserve_rowcount=True)
+        return row
     added = row.returning(VA.id, VA.created_at).cte("added")
     spec = sa.func.json_each_text(
         sa.cast(sa.bindparam("connector"), sa.JSON)).table_valued(
@@ -714,19 +714,24 @@ def _admitting(guard: Any, with_connector: bool) -> Any:
         ("attachment_id", "key", "value", "created_at"),
         sa.select(added.c.id, spec.c.key, spec.c.value,
                   added.c.created_at).select_from(
-            added.join(spec, sa.true()))).execution_options(
-        preserve_rowcount=True)
+            added.join(spec, sa.true())))
 
 
 @retry_on_deadlock
 @single_statement(writer)
 def _admit(conn: Any, guard: Any, params: dict, values: dict,
            connector: dict | None) -> bool:
-    """Run ``_admitting``; whether the guard admitted the reservation."""
+    """Run ``_admitting``; whether the guard admitted the reservation.
+
+    NOTE(ashlar): SQLAlchemy keeps an ``INSERT``'s rowcount only when asked
+    (psycopg 3 reports none once the cursor is closed).
+    """
     specs = _spec_values(connector)
     params = dict(params, connector=json.dumps(specs), **{
         "n_" + key: value for key, value in values.items()})
-    return conn.execute(_admitting(guard, bool(specs)), params).rowcount > 0
+    return conn.execute(_admitting(guard, bool(specs)), params,
+                        execution_options={"preserve_rowcount": True}
+                        ).rowcount > 0
 
 
 def _insert_row(conn: Any, values: dict, connector: dict | None) -> None:
