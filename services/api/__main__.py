@@ -38,8 +38,8 @@ def main(argv: list[str] | None = None) -> None:
     os.environ["ASHLAR_CONFIG_FILES"] = ",".join(conf.config_file or [])
     _Server({"bind": "%s:%d" % (conf.api.bind_host, conf.api.bind_port),
              "workers": conf.api.workers, "threads": conf.api.threads,
-             "worker_class": "gthread", "preload_app": False,
-             "keepalive": 30, "graceful_timeout": 10,
+             "worker_class": "services.api.keepalive.KeepAliveWorker",
+             "preload_app": False, "keepalive": 30, "graceful_timeout": 10,
              "accesslog": None, "worker_tmp_dir": _worker_tmp_dir()}).run()
 
 
