@@ -50,7 +50,7 @@ class KeepAliveWorker(gthread.ThreadWorker):
         them), HTTP/2, or more connections than threads.
         """
         if (self.nr_conns > self.cfg.threads
-                or getattr(conn, "is_http2", False)
+                or conn.is_http2
                 or conn.parser.unreader.buf.getbuffer().nbytes):
             return False
         poller = select.poll()

@@ -2,7 +2,6 @@
 driven over kept-alive HTTP/1.1 connections."""
 
 import http.client
-import os
 import socket
 import subprocess
 import sys
@@ -11,9 +10,7 @@ import time
 import pytest
 
 from services.api import keepalive
-
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(
-    os.path.abspath(__file__))))
+from tests.functional import harness
 
 
 def _lingered() -> bool:
@@ -38,27 +35,27 @@ def probe_app(environ, start_response):
 
 
 def _serve(threads: int):
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
+    port = harness.free_port()
     proc = subprocess.Popen(
         [sys.executable, "-m", "gunicorn", "--workers", "1",
          "--threads", str(threads), "--keep-alive", "30",
          "--worker-class", "services.api.keepalive.KeepAliveWorker",
          "--bind", "127.0.0.1:%d" % port,
          "tests.functional.test_api_keepalive:probe_app"],
-        cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=1).close()
-            return proc, port
-        except OSError:
-            if proc.poll() is not None:
-                break
-            time.sleep(0.05)
-    proc.kill()
-    pytest.fail("gunicorn did not start: %s" % proc.stderr.read().decode())
+        cwd=harness.REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+
+    def listening() -> bool:
+        if proc.poll() is not None:
+            pytest.fail("gunicorn did not start: %s"
+                        % proc.stderr.read().decode())
+        socket.create_connection(("127.0.0.1", port), timeout=1).close()
+        return True
+    try:
+        harness.wait_for(listening, what="gunicorn on port %d" % port)
+    except AssertionError:
+        proc.kill()
+        raise
+    return proc, port
 
 
 @pytest.fixture

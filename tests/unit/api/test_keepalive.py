@@ -22,8 +22,9 @@ def _worker(nr_conns: int, threads: int) -> keepalive.KeepAliveWorker:
 def _conn(sock: socket.socket, read_ahead: bytes = b"") -> Any:
     buf = io.BytesIO()
     buf.write(read_ahead)
-    return types.SimpleNamespace(sock=sock, parser=types.SimpleNamespace(
-        unreader=types.SimpleNamespace(buf=buf)))
+    return types.SimpleNamespace(
+        sock=sock, is_http2=False,
+        parser=types.SimpleNamespace(unreader=types.SimpleNamespace(buf=buf)))
 
 
 @pytest.mark.parametrize("nr_conns,sent,read_ahead,expected", [
