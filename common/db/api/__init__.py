@@ -20,6 +20,8 @@ from oslo_db.sqlalchemy import enginefacade
 from oslo_db.sqlalchemy import exc_filters
 from oslo_db.sqlalchemy import utils as db_utils
 
+from common.db.api import direct
+
 context_manager = enginefacade.transaction_context()
 reader = context_manager.reader
 writer = context_manager.writer
@@ -118,7 +120,9 @@ def single_statement(manager: Any) -> Callable:
     database it runs on a connection in autocommit mode (a second pool:
     switching a pooled connection's mode costs a round trip each way).  On
     SQLite, and inside a transaction the context has open, it runs under
-    ``manager`` (``reader`` or ``writer``) as any other function.
+    ``manager`` (``reader`` or ``writer``) as any other function.  On the
+    autocommit pool, ``fn``'s prebuilt statements run on the driver's cursor
+    (``common.db.api.direct``).
     """
     def decorator(fn: Callable) -> Callable:
         @manager.connection
@@ -130,7 +134,7 @@ def single_statement(manager: Any) -> Callable:
             if _SINGLE is None or _in_transaction(context):
                 return in_transaction(context, *args, **kwargs)
             with _SINGLE.connect() as conn:
-                return fn(conn, *args, **kwargs)
+                return fn(direct.Connection(conn), *args, **kwargs)
         return wrapper
     return decorator
 

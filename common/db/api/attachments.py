@@ -1,11 +1,12 @@
 """Attachments, their connector rows, and the volume status they drive.
 
-Every function that changes an attachment runs Core statements on a
-connection (no ORM session: these are the hot paths).  A change of the row
-alone (its ``attach_status``, connector and mode stay, as when the volume
-service records a connection or a delete begins) is one compare-and-swap
-statement of its own (``common.db.api.single_statement``).  Any other runs
-one short transaction that
+Every function that changes an attachment runs prebuilt Core statements on
+a connection (no ORM session: these are the hot paths), on PostgreSQL and
+MariaDB as plans on the driver's cursor (``common.db.api.direct``).  A
+change of the row alone (its ``attach_status``, connector and mode stay, as
+when the volume service records a connection or a delete begins) is one
+compare-and-swap statement of its own (``common.db.api.single_statement``).
+Any other runs one short transaction that
 
 0. may first read the volume without a lock and hand it to the caller's
    ``decide`` (policy, state machine), so that reading, deciding and
@@ -76,6 +77,7 @@ from common.db.api import among
 from common.db.api import compare_and_swap
 from common.db.api import conditional_update
 from common.db.api import data_modifying_with
+from common.db.api import direct
 from common.db.api import page
 from common.db.api import reader
 from common.db.api import retry_on_deadlock
@@ -395,7 +397,7 @@ def _brief_and_specs(conn: Any, volume_id: str) -> tuple[Any, dict]:
         raise exception.VolumeNotFound(volume_id=volume_id)
     specs = {row.spec_key: row.spec_value for row in found
              if row.spec_key is not None}
-    return Record(**{column.key: found[0]._mapping[column.key]
+    return Record(**{column.key: getattr(found[0], column.key)
                      for column in _BRIEF}), specs
 
 
@@ -631,7 +633,7 @@ def _reserve(context: Any, volume_id: str,
 
     :raises _Refused: the guard refused (the transaction rolls back).
     """
-    conn = context.connection
+    conn = direct.Connection(context.connection)
     volume, specs = _brief_and_specs(conn, volume_id)
     wanted = decide(volume, specs)
     query, params, values = _admission(volume_id, volume, wanted)
@@ -881,7 +883,8 @@ def _raise_with_row(conn: Any, volume_id: str, attachment_id: str,
 @writer.connection
 def _attachment_cas(context: Any, volume_id: str, attachment_id: str,
                     change: Change) -> dict | None:
-    return _apply(context.connection, volume_id, attachment_id, change)
+    return _apply(direct.Connection(context.connection), volume_id,
+                  attachment_id, change)
 
 
 def attachment_cas(context: Any, volume_id: str, attachment_id: str,
@@ -923,7 +926,8 @@ def attachment_record(conn: Any, volume_id: str, attachment_id: str,
 @writer.connection
 def _attachment_destroy(context: Any, volume_id: str, attachment_id: str,
                         expected: dict) -> dict:
-    return _destroy(context.connection, volume_id, attachment_id, expected)
+    return _destroy(direct.Connection(context.connection), volume_id,
+                    attachment_id, expected)
 
 
 def attachment_destroy(context: Any, volume_id: str, attachment_id: str,

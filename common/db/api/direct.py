@@ -1,0 +1,171 @@
+"""Prebuilt Core statements run on the driver's cursor.
+
+SQLAlchemy compiles each prebuilt statement of the hot paths once, but at
+every ``Connection.execute`` it hashes the statement's cache key, builds an
+execution context and reads the result's shape from the cursor's
+description: on an attachment cycle that costs the api more CPU than the
+driver's own work for the statement.  ``Connection`` wraps a SQLAlchemy
+connection and runs each statement's SQL, compiled once per dialect, on its
+DBAPI cursor, with the dialect's bind and result processors, as
+SQLAlchemy's execution would; a database error goes through SQLAlchemy's
+handling, so oslo.db's translation (``DBDeadlock``, ``DBDuplicateEntry``,
+disconnects) applies as before.  What a plan cannot run that way (several
+parameter sets, expanding or literal-execute parameters, Python-side column
+defaults) goes through SQLAlchemy itself, and so does every statement of a
+connection whose statements someone watches: SQL logging (``[database]
+connection_debug``, ``echo``) or cursor-execute listeners (SQLite's
+``BEGIN IMMEDIATE``, tests that count statements).
+
+NOTE(ashlar): a plan reads what SQLAlchemy's own execution reads from a
+compiled statement (``_bind_processors``, ``_result_columns``) and raises
+through ``Connection._handle_dbapi_exception``, SQLAlchemy internals;
+``tests/unit/db/test_direct.py`` compares both ways on SQLite, PostgreSQL
+and MariaDB.
+"""
+
+import collections
+import dataclasses
+import functools
+import logging
+from typing import Any, Iterator
+
+import sqlalchemy as sa
+
+#: SQLAlchemy's statement log (what ``connection_debug`` turns on).
+_SQL_LOG = logging.getLogger("sqlalchemy.engine.Engine")
+
+
+@dataclasses.dataclass(frozen=True)
+class _Plan:
+    """A statement compiled for one dialect, and how to run it."""
+
+    compiled: Any
+    #: Bind parameter name -> the dialect's processor of its value.
+    binds: dict
+    #: The result row's class, or None when the statement returns no rows.
+    row: Any
+    #: The dialect's processor of each result column (None: as is), or
+    #: None when every column comes as the driver gives it.
+    columns: tuple | None
+
+
+@functools.lru_cache(maxsize=None)
+def _row_class(keys: tuple[str, ...]) -> Any:
+    """A named tuple of a result's columns (attribute access, ``_asdict``)."""
+    return collections.namedtuple("Row", keys, rename=True)
+
+
+@functools.lru_cache(maxsize=1024)
+def _plan(statement: Any, dialect: Any, keys: tuple) -> _Plan | None:
+    """The plan of a statement given parameters named ``keys`` (the last
+    1024 used are kept; the prebuilt ones are used all the time), or None
+    when SQLAlchemy must run it.
+
+    As SQLAlchemy's execution does, it compiles for those keys: an
+    ``INSERT`` or ``UPDATE`` without values of its own sets the columns the
+    parameters name.
+    """
+    compiled = statement.compile(dialect=dialect, column_keys=list(keys))
+    if (compiled.literal_execute_params or compiled.post_compile_params
+            or compiled.insert_prefetch or compiled.update_prefetch):
+        return None
+    columns = compiled._result_columns
+    processors = tuple(col[3].dialect_impl(dialect).result_processor(
+        dialect, None) for col in columns)
+    return _Plan(
+        compiled=compiled, binds=dict(compiled._bind_processors),
+        row=_row_class(tuple(col[0] for col in columns)) if columns else None,
+        columns=processors if any(processors) else None)
+
+
+def _parameters(plan: _Plan, dialect: Any, given: dict) -> Any:
+    """The DBAPI parameters of one execution, as SQLAlchemy builds them."""
+    compiled = plan.compiled
+    values = compiled.construct_params(given, escape_names=False)
+    for name, process in plan.binds.items():
+        if name in values:
+            values[name] = process(values[name])
+    if compiled.positional:
+        return dialect.execute_sequence_format(
+            [values[name] for name in compiled.positiontup])
+    escaped = compiled.escaped_bind_names
+    if escaped:
+        return {escaped.get(name, name): value
+                for name, value in values.items()}
+    return values
+
+
+def _rows(plan: _Plan, cursor: Any) -> list:
+    if plan.row is None:
+        return []
+    make = plan.row._make
+    if plan.columns is None:
+        return [make(found) for found in cursor.fetchall()]
+    return [make(value if process is None else process(value)
+                 for process, value in zip(plan.columns, found, strict=True))
+            for found in cursor.fetchall()]
+
+
+class Result:
+    """The rows (named tuples) and rowcount of one execution."""
+
+    def __init__(self, rows: list, rowcount: int) -> None:
+        self.rows = rows
+        self.rowcount = rowcount
+
+    def __iter__(self) -> Iterator:
+        return iter(self.rows)
+
+    def all(self) -> list:
+        return self.rows
+
+    def first(self) -> Any:
+        return self.rows[0] if self.rows else None
+
+    def one(self) -> Any:
+        if len(self.rows) != 1:
+            raise (sa.exc.NoResultFound if not self.rows
+                   else sa.exc.MultipleResultsFound)(
+                "expected one row, got %d" % len(self.rows))
+        return self.rows[0]
+
+    def scalars(self) -> list:
+        return [found[0] for found in self.rows]
+
+
+class Connection:
+    """A SQLAlchemy connection whose ``execute`` runs plans (see module)."""
+
+    def __init__(self, connection: sa.engine.Connection) -> None:
+        self.connection = connection
+        self.dialect = connection.dialect
+        dispatch = connection.dispatch
+        self._watched = bool(
+            dispatch.before_cursor_execute or dispatch.after_cursor_execute
+            or connection.engine.echo or _SQL_LOG.isEnabledFor(logging.INFO))
+
+    def execute(self, statement: Any, parameters: Any = None,
+                execution_options: dict | None = None) -> Any:
+        plan = None
+        parameters = {} if parameters is None else parameters
+        if not (self._watched or isinstance(parameters, list)):
+            plan = _plan(statement, self.dialect, tuple(sorted(parameters)))
+        if plan is None:
+            return self.connection.execute(
+                statement, parameters, execution_options=execution_options)
+        return self._run(plan, parameters)
+
+    def _run(self, plan: _Plan, given: dict) -> Result:
+        sql = plan.compiled.string
+        params = _parameters(plan, self.dialect, given)
+        cursor = self.connection.connection.cursor()
+        try:
+            cursor.execute(sql, params)
+            result = Result(_rows(plan, cursor), cursor.rowcount)
+        except self.dialect.loaded_dbapi.Error as exc:
+            # SQLAlchemy's handling: the handle_error listeners (oslo.db's
+            # translation), disconnect detection; it closes the cursor.
+            self.connection._handle_dbapi_exception(exc, sql, params, cursor,
+                                                    None)
+        cursor.close()
+        return result
