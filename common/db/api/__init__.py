@@ -185,22 +185,29 @@ def _ping_when_idle(engine: sa.engine.Engine) -> None:
 
     NOTE(ashlar): oslo.db turns on SQLAlchemy's ``pool_pre_ping``: a
     ``SELECT 1`` round trip before every transaction, a sixth of the
-    statements of an attachment cycle.  A connection checked in less than
-    ``PING_IDLE_SECONDS`` ago was just used successfully; one idle longer
+    statements of an attachment cycle.  A connection made or checked in
+    less than ``PING_IDLE_SECONDS`` ago is known good; one idle longer
     (as every connection is after a database restart of more than that) is
-    pinged as before, and a failed ping drops the whole pool.
+    pinged as before, and a failed ping drops the whole pool.  A connection
+    the pool holds from before these listeners (oslo.db opens one while it
+    creates the engine) has no such time and is pinged at its first use.
     """
     engine.pool._pre_ping = False
+
+    @sa.event.listens_for(engine, "connect")
+    def _connected(_dbapi_conn: Any, record: Any) -> None:
+        record.info["known_good"] = time.monotonic()
 
     @sa.event.listens_for(engine, "checkin")
     def _checked_in(_dbapi_conn: Any, record: Any) -> None:
         if record is not None:
-            record.info["checked_in"] = time.monotonic()
+            record.info["known_good"] = time.monotonic()
 
     @sa.event.listens_for(engine, "checkout")
     def _checkout(dbapi_conn: Any, record: Any, _proxy: Any) -> None:
-        since = record.info.get("checked_in")
-        if since is None or time.monotonic() - since < PING_IDLE_SECONDS:
+        since = record.info.get("known_good")
+        if since is not None and \
+                time.monotonic() - since < PING_IDLE_SECONDS:
             return
         try:
             engine.dialect.do_ping(dbapi_conn)
