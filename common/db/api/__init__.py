@@ -21,6 +21,7 @@ from oslo_db.sqlalchemy import exc_filters
 from oslo_db.sqlalchemy import utils as db_utils
 
 from common.db.api import direct
+from common.db.api import pymysql_tls
 
 context_manager = enginefacade.transaction_context()
 reader = context_manager.reader
@@ -65,6 +66,7 @@ def configure(conf: cfg.ConfigOpts) -> None:
     else:
         _ping_when_idle(engine)
     if engine.dialect.name == "mysql":
+        pymysql_tls.share_preferred_tls(engine)
         _read_committed(engine)
     if engine.dialect.name != "sqlite":
         global _SINGLE
@@ -91,6 +93,7 @@ def autocommit_engine(url: str, options: Any) -> sa.engine.Engine:
     engine = sa.create_engine(url, isolation_level="AUTOCOMMIT",
                               pool_recycle=options.connection_recycle_time,
                               **kwargs)
+    pymysql_tls.share_preferred_tls(engine)
     if url.get_backend_name() == "mysql" and options.mysql_sql_mode:
         @sa.event.listens_for(engine, "connect")
         def _sql_mode(dbapi_conn: Any, _record: Any) -> None:
