@@ -27,9 +27,9 @@ def pool(monkeypatch):
     the connections pinged."""
     engine = sa.create_engine(db_api.get_engine().url, pool_size=1,
                               max_overflow=0)
-    session = _SESSION.get(engine.dialect.name)
+    queries = _SESSION.get(engine.dialect.name)
     with engine.connect() as conn:
-        session = conn.exec_driver_sql(session[0]).scalar() if session \
+        session = conn.exec_driver_sql(queries[0]).scalar() if queries \
             else None
     db_api._ping_when_idle(engine)
     pings = []
