@@ -1,13 +1,18 @@
 """The request context: who asks, for which project, under which request id.
 
-It travels across RPC as a dict (``to_dict``/``from_dict``) and provides the
-oslo.db enginefacade transaction slots used by ``common/db/api``.
+It travels across the internal RPC topics as a dict (``to_dict``/
+``from_dict``) and provides the oslo.db enginefacade transaction slots used
+by ``common/db/api``.  Only the internal services' broker user may publish
+on those topics; the api's RPC door for compute hosts never reads a context
+from the wire (``services/api/auth.py`` builds it from a credential).
 """
 
 from typing import Any
 
 from oslo_context import context as oslo_context
 from oslo_db.sqlalchemy import enginefacade
+
+from common import exception
 
 
 def _policy() -> Any:
@@ -24,12 +29,25 @@ def _policy() -> Any:
 class RequestContext(oslo_context.RequestContext):
     """An oslo.context RequestContext with policy checks."""
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, agent_host: str | None = None,
+                 **kwargs: Any) -> None:
         is_admin = kwargs.pop("is_admin", None)
         super().__init__(*args, **kwargs)
+        #: The compute host a verified agent credential is bound to.
+        self.agent_host = agent_host
         if is_admin is None:
             is_admin = _policy().check_is_admin(self)
         self.is_admin = is_admin
+
+    def require_project(self) -> str:
+        """The caller's project, for work on the caller's own resources.
+
+        :raises ProjectScopeRequired: the credential names no project
+            (an unscoped or a system-scoped token).
+        """
+        if not self.project_id:
+            raise exception.ProjectScopeRequired()
+        return self.project_id
 
     def can(self, action: str, target: dict | None = None,
             fatal: bool = True) -> bool:

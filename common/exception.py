@@ -82,6 +82,13 @@ class PolicyNotAuthorized(NotAuthorized):
     msg_fmt = "Policy doesn't allow %(action)s to be performed."
 
 
+class ProjectScopeRequired(NotAuthorized):
+    """A token without a project asked for a project's resources."""
+
+    msg_fmt = ("This request needs a project-scoped token; the token used "
+               "names no project.")
+
+
 class NotFound(AshlarException):
     msg_fmt = "Resource could not be found."
     code = 404
@@ -124,6 +131,16 @@ class Conflict(AshlarException):
 
 class VolumeTypeExists(Conflict):
     msg_fmt = "Volume Type %(name)s already exists."
+
+
+class VolumeTypeAccessExists(Conflict):
+    msg_fmt = ("Volume type access for %(volume_type_id)s / %(project_id)s "
+               "combination already exists.")
+
+
+class VolumeTypeAccessNotFound(NotFound):
+    msg_fmt = ("Volume type access not found for %(volume_type_id)s / "
+               "%(project_id)s combination.")
 
 
 class NoValidBackend(AshlarException):

@@ -1,5 +1,6 @@
 """oslo.policy enforcement with Ashlar's defaults (``common/policies``)."""
 
+import re
 import threading
 import time
 from typing import Any
@@ -138,8 +139,25 @@ def reset() -> None:
     _ENFORCER = None
 
 
+#: What a target says for a missing project or host, and a credential for
+#: a missing agent binding: none of them is a project id or a valid host
+#: (``HOST_PATTERN``), so ``project_id:%(project_id)s`` never matches a
+#: caller without a project to an object without one, nor
+#: ``agent_host:%(host)s`` a caller that is no agent to an unknown host.
+NO_PROJECT = "<no project>"
+NO_HOST = "<no host>"
+NOT_AN_AGENT = "<not an agent>"
+#: A host name as a connector or an agent binding may carry it.
+HOST_PATTERN = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.:@-]{0,254}$")
+
+
+def valid_host(host: Any) -> bool:
+    return isinstance(host, str) and bool(HOST_PATTERN.match(host))
+
+
 def _credentials(context: Any) -> dict:
-    """The context's policy values in a plain dict, plus ``is_admin``.
+    """The context's policy values in a plain dict, plus ``is_admin`` and
+    ``agent_host``.
 
     NOTE(ashlar): oslo.context's mapping warns (DeprecationWarning) each
     time a rule reads a key added to it, and Cinder's rules read
@@ -147,14 +165,31 @@ def _credentials(context: Any) -> dict:
     """
     creds = dict(context.to_policy_values())
     creds["is_admin"] = getattr(context, "is_admin", False)
+    agent_host = getattr(context, "agent_host", None)
+    creds["agent_host"] = agent_host if valid_host(agent_host) \
+        else NOT_AN_AGENT
     return creds
+
+
+def _safe_target(target: dict) -> dict:
+    """The target with a missing project or an unknown host spelt so
+    that no credential can match it."""
+    if target.get("project_id") and ("host" not in target
+                                     or valid_host(target["host"])):
+        return target
+    safe = dict(target)
+    if not safe.get("project_id"):
+        safe["project_id"] = NO_PROJECT
+    if "host" in safe and not valid_host(safe["host"]):
+        safe["host"] = NO_HOST
+    return safe
 
 
 def authorize(context: Any, action: str, target: dict,
               fatal: bool = True) -> bool:
     """Check ``action``; raise PolicyNotAuthorized when denied and fatal."""
     try:
-        allowed = get_enforcer().decide(action, target,
+        allowed = get_enforcer().decide(action, _safe_target(target),
                                         _credentials(context))
     except policy.InvalidScope:
         allowed = False

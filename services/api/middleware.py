@@ -96,8 +96,10 @@ class NoAuth:
 
     Roles the request states (``X-Roles``, as keystonemiddleware would set)
     replace the default ``admin``, so non-admin policies can be exercised;
-    ``X-Service-Roles`` marks a service caller.  Without a token the caller is
-    ``admin:admin`` (Cinder answers a bodiless 204 instead).
+    they imply others as Keystone's bootstrap roles do (``member`` brings
+    ``reader``).  ``X-Service-Roles`` marks a service caller.  Without a
+    token the caller is ``admin:admin`` (Cinder answers a bodiless 204
+    instead).
     """
 
     def process_request(self, req: falcon.Request, resp: falcon.Response) -> None:
@@ -135,6 +137,19 @@ def _split(header: str | None) -> list[str]:
     return [item.strip() for item in (header or "").split(",") if item.strip()]
 
 
+#: Keystone's bootstrap roles and the ones each implies.
+IMPLIED_ROLES = {"admin": ("member", "reader"), "member": ("reader",)}
+
+
+def with_implied(roles: list[str]) -> list[str]:
+    """``roles`` plus those Keystone's bootstrap roles imply (admin ->
+    member -> reader), as a Keystone token would list them."""
+    result = list(roles)
+    for role in roles:
+        result += [r for r in IMPLIED_ROLES.get(role, ()) if r not in result]
+    return result
+
+
 def _check_url_project(req: falcon.Request, project_id: str | None) -> None:
     """Cinder's 400 for a URL project other than the caller's."""
     url_project = req.context.url_project
@@ -145,9 +160,10 @@ def _check_url_project(req: falcon.Request, project_id: str | None) -> None:
 def _context(req: falcon.Request, user_id: str | None, project_id: str | None,
              roles_header: str | None) -> ashlar_context.RequestContext:
     _check_url_project(req, project_id)
-    roles = ["admin"] if roles_header is None else _split(roles_header)
+    roles = with_implied(["admin"] if roles_header is None
+                         else _split(roles_header))
     return ashlar_context.RequestContext(
-        user_id=user_id, project_id=project_id, roles=roles,
+        user_id=user_id or None, project_id=project_id or None, roles=roles,
         service_roles=_split(req.get_header("X-Service-Roles")),
         request_id=req.context.request_id,
         global_request_id=req.context.global_request_id)

@@ -59,6 +59,7 @@ def body_schemas() -> dict[str, Schema]:
         "TypeUpdateRequest": _at_max(type_schemas.UPDATE),
         "ExtraSpecsCreateRequest": _at_max(type_schemas.EXTRA_SPECS_CREATE),
         "ExtraSpecUpdateRequest": _at_max(type_schemas.EXTRA_SPEC_UPDATE),
+        "TypeActionRequest": _one_of(type_schemas.ACTIONS),
         "ServiceActionRequest": _at_max(
             service_schemas.ACTIONS["disable-log-reason"]),
     }

@@ -50,10 +50,14 @@ GETS = [(path, _ok_schema(item["get"])) for path, item in DOC["paths"].items()
 @pytest.fixture(scope="module")
 def objects(ashlar):
     client = ashlar.http(token="admin:" + PROJECT)
+    # A private type, shared with the project: every type path answers.
     resp = client.post("/types", {"volume_type": {
         "name": "openapi-%s" % uuid.uuid4().hex[:8],
+        "os-volume-type-access:is_public": False,
         "extra_specs": {"multiattach": "<is> True"}}})
     type_id = resp.json()["volume_type"]["id"]
+    assert client.post("/types/%s/action" % type_id, {"addProjectAccess": {
+        "project": PROJECT}}).status_code == 202
     volume = client.create_volume(name="openapi-vol", volume_type=type_id,
                                   metadata={"k": "v"})
     client.wait_status(volume["id"], "available", timeout=60)

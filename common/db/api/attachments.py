@@ -480,6 +480,11 @@ def disconnect_state(conn: Any, volume_id: str, attachment_id: str,
             [holder.key for holder in parts["holder"]])
 
 
+def _project_of(session: Any, volume_id: str) -> str | None:
+    return session.execute(sa.select(VOL.project_id).where(
+        VOL.id == volume_id)).scalar()
+
+
 @reader
 def attachment_list(context: Any, project_id: str | None = None,
                     filters: dict | None = None, limit: int | None = None,
@@ -490,7 +495,8 @@ def attachment_list(context: Any, project_id: str | None = None,
                     ) -> list[models.VolumeAttachment]:
     """Attachments of volumes in ``project_id`` (all when None).
 
-    :raises AttachmentNotFound: for an unknown marker.
+    :raises AttachmentNotFound: for an unknown marker, or one of another
+        project.
     """
     query = context.session.query(VA)
     if project_id is not None:
@@ -501,7 +507,8 @@ def attachment_list(context: Any, project_id: str | None = None,
     marker_row = None
     if marker:
         marker_row = context.session.get(VA, marker)
-        if marker_row is None:
+        if marker_row is None or project_id not in (
+                None, _project_of(context.session, marker_row.volume_id)):
             raise exception.AttachmentNotFound(attachment_id=marker)
     return page(query, VA, marker_row, limit, sort_keys, sort_dirs, offset)
 

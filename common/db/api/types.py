@@ -71,12 +71,21 @@ _TYPE_WITH_SPECS = sa.select(
     sa.or_(_TYPES.c.id == _NAME_OR_ID, _TYPES.c.name == _NAME_OR_ID))
 
 
+_ACCESS = models.VolumeTypeProject.__table__
+_HAS_ACCESS = sa.select(_ACCESS.c.id).where(
+    _ACCESS.c.volume_type_id == sa.bindparam("type_id"),
+    _ACCESS.c.project_id == sa.bindparam("project_id")).limit(1)
+
+
 @reader.connection
-def type_resolve(context: Any, name_or_id: str
+def type_resolve(context: Any, name_or_id: str,
+                 project_id: str | None = None
                  ) -> tuple[types.SimpleNamespace, dict]:
     """Resolve what a create, retype or pool filter names: an id first,
-    then a name.  One statement.
+    then a name.  One statement (two for a private type).
 
+    :param project_id: the project that will use the type: a private type
+        it has no access to is not found.  None: any type (administrators).
     :returns: the type (``id``, ``name``, ``description``, ``is_public``)
         and its extra specs.
     :raises VolumeTypeNotFoundByName:
@@ -90,15 +99,86 @@ def type_resolve(context: Any, name_or_id: str
     vtype = types.SimpleNamespace(id=chosen, name=mine[0].name,
                                   description=mine[0].description,
                                   is_public=mine[0].is_public)
+    if (project_id is not None and not vtype.is_public
+            and context.connection.execute(
+                _HAS_ACCESS, {"type_id": chosen,
+                              "project_id": project_id}).first() is None):
+        raise exception.VolumeTypeNotFoundByName(volume_type_name=name_or_id)
     return vtype, {r.key: r.value for r in mine if r.key is not None}
+
+
+def _visible_to(query: Any, project_id: str) -> Any:
+    """Public types and the private ones ``project_id`` may use."""
+    shared = sa.select(models.VolumeTypeProject.volume_type_id).where(
+        models.VolumeTypeProject.project_id == project_id)
+    return query.where(sa.or_(models.VolumeType.is_public.is_(True),
+                              models.VolumeType.id.in_(shared)))
+
+
+@reader
+def type_get_for(context: Any, type_id: str,
+                 project_id: str | None) -> models.VolumeType:
+    """A type ``project_id`` may use (any type when it is None).
+
+    :raises VolumeTypeNotFound: no such type, or private without access.
+    """
+    query = sa.select(models.VolumeType).where(models.VolumeType.id == type_id)
+    if project_id is not None:
+        query = _visible_to(query, project_id)
+    row = context.session.execute(query).scalars().first()
+    if row is None:
+        raise exception.VolumeTypeNotFound(volume_type_id=type_id)
+    return row
+
+
+@reader
+def type_access_list(context: Any, type_id: str) -> list[str]:
+    """The projects that may use a (private) type, in the order added."""
+    query = sa.select(models.VolumeTypeProject.project_id).where(
+        models.VolumeTypeProject.volume_type_id == type_id).order_by(
+        models.VolumeTypeProject.id)
+    return list(context.session.execute(query).scalars())
+
+
+@retry_on_deadlock
+@writer
+def type_access_add(context: Any, type_id: str, project_id: str) -> None:
+    """:raises VolumeTypeAccessExists: the project has access already."""
+    _get(context.session, type_id)
+    context.session.add(models.VolumeTypeProject(volume_type_id=type_id,
+                                                 project_id=project_id))
+    try:
+        context.session.flush()
+    except db_exc.DBDuplicateEntry:
+        raise exception.VolumeTypeAccessExists(volume_type_id=type_id,
+                                               project_id=project_id)
+
+
+@retry_on_deadlock
+@writer
+def type_access_remove(context: Any, type_id: str, project_id: str) -> None:
+    """:raises VolumeTypeAccessNotFound: the project had no access."""
+    result = context.session.execute(sa.delete(models.VolumeTypeProject).where(
+        models.VolumeTypeProject.volume_type_id == type_id,
+        models.VolumeTypeProject.project_id == project_id))
+    if not result.rowcount:
+        raise exception.VolumeTypeAccessNotFound(volume_type_id=type_id,
+                                                 project_id=project_id)
 
 
 @reader
 def type_list(context: Any, is_public: bool | None = None,
-              filters: dict | None = None) -> list[models.VolumeType]:
-    """List types, newest first; ``is_public=None`` means all."""
+              filters: dict | None = None,
+              project_id: str | None = None) -> list[models.VolumeType]:
+    """List types, newest first; ``is_public=None`` means all.
+
+    :param project_id: only the types this project may use (public ones
+        and private ones shared with it), whatever ``is_public`` says.
+    """
     query = sa.select(models.VolumeType)
-    if is_public is not None:
+    if project_id is not None:
+        query = _visible_to(query, project_id)
+    elif is_public is not None:
         query = query.where(models.VolumeType.is_public == is_public)
     for key in ("name", "description"):
         if filters and key in filters:

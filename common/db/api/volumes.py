@@ -66,7 +66,8 @@ def volume_list(context: Any, project_id: str | None = None,
                 offset: int | None = None) -> list[models.Volume]:
     """List volumes of ``project_id`` (all projects when None).
 
-    :raises VolumeNotFound: for an unknown marker, as Cinder does.
+    :raises VolumeNotFound: for an unknown marker, or one of another
+        project, as Cinder does.
     """
     query = context.session.query(models.Volume).options(
         *_load_options(False))
@@ -75,6 +76,9 @@ def volume_list(context: Any, project_id: str | None = None,
     for key, value in (filters or {}).items():
         query = query.filter(getattr(models.Volume, key) == value)
     marker_row = _get(context.session, marker) if marker else None
+    if marker_row is not None and project_id not in (
+            None, marker_row.project_id):
+        raise exception.VolumeNotFound(volume_id=marker)
     return page(query, models.Volume, marker_row, limit, sort_keys,
                 sort_dirs, offset)
 

@@ -18,6 +18,7 @@ from oslo_log import log as logging
 from common import exception
 from common import states
 from common.db.api import attachments as attachments_db
+from services.api.operations import volumes as volume_ops
 from services.volume import rpcapi as volume_rpcapi
 
 LOG = logging.getLogger(__name__)
@@ -29,13 +30,32 @@ class ConflictNovaUsingAttachment(exception.Conflict):
     msg_fmt = "Detach volume from instance %(instance_id)s using the Compute API"
 
 
-def privileged(ctxt: Any) -> bool:
-    """An administrator, or a service (Nova with its service token)."""
-    return bool(ctxt.is_admin or "service" in (ctxt.service_roles or []))
+def privileged(ctxt: Any, volume: Any, host: str | None) -> bool:
+    """``service_or_admin``: an administrator, a service (Nova with its
+    service token), or the agent of the attachment's host."""
+    return ctxt.can("service_or_admin", _target(volume, host), fatal=False)
 
 
-def _target(volume: Any) -> dict:
-    return {"project_id": volume.project_id}
+def _target(volume: Any, host: str | None = None) -> dict:
+    """The policy target: the volume's project and the compute host the
+    attachment is (or is to be) connected to."""
+    return {"project_id": volume.project_id, "host": host}
+
+
+def _authorize(ctxt: Any, rule: str, volume: Any, host: str | None,
+               not_found: exception.NotFound) -> None:
+    """Check ``rule`` on the volume's project for ``host``.
+
+    :raises PolicyNotAuthorized: denied, but the caller may see the volume.
+    :raises NotFound: ``not_found``, for a caller that may not even see it
+        (another project's attachments do not exist for it, as in Cinder).
+    """
+    if ctxt.can(rule, _target(volume, host), fatal=False):
+        return
+    if ctxt.can("volume:get", {"project_id": volume.project_id},
+                fatal=False):
+        raise exception.PolicyNotAuthorized(action=rule)
+    raise not_found
 
 
 class AttachmentOperations:
@@ -45,31 +65,32 @@ class AttachmentOperations:
         self.volume = volume
 
     # -- lookups ----------------------------------------------------------
-    @staticmethod
-    def _visible(ctxt: Any, volume: Any) -> bool:
-        return bool(ctxt.is_admin or volume.project_id == ctxt.project_id)
-
     def _volume(self, ctxt: Any, volume_id: str) -> Any:
         """The volume (a light read), if the caller may see it."""
         volume = attachments_db.volume_brief(ctxt, volume_id)
-        if not self._visible(ctxt, volume):
+        if not ctxt.can("volume:get", {"project_id": volume.project_id},
+                        fatal=False):
             raise exception.VolumeNotFound(volume_id=volume_id)
         return volume
 
-    def _check_visible(self, ctxt: Any, row: Any, volume: Any) -> None:
-        if not self._visible(ctxt, volume):
-            raise exception.AttachmentNotFound(attachment_id=row.id)
+    @staticmethod
+    def _authorize_row(ctxt: Any, rule: str, row: Any, volume: Any,
+                       host: str | None) -> None:
+        _authorize(ctxt, rule, volume, host,
+                   exception.AttachmentNotFound(attachment_id=row.id))
 
     def get(self, ctxt: Any, attachment_id: str) -> tuple[Any, list[str]]:
         """The row and ``shared_connections_by_attachment`` (one read)."""
         row, volume, shared = attachments_db.attachment_with_volume(
             ctxt, attachment_id, shared=True)
-        self._check_visible(ctxt, row, volume)
+        self._authorize_row(ctxt, "volume:attachment_get", row, volume,
+                            row.attached_host)
         return row, shared
 
     def list(self, ctxt: Any, all_tenants: bool = False,
              **kwargs: Any) -> list:
-        project = None if (all_tenants and ctxt.is_admin) else ctxt.project_id
+        project = volume_ops.listed_project(ctxt, all_tenants)
+        ctxt.can("volume:attachment_get", {"project_id": project})
         return attachments_db.attachment_list(ctxt, project_id=project,
                                               **kwargs)
 
@@ -90,8 +111,9 @@ class AttachmentOperations:
         connector = connector or None
 
         def decide(volume: Any, specs: dict) -> attachments_db.Reservation:
-            if not self._visible(ctxt, volume):
-                raise exception.VolumeNotFound(volume_id=volume_id)
+            _authorize(ctxt, "volume:attachment_create", volume,
+                       (connector or {}).get("host"),
+                       exception.VolumeNotFound(volume_id=volume_id))
             return self._reservation(ctxt, volume, specs, instance_uuid,
                                      connector, mode)
 
@@ -108,8 +130,8 @@ class AttachmentOperations:
     def _reservation(self, ctxt: Any, volume: Any, specs: dict,
                      instance_uuid: str | None, connector: dict | None,
                      mode: str | None) -> attachments_db.Reservation:
-        """Policy checks, then the guard and the new row's columns."""
-        ctxt.can("volume:attachment_create", _target(volume))
+        """The bootable-multiattach check, then the guard and the new
+        row's columns."""
         first_only = False
         if volume.multiattach and volume.bootable:
             if volume.attachment_count:
@@ -170,8 +192,10 @@ class AttachmentOperations:
         :raises Conflict: error volume, busy row, or another host.
         """
         def decide(row: Any, volume: Any) -> attachments_db.Change:
-            self._check_visible(ctxt, row, volume)
-            ctxt.can("volume:attachment_update", _target(volume))
+            host = connector.get("host")
+            self._authorize_row(
+                ctxt, "volume:attachment_update", row, volume,
+                host if row.attached_host in (None, host) else None)
             return self._connect_change(row, volume, connector)
 
         try:
@@ -247,8 +271,8 @@ class AttachmentOperations:
     def complete(self, ctxt: Any, attachment_id: str) -> None:
         """``os-complete``: the consumer uses the attachment now."""
         def decide(row: Any, volume: Any) -> attachments_db.Change | None:
-            self._check_visible(ctxt, row, volume)
-            ctxt.can("volume:attachment_complete", _target(volume))
+            self._authorize_row(ctxt, "volume:attachment_complete", row,
+                                volume, row.attached_host)
             status = states.on_complete(row.id, row.attach_status,
                                         row.transition)
             if status == row.attach_status:
@@ -279,11 +303,11 @@ class AttachmentOperations:
             compute host still holds connected.
         """
         def decide(row: Any, volume: Any) -> attachments_db.Change | None:
-            self._check_visible(ctxt, row, volume)
-            ctxt.can("volume:attachment_delete", _target(volume))
+            self._authorize_row(ctxt, "volume:attachment_delete", row,
+                                volume, row.attached_host)
             if not force and not states.deletion_allowed(
                     row.instance_uuid, bool(row.connection_info),
-                    privileged(ctxt)):
+                    privileged(ctxt, volume, row.attached_host)):
                 raise ConflictNovaUsingAttachment(
                     instance_id=row.instance_uuid)
             if row.transition == T.DISCONNECTING:
@@ -347,7 +371,7 @@ class AttachmentOperations:
         rows = attachments_db.attachments_of_volume(ctxt, volume.id)
         if attachment_id is None:
             if len(rows) > 1:
-                if not privileged(ctxt):
+                if not privileged(ctxt, volume, None):
                     raise ConflictNovaUsingAttachment(
                         instance_id=rows[0].instance_uuid)
                 raise exception.InvalidVolume(

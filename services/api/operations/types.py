@@ -1,4 +1,5 @@
-"""Volume type operations: admin-only management, reads for everyone."""
+"""Volume type operations: management for administrators, reads for
+readers, and the projects that may use a private type."""
 
 from typing import Any
 
@@ -10,7 +11,10 @@ from common import states
 from common.db.api import types as types_db
 
 LOG = logging.getLogger(__name__)
-MANAGE = "volume_extension:types_manage"
+#: Extra specs every reader sees; the others need ``read_sensitive``
+#: (Cinder's ``USER_VISIBLE_EXTRA_SPECS``).
+USER_VISIBLE_SPECS = ("RESKEY:availability_zones", "multiattach",
+                      "replication_enabled")
 
 
 def _check_multiattach_cacheable(specs: dict) -> None:
@@ -25,10 +29,15 @@ def _validate(specs: dict) -> None:
     states.validate_type_specs(specs, extra_specs.is_multiattach_spec(specs))
 
 
+def _user_project(ctxt: Any) -> str | None:
+    """None for administrators (every type), else the caller's project."""
+    return None if ctxt.is_admin else ctxt.require_project()
+
+
 class TypeOperations:
     def create(self, ctxt: Any, name: str, description: str | None,
                is_public: bool, specs: dict | None) -> Any:
-        ctxt.can(MANAGE)
+        ctxt.can("volume_extension:type_create", {})
         _validate(specs or {})
         row = types_db.type_create(ctxt, name, description, is_public, specs)
         LOG.info("Volume type %(name)s created as %(id)s",
@@ -36,29 +45,32 @@ class TypeOperations:
         return row
 
     def get(self, ctxt: Any, type_id: str) -> Any:
-        ctxt.can("volume_extension:type_get")
-        row = types_db.type_get(ctxt, type_id)
-        if not row.is_public and not ctxt.is_admin:
-            raise exception.VolumeTypeNotFound(volume_type_id=type_id)
-        return row
+        """A type the caller may use; a private one without access is not
+        found."""
+        project = _user_project(ctxt)
+        ctxt.can("volume_extension:type_get", {"project_id": ctxt.project_id})
+        return types_db.type_get_for(ctxt, type_id, project)
 
     def default(self, ctxt: Any, default_name: str) -> Any:
-        ctxt.can("volume_extension:type_get")
+        ctxt.can("volume_extension:type_get", {"project_id": ctxt.project_id})
         return types_db.type_get_by_name(ctxt, default_name)
 
     def list(self, ctxt: Any, is_public: bool | None,
              filters: dict | None) -> list:
-        ctxt.can("volume_extension:type_get")
-        if not ctxt.is_admin:
-            is_public = True
-        return types_db.type_list(ctxt, is_public=is_public, filters=filters)
+        """Administrators filter by ``is_public``; anyone else gets the
+        public types and the private ones shared with their project."""
+        project = _user_project(ctxt)
+        ctxt.can("volume_extension:type_get_all",
+                 {"project_id": ctxt.project_id})
+        return types_db.type_list(ctxt, is_public=is_public, filters=filters,
+                                  project_id=project)
 
     def update(self, ctxt: Any, type_id: str, values: dict) -> Any:
-        ctxt.can(MANAGE)
+        ctxt.can("volume_extension:type_update", {})
         return types_db.type_update(ctxt, type_id, values)
 
     def delete(self, ctxt: Any, type_id: str, default_name: str) -> None:
-        ctxt.can(MANAGE)
+        ctxt.can("volume_extension:type_delete", {})
         row = types_db.type_get(ctxt, type_id)
         if row.name == default_name:
             raise exception.InvalidVolumeType(
@@ -66,16 +78,62 @@ class TypeOperations:
                        "cannot be deleted." % type_id)
         types_db.type_delete(ctxt, type_id)
 
-    def set_specs(self, ctxt: Any, type_id: str, specs: dict) -> dict:
-        ctxt.can(MANAGE)
+    def set_specs(self, ctxt: Any, type_id: str, specs: dict,
+                  rule: str = "volume_extension:types_extra_specs:create"
+                  ) -> dict:
+        ctxt.can(rule, {})
         _check_multiattach_cacheable(specs)
         current = types_db.specs_of(types_db.type_get(ctxt, type_id))
         _validate(dict(current, **specs))
         return types_db.extra_specs_update(ctxt, type_id, specs)
 
-    def get_specs(self, ctxt: Any, type_id: str) -> dict:
-        return types_db.specs_of(self.get(ctxt, type_id))
+    def get_specs(self, ctxt: Any, type_id: str,
+                  rule: str = "volume_extension:types_extra_specs:index"
+                  ) -> dict:
+        row = self.get(ctxt, type_id)
+        ctxt.can(rule, {"project_id": ctxt.project_id})
+        return self.visible_specs(ctxt, row)
 
     def delete_spec(self, ctxt: Any, type_id: str, key: str) -> None:
-        ctxt.can(MANAGE)
+        ctxt.can("volume_extension:types_extra_specs:delete", {})
         types_db.extra_spec_delete(ctxt, type_id, key)
+
+    @staticmethod
+    def visible_specs(ctxt: Any, row: Any) -> dict:
+        """The extra specs of ``row`` the caller may read."""
+        specs = types_db.specs_of(row)
+        if ctxt.can("volume_extension:types_extra_specs:read_sensitive", {},
+                    fatal=False):
+            return specs
+        return {k: v for k, v in specs.items() if k in USER_VISIBLE_SPECS}
+
+    # -- access to private types ------------------------------------------
+    def _private(self, ctxt: Any, type_id: str) -> Any:
+        row = types_db.type_get(ctxt, type_id)
+        if row.is_public:
+            raise exception.InvalidVolumeType(
+                reason="Type access modification is not applicable to "
+                       "public volume type.")
+        return row
+
+    def access_list(self, ctxt: Any, type_id: str) -> "list[str]":
+        ctxt.can("volume_extension:volume_type_access:get_all_for_type", {})
+        if types_db.type_get(ctxt, type_id).is_public:
+            raise exception.NotFound(
+                "Access list not available for public volume types.")
+        return types_db.type_access_list(ctxt, type_id)
+
+    def add_access(self, ctxt: Any, type_id: str, project_id: str) -> None:
+        ctxt.can("volume_extension:volume_type_access:addProjectAccess", {})
+        self._private(ctxt, type_id)
+        types_db.type_access_add(ctxt, type_id, project_id)
+        LOG.info("Project %(project)s may use volume type %(type)s",
+                 {"project": project_id, "type": type_id})
+
+    def remove_access(self, ctxt: Any, type_id: str, project_id: str) -> None:
+        ctxt.can("volume_extension:volume_type_access:removeProjectAccess",
+                 {})
+        self._private(ctxt, type_id)
+        types_db.type_access_remove(ctxt, type_id, project_id)
+        LOG.info("Project %(project)s may no longer use volume type "
+                 "%(type)s", {"project": project_id, "type": type_id})

@@ -11,6 +11,7 @@ from oslo_config import cfg
 from common import constants
 from common.db.api import services as services_db
 from common.db.api import volumes as volumes_db
+from services.api.operations import volumes as volume_ops
 
 #: Cinder's absolute-limit names, in its order; -1 means unlimited.
 _MAXIMA = ("maxTotalVolumes", "maxTotalSnapshots", "maxTotalVolumeGigabytes",
@@ -25,12 +26,16 @@ class UsageOperations:
         """Return ``limits.absolute`` for the caller's project.
 
         :param project_id: another project, honoured for administrators
-            only (Cinder's 3.39 rule); anyone else gets their own.
+            only (Cinder's 3.39 rule); anyone else gets their own.  The
+            ``total*Used`` values need ``limits_extension:used_limits``.
         """
         if project_id is None or not ctxt.is_admin:
-            project_id = ctxt.project_id
-        volumes = volumes_db.volume_list(ctxt, project_id=project_id)
+            project_id = ctxt.require_project()
         result: dict[str, int] = {name: -1 for name in _MAXIMA}
+        if not ctxt.can("limits_extension:used_limits",
+                        {"project_id": project_id}, fatal=False):
+            return result
+        volumes = volumes_db.volume_list(ctxt, project_id=project_id)
         result.update(totalVolumesUsed=len(volumes),
                       totalGigabytesUsed=sum(v.size or 0 for v in volumes),
                       totalSnapshotsUsed=0, totalBackupsUsed=0,
@@ -44,8 +49,8 @@ class UsageOperations:
         :param all_tenants: every project's volumes, for administrators.
         :returns: ``(count, size, {key: [distinct values]})``.
         """
-        ctxt.can("volume:get_all")
-        project = None if (all_tenants and ctxt.is_admin) else ctxt.project_id
+        project = volume_ops.listed_project(ctxt, all_tenants)
+        ctxt.can("volume:get_all", {"project_id": project})
         volumes = volumes_db.volume_list(ctxt, project_id=project)
         metadata: dict[str, list[str]] = {}
         for row in volumes:

@@ -46,6 +46,18 @@ _RETYPE_REFUSED = (
 EarlyCheck = Callable[[Any, Any, dict], None]
 
 
+def listed_project(ctxt: Any, all_tenants: bool) -> str | None:
+    """The project a list shows: every project (None) for an administrator
+    asking ``all_tenants``, else the caller's own.
+
+    :raises ProjectScopeRequired: a caller without a project asked for its
+        own project's rows.
+    """
+    if all_tenants and ctxt.is_admin:
+        return None
+    return ctxt.require_project()
+
+
 class VolumeOperations:
     def __init__(self, conf: cfg.ConfigOpts,
                  scheduler: scheduler_rpcapi.SchedulerAPI,
@@ -61,23 +73,29 @@ class VolumeOperations:
         self.cache = cache or getattr(early_check, "__self__", None)
 
     def get(self, ctxt: Any, volume_id: str) -> Any:
-        """Return a volume the caller may see, else VolumeNotFound."""
+        """Return a volume ``volume:get`` lets the caller see, else
+        VolumeNotFound (another project's volume does not exist for it)."""
         row = volumes_db.volume_get(ctxt, volume_id)
-        if not ctxt.is_admin and row.project_id != ctxt.project_id:
+        if not ctxt.can("volume:get", {"project_id": row.project_id},
+                        fatal=False):
             raise exception.VolumeNotFound(volume_id=volume_id)
-        ctxt.can("volume:get", {"project_id": row.project_id})
         return row
 
     def list(self, ctxt: Any, all_tenants: bool = False, **kwargs: Any) -> list:
-        ctxt.can("volume:get_all")
-        project = None if (all_tenants and ctxt.is_admin) else ctxt.project_id
+        project = listed_project(ctxt, all_tenants)
+        ctxt.can("volume:get_all", {"project_id": project})
         return volumes_db.volume_list(ctxt, project_id=project, **kwargs)
 
     def _resolve_type(self, ctxt: Any, name_or_id: str | None
                       ) -> tuple[Any, dict]:
-        """The type a create names (else the default) and its specs."""
+        """The type a create names (else the default) and its specs.
+
+        :raises VolumeTypeNotFoundByName: no such type, or a private one
+            the caller's project has no access to.
+        """
         return types_db.type_resolve(
-            ctxt, name_or_id or self.conf.default_volume_type)
+            ctxt, name_or_id or self.conf.default_volume_type,
+            project_id=None if ctxt.is_admin else ctxt.project_id)
 
     def create(self, ctxt: Any, size: int, name: str | None = None,
                description: str | None = None, volume_type: str | None = None,
@@ -89,7 +107,8 @@ class VolumeOperations:
         :raises InvalidInput: the removed ``multiattach`` flag was set.
         :raises UnsatisfiableVolumeType: no fresh pool could place the type.
         """
-        ctxt.can("volume:create")
+        project = ctxt.require_project()
+        ctxt.can("volume:create", {"project_id": project})
         if multiattach:
             raise exception.InvalidInput(reason=_MULTIATTACH_REMOVED)
         # NOTE(ashlar): one reader transaction (a connection, no ORM
@@ -102,7 +121,7 @@ class VolumeOperations:
             is_multiattach = extra_specs.is_multiattach_spec(specs)
             encrypted = states.is_encrypted(specs)
             if is_multiattach:
-                ctxt.can("volume:multiattach")
+                ctxt.can("volume:multiattach", {"project_id": project})
                 if encrypted:
                     raise exception.InvalidVolume(
                         reason="Multiattach cannot be used with encrypted "
@@ -110,7 +129,7 @@ class VolumeOperations:
             if self.early_check is not None:
                 self.early_check(ctxt, vtype, specs)
         row = volumes_db.volume_create(ctxt, {
-            "id": str(uuid.uuid4()), "project_id": ctxt.project_id,
+            "id": str(uuid.uuid4()), "project_id": project,
             "user_id": ctxt.user_id, "display_name": name,
             "display_description": description, "size": size,
             "status": STATUS.CREATING,
@@ -131,7 +150,8 @@ class VolumeOperations:
         ctxt.can("volume:update", {"project_id": row.project_id})
         return volumes_db.volume_update(ctxt, volume_id, values, metadata)
 
-    def delete(self, ctxt: Any, volume_id: str, force: bool = False) -> None:
+    def delete(self, ctxt: Any, volume_id: str, force: bool = False,
+               rule: str | None = None) -> None:
         """``deleting``, then the volume service removes it.
 
         The compare-and-swap expects no attachment row at all, so a
@@ -141,11 +161,9 @@ class VolumeOperations:
         :raises InvalidVolume: wrong status, attachments, or migrating.
         """
         row = self.get(ctxt, volume_id)
-        if force:
-            ctxt.can("volume_extension:volume_admin_actions:force_delete",
-                     {"project_id": row.project_id})
-        else:
-            ctxt.can("volume:delete", {"project_id": row.project_id})
+        ctxt.can(rule or ("volume:force_delete" if force
+                          else "volume:delete"),
+                 {"project_id": row.project_id})
         if row.attachment_count:
             raise exception.InvalidVolume(
                 reason="Volume %s has %d attachment(s); a volume with "
@@ -234,7 +252,9 @@ class VolumeOperations:
         """
         row = self.get(ctxt, volume_id)
         ctxt.can("volume:retype", {"project_id": row.project_id})
-        vtype, specs = types_db.type_resolve(ctxt, new_type)
+        vtype, specs = types_db.type_resolve(
+            ctxt, new_type,
+            project_id=None if ctxt.is_admin else row.project_id)
         policy = migration_policy or "never"
         if (vtype.id == row.volume_type_id or row.migration_status
                 or row.status not in (STATUS.AVAILABLE, STATUS.IN_USE)):

@@ -2,9 +2,6 @@
 
 import falcon
 
-from common import exception
-from services.api import middleware
-from services.api import validation
 from services.api.operations import attachments as attachment_ops
 from services.api.resources import base
 from services.api.schemas import attachments as schemas
@@ -82,28 +79,7 @@ class Action(_Base):
     def on_post(self, req: falcon.Request, resp: falcon.Response,
                 attachment_id: str) -> None:
         base.require(req, schemas.ATTACHMENTS_VERSION)
-        name, _value = action_body(req, schemas.ACTIONS)
+        name, _value = base.action_body(req, schemas.ACTIONS)
         if name == "os-complete":
             self.ops.complete(base.ctxt(req), attachment_id)
         resp.status = falcon.HTTP_204
-
-
-def action_body(req: falcon.Request, table: dict) -> tuple[str, object]:
-    """``{"<action>": value}``: the action's name and value, validated
-    against its schema at the request's microversion.
-
-    :raises Invalid: not exactly one known action.
-    """
-    data = middleware.read_body(req)
-    if not isinstance(data, dict) or len(data) != 1:
-        raise exception.Invalid("Malformed request body")
-    name = next(iter(data))
-    if name not in table:
-        raise exception.Invalid("There is no such action: %s" % name)
-    try:
-        schema = validation.schema_for(table[name], base.version(req))
-    except LookupError:
-        raise middleware.not_found_at_version()
-    validation.validate(schema, data)
-    return name, data[name]
-

@@ -105,3 +105,24 @@ def filters(req: falcon.Request, allowed: dict[str, str],
 
 def not_found(message: str) -> exception.NotFound:
     return exception.NotFound(message)
+
+
+def action_body(req: falcon.Request, table: dict) -> tuple[str, object]:
+    """``{"<action>": value}``: the action's name and value, validated
+    against its schema at the request's microversion.
+
+    :raises Invalid: not exactly one known action.
+    """
+    data = middleware.read_body(req)
+    if not isinstance(data, dict) or len(data) != 1:
+        raise exception.Invalid("Malformed request body")
+    name = next(iter(data))
+    if name not in table:
+        raise exception.Invalid("There is no such action: %s" % name)
+    try:
+        schema = validation.schema_for(table[name], version(req))
+    except LookupError:
+        raise middleware.not_found_at_version()
+    validation.validate(schema, data)
+    return name, data[name]
+

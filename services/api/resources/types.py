@@ -1,4 +1,5 @@
-"""/types, /types/{id}, /types/{id}/extra_specs[/{key}]."""
+"""/types, /types/{id}, /types/{id}/extra_specs[/{key}], and the access to
+private types (/types/{id}/os-volume-type-access, /types/{id}/action)."""
 
 import falcon
 from oslo_config import cfg
@@ -101,7 +102,8 @@ class ExtraSpec:
 
     def on_get(self, req: falcon.Request, resp: falcon.Response,
                type_id: str, key: str) -> None:
-        specs = self.ops.get_specs(base.ctxt(req), type_id)
+        specs = self.ops.get_specs(base.ctxt(req), type_id,
+                                   "volume_extension:types_extra_specs:show")
         if key not in specs:
             raise exception.VolumeTypeExtraSpecsNotFound(
                 volume_type_id=type_id, extra_specs_key=key)
@@ -112,9 +114,40 @@ class ExtraSpec:
         data = base.body(req, schemas.EXTRA_SPEC_UPDATE)
         if key not in data:
             raise exception.Invalid("Request body and URI mismatch")
-        resp.media = self.ops.set_specs(base.ctxt(req), type_id, data)
+        resp.media = self.ops.set_specs(
+            base.ctxt(req), type_id, data,
+            "volume_extension:types_extra_specs:update")
 
     def on_delete(self, req: falcon.Request, resp: falcon.Response,
                   type_id: str, key: str) -> None:
         self.ops.delete_spec(base.ctxt(req), type_id, key)
         resp.status = falcon.HTTP_202
+
+
+class Access:
+    """``GET /types/{id}/os-volume-type-access``."""
+
+    def __init__(self, ops: type_ops.TypeOperations) -> None:
+        self.ops = ops
+
+    def on_get(self, req: falcon.Request, resp: falcon.Response,
+               type_id: str) -> None:
+        projects = self.ops.access_list(base.ctxt(req), type_id)
+        resp.media = views.access(type_id, projects)
+
+
+class Action:
+    """``POST /types/{id}/action``: addProjectAccess, removeProjectAccess."""
+
+    def __init__(self, ops: type_ops.TypeOperations) -> None:
+        self.ops = ops
+
+    def on_post(self, req: falcon.Request, resp: falcon.Response,
+                type_id: str) -> None:
+        name, value = base.action_body(req, schemas.ACTIONS)
+        change = (self.ops.add_access if name == "addProjectAccess"
+                  else self.ops.remove_access)
+        change(base.ctxt(req), type_id, value["project"])
+        resp.status = falcon.HTTP_202
+        resp.content_type = falcon.MEDIA_HTML
+        resp.data = b""

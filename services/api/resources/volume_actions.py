@@ -15,7 +15,6 @@ from services.api.microversion import APIVersion
 from services.api.operations import attachments as attachment_ops
 from services.api.operations import volumes as volume_ops
 from services.api.resources import base
-from services.api.resources.attachments import action_body
 from services.api.schemas import OPTIONAL_UUID
 from services.api.schemas import envelope
 from services.api.schemas import unversioned
@@ -62,7 +61,7 @@ class Action:
     def on_post(self, req: falcon.Request, resp: falcon.Response,
                 volume_id: str) -> None:
         supported = {k: v for k, v in ACTIONS.items() if k in self._handlers}
-        name, value = action_body(req, supported)
+        name, value = base.action_body(req, supported)
         self._handlers[name](req, volume_id, value or {})
         resp.status = falcon.HTTP_200 if name in _OK else falcon.HTTP_202
         resp.content_type = falcon.MEDIA_JSON
@@ -99,7 +98,9 @@ class Action:
 
     def _force_delete(self, req: falcon.Request, volume_id: str,
                       value: Any) -> None:
-        self.volumes.delete(base.ctxt(req), volume_id, force=True)
+        self.volumes.delete(
+            base.ctxt(req), volume_id, force=True,
+            rule="volume_extension:volume_admin_actions:force_delete")
 
     def _migrate(self, req: falcon.Request, volume_id: str,
                  value: Any) -> None:

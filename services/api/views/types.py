@@ -1,16 +1,34 @@
-"""Volume type views."""
+"""Volume type views: what each field's policy lets the caller see."""
 
 from typing import Any
 
-from common.db.api import types as types_db
+from services.api.operations import types as type_ops
 
 
 def show(row: Any, ctxt: Any, with_access: bool = True) -> dict:
+    """A type as the caller may see it.
+
+    ``extra_specs`` needs ``access_types_extra_specs`` (and shows the
+    sensitive ones only with ``read_sensitive``), ``qos_specs_id`` needs
+    ``access_types_qos_specs_id``, ``os-volume-type-access:is_public``
+    needs ``volume_type_access`` (and ``with_access``).
+    """
+    target = {"project_id": ctxt.project_id}
     body = {"id": row.id, "name": row.name, "is_public": row.is_public,
-            "description": row.description,
-            "extra_specs": types_db.specs_of(row)}
-    if with_access:
+            "description": row.description}
+    if ctxt.can("volume_extension:access_types_extra_specs", target,
+                fatal=False):
+        body["extra_specs"] = type_ops.TypeOperations.visible_specs(ctxt, row)
+    if with_access and ctxt.can("volume_extension:volume_type_access",
+                                target, fatal=False):
         body["os-volume-type-access:is_public"] = row.is_public
-    if ctxt.is_admin:
+    if ctxt.can("volume_extension:access_types_qos_specs_id", target,
+                fatal=False):
         body["qos_specs_id"] = None
     return body
+
+
+def access(type_id: str, projects: list[str]) -> dict:
+    return {"volume_type_access": [{"volume_type_id": type_id,
+                                    "project_id": project}
+                                   for project in projects]}

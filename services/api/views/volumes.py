@@ -46,18 +46,33 @@ def detail(row: Any, ctxt: Any, version: V, base_url: str,
         "bootable": "true" if row.bootable else "false",
         "encrypted": bool(row.encrypted), "replication_status": None,
         "consistencygroup_id": None, "multiattach": bool(row.multiattach),
-        "attachments": _attachments(row, ctxt.is_admin),
         "migration_status": row.migration_status,
-        "error_reason": row.error_reason,
     }
+    target = {"project_id": row.project_id}
+    show_host = ctxt.can("volume_extension:volume_host_attribute", target,
+                         fatal=False)
+    body["attachments"] = _attachments(row, show_host)
+    if show_host:
+        # NOTE(ashlar): backend error text is for operators only.
+        body["error_reason"] = row.error_reason
     _add_versioned(body, row, version)
     if with_os_attrs:
-        body["os-vol-tenant-attr:tenant_id"] = row.project_id
-        if ctxt.is_admin:
-            body["os-vol-host-attr:host"] = row.host
-            body["os-vol-mig-status-attr:migstat"] = row.migration_status
-            body["os-vol-mig-status-attr:name_id"] = None
+        _add_os_attrs(body, row, ctxt, target, show_host)
     return body
+
+
+def _add_os_attrs(body: dict, row: Any, ctxt: Any, target: dict,
+                  show_host: bool) -> None:
+    """The ``os-vol-*`` fields whose policies allow the caller."""
+    if ctxt.can("volume_extension:volume_tenant_attribute", target,
+                fatal=False):
+        body["os-vol-tenant-attr:tenant_id"] = row.project_id
+    if show_host:
+        body["os-vol-host-attr:host"] = row.host
+    if ctxt.can("volume_extension:volume_mig_status_attribute", target,
+                fatal=False):
+        body["os-vol-mig-status-attr:migstat"] = row.migration_status
+        body["os-vol-mig-status-attr:name_id"] = None
 
 
 def _metadata(row: Any) -> dict:

@@ -1,126 +1,24 @@
 """The attachments API and the attachment rules of volume actions, through
 the falcon app, a real (SQLite) database and the fake driver."""
 
-import json
 import types
 import uuid
-from unittest import mock
 
-import pytest
-from falcon import testing
-from oslo_config import cfg
 from oslo_policy import policy as oslo_policy
 
 from common import policy
 from common.db.api import attachments as attachments_db
 from common.db.api import volumes as volumes_db
-from drivers import fake as fake_driver
-from services.api import app as api_app
-from services.api.operations import attachments as attachment_ops
-from services.api.operations import volumes as volume_ops
-from services.volume import attach
 
 try:
+    from tests.unit.api import apitest
     from tests.unit.db import fixtures
 except ImportError:  # pytest put tests/unit on sys.path instead
+    from api import apitest
     from db import fixtures
 
-HOST = "node1@b1"
-MV = "volume 3.60"
-
-
-def _wire(value):
-    """What crossing the bus leaves of a value (JSON)."""
-    return json.loads(json.dumps(value))
-
-
-class FakeVolumeRPC:
-    """The volume service's client, answered in process by an Attacher."""
-
-    def __init__(self, attacher):
-        self.attacher = attacher
-        self.casts = []
-
-    def attachment_connect(self, ctxt, host, attachment_id, snap):
-        return _wire(self.attacher.connect(ctxt, _wire(snap)))
-
-    def attachment_disconnect(self, ctxt, host, attachment_id, snap):
-        self.attacher.disconnect(ctxt, _wire(snap))
-
-    def __getattr__(self, name):
-        return lambda *args, **kwargs: self.casts.append((name, args))
-
-
-class Api:
-    def __init__(self, client, driver, rpc):
-        self.client, self.driver, self.rpc = client, driver, rpc
-
-    def call(self, method, path, body=None, version=MV, token="admin:p1",
-             roles=None, service=None):
-        headers = {"OpenStack-API-Version": version, "X-Auth-Token": token}
-        if roles is not None:
-            headers["X-Roles"] = roles
-        if service:
-            headers["X-Service-Roles"] = service
-        return self.client.simulate_request(method, "/v3" + path,
-                                            headers=headers, json=body)
-
-    def volume(self, multiattach=False, project="p1", vtype=None, **kwargs):
-        vol = fixtures.make_volume(project=project, multiattach=multiattach,
-                                   host=HOST + "#b1", vtype=vtype, **kwargs)
-        self.driver.create_volume(attach.driver_volume(vol))
-        return vol.id
-
-    def create(self, volume_id, connector=None, instance=None, mode=None,
-               **kwargs):
-        body = {"volume_uuid": volume_id,
-                "instance_uuid": instance or str(uuid.uuid4())}
-        if connector is not None:
-            body["connector"] = connector
-        if mode:
-            body["mode"] = mode
-        return self.call("POST", "/attachments", {"attachment": body},
-                         **kwargs)
-
-    def show_volume(self, volume_id, **kwargs):
-        return self.call("GET", "/volumes/" + volume_id, **kwargs).json[
-            "volume"]
-
-    def action(self, volume_id, body, **kwargs):
-        return self.call("POST", "/volumes/%s/action" % volume_id, body,
-                         **kwargs)
-
-
-def connector(host="h1", **extra):
-    return dict({"host": host, "ip": "10.0.0.1", "platform": "x86_64",
-                 "initiator": "iqn.x:" + host, "os_type": "linux",
-                 "multipath": False}, **extra)
-
-
-@pytest.fixture
-def api():
-    fixtures.setup()
-    fixtures.clean()
-    conf = fixtures.make_conf()
-    dconf = cfg.ConfigOpts()
-    fake_driver.register_opts(dconf, "b1")
-    dconf([], default_config_files=[])
-    driver = fake_driver.FakeDriver(dconf["b1"], "b1", "node1")
-    rpc = FakeVolumeRPC(attach.Attacher(conf, driver, HOST))
-    ops = types.SimpleNamespace(
-        volumes=volume_ops.VolumeOperations(conf, mock.Mock(), rpc),
-        attachments=attachment_ops.AttachmentOperations(conf, rpc),
-        types=mock.Mock(), backends=mock.Mock(), cache=None,
-        usage=mock.Mock())
-    client = testing.TestClient(api_app.create_app(conf, ops))
-    yield Api(client, driver, rpc)
-    fixtures.clean()
-    policy.reset()
-
-
-def _message(resp):
-    return next(iter(resp.json.values()))["message"]
-
+connector = apitest.connector
+HOST = apitest.HOST
 
 # -- versions and shapes ------------------------------------------------------
 
@@ -135,7 +33,7 @@ def test_attachments_need_3_27_and_complete_3_44(api):
     assert resp.status_code == 404
     resp = api.create(vid, mode="ro", version="volume 3.53")
     assert resp.status_code == 400 and "'mode' was unexpected" in \
-        _message(resp)
+        apitest.message(resp)
 
 
 def test_reserve_shape_and_volume_status(api):
@@ -188,7 +86,7 @@ def test_second_attachment_of_plain_volume_refused(api):
     resp = api.create(vid)
     assert resp.status_code == 400
     assert "is not multiattach and already has an attachment" in \
-        _message(resp)
+        apitest.message(resp)
     assert len(attachments_db.attachments_of_volume(
         fixtures.admin(), vid)) == 1
 
@@ -226,7 +124,7 @@ def test_limit_from_type(api):
     assert api.create(vid).status_code == 200
     assert api.create(vid).status_code == 200
     resp = api.create(vid)
-    assert resp.status_code == 400 and "maximum of 2" in _message(resp)
+    assert resp.status_code == 400 and "maximum of 2" in apitest.message(resp)
 
 
 def test_single_writer(api):
@@ -237,7 +135,7 @@ def test_single_writer(api):
     assert api.create(vid, mode="rw").status_code == 200
     resp = api.create(vid)
     assert resp.status_code == 400 and "only one read/write" in \
-        _message(resp)
+        apitest.message(resp)
     assert api.create(vid, mode="ro").status_code == 200
     ro = api.create(vid, connector=connector(mode="ro")).json["attachment"]
     assert ro["connection_info"]["access_mode"] == "ro"
@@ -257,7 +155,7 @@ def test_readonly_volume_makes_ro_attachments(api):
 def test_error_volume_refused(api):
     vid = api.volume(status="error")
     resp = api.create(vid)
-    assert resp.status_code == 400 and "error state" in _message(resp)
+    assert resp.status_code == 400 and "error state" in apitest.message(resp)
 
 
 # -- update, complete ---------------------------------------------------------
@@ -277,7 +175,7 @@ def test_update_connects_and_shares(api):
     resp = api.call("PUT", "/attachments/" + b["id"],
                     {"attachment": {"connector": connector("h9")}})
     assert resp.status_code == 409 and "connected to host h1" in \
-        _message(resp)
+        apitest.message(resp)
     resp = api.call("DELETE", "/attachments/" + a["id"])
     assert resp.json["shared_connections_by_attachment"] == [b["id"]]
     assert api.driver.connections[vid][0]["host"] == "h1"
@@ -324,7 +222,7 @@ def test_update_needs_a_connector_and_a_sane_volume(api):
     volumes_db.volume_cas(fixtures.admin(), vid, {}, {"status": "error"})
     resp = api.call("PUT", "/attachments/" + att["id"],
                     {"attachment": {"connector": connector()}})
-    assert resp.status_code == 409 and "error state" in _message(resp)
+    assert resp.status_code == 409 and "error state" in apitest.message(resp)
 
 
 def test_complete_from_reserved_and_idempotent(api):
@@ -345,7 +243,7 @@ def test_complete_refused_while_disconnecting(api):
                                   {"transition": "disconnecting"})
     resp = api.call("POST", "/attachments/%s/action" % att["id"],
                     {"os-complete": None})
-    assert resp.status_code == 409 and "cannot complete" in _message(resp)
+    assert resp.status_code == 409 and "cannot complete" in apitest.message(resp)
 
 
 # -- delete rules --------------------------------------------------------------
@@ -356,7 +254,7 @@ def test_user_cannot_delete_what_a_host_holds(api):
     user = {"token": "u:p1", "roles": "member"}
     resp = api.call("DELETE", "/attachments/" + att["id"], **user)
     assert resp.status_code == 409
-    assert _message(resp) == ("Detach volume from instance %s using the "
+    assert apitest.message(resp) == ("Detach volume from instance %s using the "
                               "Compute API" % att["instance"])
     resp = api.call("DELETE", "/attachments/" + att["id"], service="service",
                     **user)
@@ -374,7 +272,7 @@ def test_user_may_delete_a_reservation(api):
 def test_delete_of_unknown_attachment_is_404(api):
     resp = api.call("DELETE", "/attachments/" + str(uuid.uuid4()))
     assert resp.status_code == 404
-    assert "Volume attachment could not be found" in _message(resp)
+    assert "Volume attachment could not be found" in apitest.message(resp)
 
 
 def test_project_isolation(api):
@@ -427,7 +325,7 @@ def test_bootable_multiattach_policy(api):
     _deny("volume:multiattach_bootable_volume")
     resp = api.create(vid)
     assert resp.status_code == 403
-    assert "volume:multiattach_bootable_volume" in _message(resp)
+    assert "volume:multiattach_bootable_volume" in apitest.message(resp)
 
 
 def test_bootable_multiattach_race_admits_a_denied_caller_only_first(
@@ -450,7 +348,7 @@ def test_bootable_multiattach_race_admits_a_denied_caller_only_first(
     monkeypatch.setattr(attachments_db, "_brief", stale_first_read)
     resp = api.create(vid)
     assert resp.status_code == 403, resp.json
-    assert "volume:multiattach_bootable_volume" in _message(resp)
+    assert "volume:multiattach_bootable_volume" in apitest.message(resp)
     assert len(attachments_db.attachments_of_volume(fixtures.admin(),
                                                     vid)) == 1
 
@@ -467,7 +365,7 @@ def test_volume_with_attachments_cannot_be_deleted(api):
     vid = api.volume()
     api.create(vid)
     resp = api.call("DELETE", "/volumes/" + vid)
-    assert resp.status_code == 400 and "cannot be deleted" in _message(resp)
+    assert resp.status_code == 400 and "cannot be deleted" in apitest.message(resp)
     resp = api.action(vid, {"os-force_delete": None})
     assert resp.status_code == 400
 
@@ -480,7 +378,7 @@ def test_legacy_detach_needs_an_id_with_several(api):
     assert resp.status_code == 409
     resp = api.action(vid, {"os-detach": {}}, service="service")
     assert resp.status_code == 400
-    assert "no attachment_id provided" in _message(resp)
+    assert "no attachment_id provided" in apitest.message(resp)
     resp = api.action(vid, {"os-detach": {"attachment_id": a["id"]}})
     assert resp.status_code == 202
     assert len(attachments_db.attachments_of_volume(
@@ -523,11 +421,11 @@ def test_retype_multiattach_rules(api):
              {"os-complete": None})
     resp = api.action(vid, {"os-retype": {"new_type": ma.id}})
     assert resp.status_code == 400
-    assert "retypes affecting multiattach" in _message(resp)
+    assert "retypes affecting multiattach" in apitest.message(resp)
     ma_vid = api.volume(multiattach=True, vtype=ma)
     resp = api.action(ma_vid, {"os-retype": {"new_type": ma_enc.id}})
     assert resp.status_code == 400
-    assert "both encryption and multi-attach" in _message(resp)
+    assert "both encryption and multi-attach" in apitest.message(resp)
     free = api.volume()
     resp = api.action(free, {"os-retype": {"new_type": ma.name}})
     assert resp.status_code == 202
@@ -542,14 +440,14 @@ def test_retype_multiattach_rules(api):
                  {"os-complete": None})
     resp = api.action(two, {"os-retype": {"new_type": plain.id}})
     assert resp.status_code == 400
-    assert "retypes affecting multiattach" in _message(resp)
+    assert "retypes affecting multiattach" in apitest.message(resp)
     resp = api.action(two, {"os-retype": {"new_type": other_ma.id,
                                           "migration_policy": "on-demand"}})
     assert resp.status_code == 400 and "more than one attachment" in \
-        _message(resp)
+        apitest.message(resp)
     resp = api.action(two, {"os-migrate_volume": {"host": "x@y#z"}})
     assert resp.status_code == 400 and "more than one attachment" in \
-        _message(resp)
+        apitest.message(resp)
 
 
 def test_extend_and_bootable(api):
@@ -579,4 +477,4 @@ def test_multiattach_encrypted_type_refused_at_create(api):
     resp = api.call("POST", "/volumes", {"volume": {
         "size": 1, "volume_type": vtype.id}})
     assert resp.status_code == 400
-    assert "Multiattach cannot be used with encrypted" in _message(resp)
+    assert "Multiattach cannot be used with encrypted" in apitest.message(resp)

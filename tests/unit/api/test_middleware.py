@@ -145,15 +145,28 @@ def test_unsupported_method_is_404_not_405(client):
     (None, "admin", "admin"),
     ("alice:p1", "alice", "p1"),
     ("solo", "solo", "solo"),
-    (":p1", "", "p1"),
+    (":p1", None, "p1"),
     ("notused", "notused", "notused"),
 ])
 def test_noauth_token(client, token, user, project):
     headers = {"X-Auth-Token": token} if token else {}
     body = client.simulate_get("/v3/volumes", headers=headers).json
     assert (body["user"], body["project"]) == (user, project)
-    assert body["roles"] == ["admin"]
+    assert body["roles"] == ["admin", "member", "reader"]
     assert body["is_admin"] is True
+
+
+@pytest.mark.parametrize(("roles", "implied"), [
+    ("member", ["member", "reader"]),
+    ("reader", ["reader"]),
+    ("member,admin", ["member", "admin", "reader"]),
+    ("", []),
+])
+def test_noauth_roles_imply_as_keystone_bootstrap_does(client, roles,
+                                                       implied):
+    body = client.simulate_get("/v3/volumes", headers={
+        "X-Auth-Token": "u:p1", "X-Roles": roles}).json
+    assert body["roles"] == implied
 
 
 def test_noauth_x_headers_do_not_override_the_token(client):
