@@ -73,6 +73,20 @@ class UnsatisfiableVolumeType(Invalid):
                "%(unsatisfied)s.")
 
 
+class NotAuthenticated(AshlarException):
+    """No verified identity (keystone or http_basic mode)."""
+
+    msg_fmt = "The request you have made requires authentication."
+    code = 401
+
+
+class NoAuthNotLoopback(AshlarException):
+    msg_fmt = ("auth_strategy noauth makes every caller an administrator: "
+               "it serves on loopback addresses only, not on %(host)s "
+               "(set [api] noauth_allow_remote = true for a throwaway lab, "
+               "or choose keystone or http_basic).")
+
+
 class NotAuthorized(AshlarException):
     msg_fmt = "Not authorized."
     code = 403

@@ -99,20 +99,26 @@ class RequestContextSerializer(messaging.Serializer):
 
 
 def get_client(target: messaging.Target, version_cap: str | None = None,
-               timeout: int | None = None) -> messaging.RPCClient:
-    return messaging.get_rpc_client(_transport(), target,
-                                    version_cap=version_cap,
-                                    serializer=RequestContextSerializer(),
-                                    timeout=timeout)
+               timeout: int | None = None,
+               serializer: messaging.Serializer | None = None
+               ) -> messaging.RPCClient:
+    return messaging.get_rpc_client(
+        _transport(), target, version_cap=version_cap,
+        serializer=serializer or RequestContextSerializer(), timeout=timeout)
 
 
-def get_server(target: messaging.Target,
-               endpoints: list) -> messaging.MessageHandlingServer:
+def get_server(target: messaging.Target, endpoints: list,
+               serializer: messaging.Serializer | None = None
+               ) -> messaging.MessageHandlingServer:
     """An RPC server that dispatches only methods marked
-    ``@messaging.expose`` (lifecycle hooks and helpers stay private)."""
+    ``@messaging.expose`` (lifecycle hooks and helpers stay private).
+
+    :param serializer: how the context is read; by default the internal
+        topics' ``RequestContextSerializer``, which believes the message.
+    """
     return messaging.get_rpc_server(
         _transport(), target, endpoints, executor="threading",
-        serializer=RequestContextSerializer(),
+        serializer=serializer or RequestContextSerializer(),
         access_policy=dispatcher.ExplicitRPCAccessPolicy)
 
 
@@ -135,13 +141,15 @@ class RPCAPI:
     BINARY: str = ""
     RPC_API_VERSION: str = "1.0"
 
-    def __init__(self, conf: cfg.ConfigOpts | None = None) -> None:
+    def __init__(self, conf: cfg.ConfigOpts | None = None,
+                 serializer: messaging.Serializer | None = None) -> None:
         conf = conf or cfg.CONF
         target = messaging.Target(topic=self.TOPIC,
                                   version=self.RPC_API_VERSION)
         cap = _version_cap(conf, self.BINARY) or self.RPC_API_VERSION
         self.client = get_client(target, version_cap=cap,
-                                 timeout=conf.rpc_call_timeout)
+                                 timeout=conf.rpc_call_timeout,
+                                 serializer=serializer)
 
     def _prepare(self, **kwargs: Any) -> messaging.RPCClient:
         return self.client.prepare(**kwargs)

@@ -13,10 +13,12 @@ from wsgiref import simple_server
 
 from oslo_log import log as logging
 
+from common import exception
 from common import service
 from common.db import api as db_api
 from common.db import migrations
 from services.api import app
+from services.api import auth
 from services.scheduler import launcher as scheduler_launcher
 from services.volume import launcher as volume_launcher
 
@@ -35,13 +37,17 @@ class _QuietHandler(simple_server.WSGIRequestHandler):
 def main(argv: list[str] | None = None) -> None:
     conf = service.prepare_process(sys.argv[1:] if argv is None else argv,
                                    embedded=True)
+    try:
+        auth.check_bind(conf)
+    except exception.NoAuthNotLoopback as exc:
+        sys.exit("ashlar: %s" % exc)
     migrations.upgrade(db_api.get_engine())
     services = [scheduler_launcher.build_service(conf)]
     services += volume_launcher.build_services(conf)
     for svc in services:
         svc.start()
-    wsgi_app = app.wrap_auth(conf, app.create_app(conf,
-                                                  app.build_operations(conf)))
+    wsgi_app = auth.wrap(conf, app.create_app(conf,
+                                              app.build_operations(conf)))
     server = simple_server.make_server(
         conf.api.bind_host, conf.api.bind_port, wsgi_app,
         server_class=_ThreadingServer, handler_class=_QuietHandler)

@@ -8,28 +8,36 @@ import json
 import sys
 
 from cliff import command
+from keystoneauth1 import loading as ks_loading
+from oslo_config import cfg
 from oslo_log import log as logging
 
 from common import cli
 from common import conf as ashlar_conf
-from common import context as ashlar_context
 from common import service
+from common.conf import agent as agent_conf
 from services.agent import connector
 from services.api import rpcapi as api_rpcapi
 
 
-def _agent_context() -> ashlar_context.RequestContext:
-    """The agent acts as a service (as Nova does with a service token)."""
-    ctxt = ashlar_context.get_admin_context()
-    ctxt.user_id = "ashlar-agent"
-    ctxt.service_roles = ["service"]
-    return ctxt
+def credentials(conf: cfg.ConfigOpts) -> api_rpcapi.Credentials:
+    """This host's credential from ``[agent_auth]`` (keystoneauth1): the
+    headers a ``password`` plugin's token or an ``http_basic`` pair makes;
+    ``{}`` without ``auth_type``.  A token is fetched once and renewed by
+    keystoneauth when it nears its expiry."""
+    auth = ks_loading.load_auth_from_conf_options(conf, agent_conf.AUTH_GROUP)
+    if auth is None:
+        return dict
+    session = ks_loading.load_session_from_conf_options(
+        conf, agent_conf.AUTH_GROUP, auth=auth)
+    return lambda: auth.get_headers(session) or {}
 
 
 class _AgentCommand(command.Command):
     def _host(self) -> connector.HostConnector:
-        return connector.HostConnector(self.app.conf,
-                                       api_rpcapi.ApiAPI(self.app.conf))
+        conf = self.app.conf
+        return connector.HostConnector(
+            conf, api_rpcapi.ApiAPI(conf, credentials(conf)))
 
     def _print(self, value: dict) -> None:
         self.app.stdout.write(json.dumps(value, indent=1, default=str) + "\n")
@@ -46,8 +54,8 @@ class Attach(_AgentCommand):
         return parser
 
     def take_action(self, args: object) -> None:
-        self._print(self._host().attach(_agent_context(), args.volume_id,
-                                        args.instance_uuid, args.mode))
+        self._print(self._host().attach(args.volume_id, args.instance_uuid,
+                                        args.mode))
 
 
 class Detach(_AgentCommand):
@@ -59,7 +67,7 @@ class Detach(_AgentCommand):
         return parser
 
     def take_action(self, args: object) -> None:
-        self._print(self._host().detach(_agent_context(), args.attachment_id))
+        self._print(self._host().detach(args.attachment_id))
 
 
 class AgentApp(cli.ConfigApp):

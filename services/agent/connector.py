@@ -1,10 +1,18 @@
 """Attach and detach on this host: os-brick plus the api's RPC door.
 
-Detach deletes the attachment first and disconnects the host device only
-when the answer says no other attachment of the volume shares this host's
-connection (``shared_connections_by_attachment``, computed in the same
-transaction as the delete), so two instances on one host never lose the
-device under each other.
+An attach creates the attachment with this host's connector, connects it
+with os-brick and completes it.  A detach disconnects the host device
+first, only when no other attachment of the volume shares this host's
+connection (``shared_connections_by_attachment``), then deletes the
+attachment; run again after a crash in between, it finishes the job (a
+disconnect of a device already gone changes nothing).  A file lock per
+volume keeps an attach and a detach of one volume on this host from
+interleaving, so a device is never disconnected under an attachment that
+was just made.
+
+Every answer must belong to the request (the door echoes its id, and the
+attachment and volume are the ones asked for); anything else is refused
+before os-brick is touched.
 """
 
 import os
@@ -12,12 +20,26 @@ from typing import Any
 
 from os_brick import privileged as brick_privileged
 from os_brick.initiator import connector as brick_connector
+from oslo_concurrency import lockutils
 from oslo_config import cfg
 from oslo_log import log as logging
 
+from common import exception
 from services.api import rpcapi as api_rpcapi
 
 LOG = logging.getLogger(__name__)
+
+
+def _expect(attachment: dict, **expected: Any) -> dict:
+    """``attachment`` if it has the ``expected`` values.
+
+    :raises ForeignReply: it does not.
+    """
+    for key, value in expected.items():
+        if attachment.get(key) != value:
+            raise api_rpcapi.ForeignReply(
+                reason="%s is %r, not %r" % (key, attachment.get(key), value))
+    return attachment
 
 
 class HostConnector:
@@ -44,33 +66,56 @@ class HostConnector:
             info["driver_volume_type"].upper(), self.conf.agent.root_helper,
             use_multipath=self.conf.agent.multipath)
 
-    def attach(self, ctxt: Any, volume_id: str, instance_uuid: str | None,
+    def _lock(self, volume_id: str) -> Any:
+        return lockutils.lock("ashlar-volume-%s" % volume_id, external=True,
+                              lock_path=self.conf.agent.lock_path)
+
+    def attach(self, volume_id: str, instance_uuid: str | None,
                mode: str | None = None) -> dict:
         """Create the attachment with our connector, connect, complete.
 
         :returns: the attachment view plus ``device`` (os-brick's answer).
         """
-        attachment = self.api.attachment_create(
-            ctxt, volume_id, instance_uuid=instance_uuid,
-            connector=self.properties(), mode=mode)
-        info = attachment["connection_info"]
-        try:
-            device = self._brick(info).connect_volume(info)
-        except Exception:
-            LOG.exception("Connecting attachment %s failed; removing it",
-                          attachment["id"])
-            self.api.attachment_delete(ctxt, attachment["id"])
-            raise
-        self.api.attachment_complete(ctxt, attachment["id"])
+        with self._lock(volume_id):
+            attachment = _expect(self.api.attachment_create(
+                volume_id, instance_uuid=instance_uuid,
+                connector=self.properties(), mode=mode), volume_id=volume_id)
+            info = attachment["connection_info"]
+            try:
+                device = self._brick(info).connect_volume(info)
+            except Exception:
+                LOG.exception("Connecting attachment %s failed; removing it",
+                              attachment["id"])
+                self.api.attachment_delete(attachment["id"])
+                raise
+            self.api.attachment_complete(attachment["id"])
+        LOG.info("Attached volume %(vol)s as attachment %(att)s",
+                 {"vol": volume_id, "att": attachment["id"]})
         return dict(attachment, device=device)
 
-    def detach(self, ctxt: Any, attachment_id: str) -> dict:
-        """Delete the attachment; disconnect if no one else shares it."""
-        attachment = self.api.attachment_get(ctxt, attachment_id)
-        result = self.api.attachment_delete(ctxt, attachment_id)
-        shared = result.get("shared_connections_by_attachment") or []
-        info = attachment.get("connection_info") or {}
-        if info and not shared:
-            self._brick(info).disconnect_volume(info, None)
-        return {"attachment_id": attachment_id, "disconnected": not shared,
+    def detach(self, attachment_id: str) -> dict:
+        """Disconnect (unless another attachment here shares the device),
+        then delete the attachment; an attachment already gone is done."""
+        try:
+            attachment = _expect(self.api.attachment_get(attachment_id),
+                                 id=attachment_id)
+        except exception.AttachmentNotFound:
+            LOG.info("Attachment %s is already gone", attachment_id)
+            return {"attachment_id": attachment_id, "disconnected": None,
+                    "still_sharing": []}
+        with self._lock(attachment["volume_id"]):
+            attachment = _expect(self.api.attachment_get(attachment_id),
+                                 id=attachment_id,
+                                 volume_id=attachment["volume_id"])
+            shared = attachment.get("shared_connections_by_attachment") or []
+            info = attachment.get("connection_info") or {}
+            if info and not shared:
+                self._brick(info).disconnect_volume(info, None)
+            self.api.attachment_delete(attachment_id)
+        LOG.info("Detached attachment %(att)s (device %(what)s)",
+                 {"att": attachment_id,
+                  "what": "kept for %s" % shared if shared
+                  else "disconnected"})
+        return {"attachment_id": attachment_id,
+                "disconnected": bool(info) and not shared,
                 "still_sharing": shared}

@@ -11,7 +11,9 @@ from typing import Any
 from gunicorn.app import base as gunicorn_base
 from oslo_config import cfg
 
+from common import exception
 from common.conf import api as api_conf
+from services.api import auth
 
 
 class _Server(gunicorn_base.BaseApplication):
@@ -35,6 +37,10 @@ def main(argv: list[str] | None = None) -> None:
     conf = cfg.ConfigOpts()
     api_conf.register_opts(conf)
     conf(argv, project="ashlar")
+    try:
+        auth.check_bind(conf)
+    except exception.NoAuthNotLoopback as exc:
+        sys.exit("ashlar-api: %s" % exc)
     os.environ["ASHLAR_CONFIG_FILES"] = ",".join(conf.config_file or [])
     _Server({"bind": "%s:%d" % (conf.api.bind_host, conf.api.bind_port),
              "workers": conf.api.workers, "threads": conf.api.threads,

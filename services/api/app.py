@@ -1,8 +1,6 @@
 """Build the falcon application and everything it needs in this process."""
 
-from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any
 
 import falcon
 from oslo_config import cfg
@@ -19,9 +17,6 @@ from services.api.operations import usage as usage_ops
 from services.api.operations import volumes as volume_ops
 from services.scheduler import rpcapi as scheduler_rpcapi
 from services.volume import rpcapi as volume_rpcapi
-
-WSGIApp = Callable[[dict, Callable], Iterable[bytes]]
-
 
 @dataclass
 class Operations:
@@ -57,12 +52,6 @@ def build_operations(conf: cfg.ConfigOpts) -> Operations:
     return ops
 
 
-def _auth_middleware(conf: cfg.ConfigOpts) -> object:
-    if conf.api.auth_strategy == "keystone":
-        return middleware.KeystoneHeaders()
-    return middleware.NoAuth()
-
-
 def create_app(conf: cfg.ConfigOpts, ops: Operations) -> falcon.App:
     # NOTE(ashlar): request id first so every failure carries it; the project
     # segment leaves the path before routing; a bad microversion answers
@@ -70,7 +59,7 @@ def create_app(conf: cfg.ConfigOpts, ops: Operations) -> falcon.App:
     app = falcon.App(middleware=[middleware.RequestId(),
                                  middleware.ProjectInUrl(),
                                  middleware.Microversion(),
-                                 _auth_middleware(conf)])
+                                 middleware.Identity(conf)])
     app.req_options.strip_url_path_trailing_slash = True
     app.req_options.auto_parse_qs_csv = False
     # Cinder echoes this Accept value as the Content-Type of a JSON answer.
@@ -80,36 +69,3 @@ def create_app(conf: cfg.ConfigOpts, ops: Operations) -> falcon.App:
     for path, resource in routes.route_table(ops, conf):
         app.add_route(path, resource)
     return app
-
-
-class _DiscoveryBypass:
-    """Send version discovery to the app itself, the rest through auth."""
-
-    def __init__(self, inner: WSGIApp, authenticated: WSGIApp) -> None:
-        self.inner = inner
-        self.authenticated = authenticated
-
-    def __call__(self, environ: dict, start_response: Callable) -> Any:
-        path = environ.get("PATH_INFO", "").rstrip("/")
-        if path in middleware.UNAUTHENTICATED_PATHS:
-            return self.inner(environ, start_response)
-        return self.authenticated(environ, start_response)
-
-
-def wrap_auth(conf: cfg.ConfigOpts, inner: WSGIApp) -> WSGIApp:
-    """Put keystonemiddleware's auth_token in front of ``inner`` if asked.
-
-    With ``[api] auth_strategy = keystone``, every request but version
-    discovery and the OpenAPI document (``middleware.UNAUTHENTICATED_PATHS``,
-    answered without a token as Cinder's ``/`` is) goes through
-    ``auth_token``, which reads its
-    ``[keystone_authtoken]`` options from ``conf``.  keystonemiddleware is
-    the package's ``keystone`` extra.
-
-    :raises ImportError: keystone mode without keystonemiddleware installed.
-    """
-    if conf.api.auth_strategy != "keystone":
-        return inner
-    from keystonemiddleware import auth_token
-    return _DiscoveryBypass(
-        inner, auth_token.AuthProtocol(inner, {"oslo_config_config": conf}))

@@ -13,8 +13,8 @@ from typing import Any
 
 import falcon
 
-from common import context as ashlar_context
 from common import exception
+from services.api import auth
 from services.api import faults
 from services.api import microversion
 
@@ -23,14 +23,10 @@ COLLECTIONS = frozenset([
     "volumes", "types", "attachments", "os-services", "scheduler-stats",
     "capabilities", "limits", "os-availability-zone", "extensions"])
 
-#: Paths that answer without credentials (version discovery and the API's
-#: OpenAPI document), after the trailing slash is gone.
-UNAUTHENTICATED_PATHS = frozenset(["", "/", "/v3", "/openapi.yaml"])
-
 #: Cinder's ``osapi_max_request_body_size``: larger bodies get a 413.
 MAX_REQUEST_BODY_SIZE = 114688
 
-_REQUEST_ID = re.compile(r"^req-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-"
+REQUEST_ID = re.compile(r"^req-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-"
                          r"[0-9a-f]{4}-[0-9a-f]{12}$")
 #: An Accept value Cinder echoes back as the response's Content-Type.
 VND_JSON = "application/vnd.openstack.volume+json"
@@ -49,7 +45,7 @@ class RequestId:
         req.context.request_id = "req-%s" % uuid.uuid4()
         incoming = req.get_header("X-OpenStack-Request-ID") or ""
         req.context.global_request_id = (
-            incoming if _REQUEST_ID.match(incoming) else None)
+            incoming if REQUEST_ID.match(incoming) else None)
 
     def process_response(self, req: falcon.Request, resp: falcon.Response,
                          resource: Any, req_succeeded: bool) -> None:
@@ -91,63 +87,27 @@ class ProjectInUrl:
         req.path = path
 
 
-class NoAuth:
-    """Cinder's ``noauth``: the token ``user:project``; admin by default.
+class Identity:
+    """Put the caller's context on the request (``services.api.auth``).
 
-    Roles the request states (``X-Roles``, as keystonemiddleware would set)
-    replace the default ``admin``, so non-admin policies can be exercised;
-    they imply others as Keystone's bootstrap roles do (``member`` brings
-    ``reader``).  ``X-Service-Roles`` marks a service caller.  Without a
-    token the caller is ``admin:admin`` (Cinder answers a bodiless 204
-    instead).
+    In keystone and http_basic modes the WSGI middleware in front of the
+    app (``auth.wrap``) verified the credential; version discovery answers
+    without one, anything else without a verified identity is a 401.
     """
 
-    def process_request(self, req: falcon.Request, resp: falcon.Response) -> None:
-        token = req.get_header("X-Auth-Token") or "admin:admin"
-        user_id, sep, project_id = token.partition(":")
-        if not sep:
-            project_id = user_id
-        req.context.ctxt = _context(req, user_id, project_id,
-                                    req.get_header("X-Roles"))
-
-
-class KeystoneHeaders:
-    """Read the identity keystonemiddleware's auth_token put in headers.
-
-    ``services.api.wsgi`` runs the app behind auth_token, which strips any
-    identity header a caller sent and sets its own (``X-Identity-Status``,
-    ``X-User-Id``, ``X-Project-Id``, ``X-Roles``, ``X-Service-Roles``, ...).
-    Version discovery answers without credentials; anything else without a
-    confirmed identity is a 401.
-    """
+    def __init__(self, conf: Any) -> None:
+        self.conf = conf
 
     def process_request(self, req: falcon.Request, resp: falcon.Response) -> None:
-        if req.get_header("X-Identity-Status") != "Confirmed":
-            if req.path.rstrip("/") not in UNAUTHENTICATED_PATHS:
-                raise Unauthorized()
-            return
-        ctxt = ashlar_context.RequestContext.from_environ(
-            req.env, request_id=req.context.request_id,
+        ctxt = auth.context_from_environ(
+            self.conf, req.env, request_id=req.context.request_id,
             global_request_id=req.context.global_request_id)
+        if ctxt is None:
+            if req.path.rstrip("/") not in auth.UNAUTHENTICATED_PATHS:
+                raise exception.NotAuthenticated()
+            return
         _check_url_project(req, ctxt.project_id)
         req.context.ctxt = ctxt
-
-
-def _split(header: str | None) -> list[str]:
-    return [item.strip() for item in (header or "").split(",") if item.strip()]
-
-
-#: Keystone's bootstrap roles and the ones each implies.
-IMPLIED_ROLES = {"admin": ("member", "reader"), "member": ("reader",)}
-
-
-def with_implied(roles: list[str]) -> list[str]:
-    """``roles`` plus those Keystone's bootstrap roles imply (admin ->
-    member -> reader), as a Keystone token would list them."""
-    result = list(roles)
-    for role in roles:
-        result += [r for r in IMPLIED_ROLES.get(role, ()) if r not in result]
-    return result
 
 
 def _check_url_project(req: falcon.Request, project_id: str | None) -> None:
@@ -155,18 +115,6 @@ def _check_url_project(req: falcon.Request, project_id: str | None) -> None:
     url_project = req.context.url_project
     if url_project and url_project != project_id:
         raise exception.Invalid("Malformed request url")
-
-
-def _context(req: falcon.Request, user_id: str | None, project_id: str | None,
-             roles_header: str | None) -> ashlar_context.RequestContext:
-    _check_url_project(req, project_id)
-    roles = with_implied(["admin"] if roles_header is None
-                         else _split(roles_header))
-    return ashlar_context.RequestContext(
-        user_id=user_id or None, project_id=project_id or None, roles=roles,
-        service_roles=_split(req.get_header("X-Service-Roles")),
-        request_id=req.context.request_id,
-        global_request_id=req.context.global_request_id)
 
 
 class Microversion:
@@ -224,13 +172,6 @@ class UnsupportedMediaType(exception.AshlarException):
 class RequestTooLarge(exception.AshlarException):
     msg_fmt = "Request is too large."
     code = 413
-
-
-class Unauthorized(exception.AshlarException):
-    """No confirmed identity in keystone mode."""
-
-    msg_fmt = "The request you have made requires authentication."
-    code = 401
 
 
 def not_found_at_version() -> falcon.HTTPError:

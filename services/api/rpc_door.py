@@ -1,7 +1,10 @@
 """The api's RPC endpoint for compute agents: attachments over the bus.
 
 Every api worker serves topic ``ashlar-api``; a call goes to one of them.
-Answers are the REST views, so both doors say the same thing.
+Nothing the message says about its sender is believed: the context is
+built from the credential it carries, verified as REST verifies it
+(``services.api.auth.CredentialVerifier``).  Answers are the REST views,
+with the request's id echoed so the caller can tell they are its own.
 """
 
 import os
@@ -10,12 +13,54 @@ from typing import Any
 
 import oslo_messaging as messaging
 from oslo_config import cfg
+from oslo_log import log as logging
 
 from common import constants
 from common import exception
 from common import rpc
+from services.api import auth
+from services.api import middleware
 from services.api import rpcapi
 from services.api.views import attachments as views
+
+LOG = logging.getLogger(__name__)
+
+
+class DoorSerializer(messaging.Serializer):
+    """Turn a message's credential into a verified RequestContext."""
+
+    def __init__(self, verifier: auth.CredentialVerifier) -> None:
+        self.verifier = verifier
+
+    def serialize_entity(self, ctxt: Any, entity: Any) -> Any:
+        return entity
+
+    def deserialize_entity(self, ctxt: Any, entity: Any) -> Any:
+        return entity
+
+    def serialize_context(self, ctxt: Any) -> dict:
+        raise NotImplementedError("the door only answers")
+
+    def deserialize_context(self, ctxt: dict) -> Any:
+        """:raises ExpectedException: of NotAuthenticated (no credential, or
+            a refused one)."""
+        caller = ctxt.get("request_id")
+        caller = caller if isinstance(caller, str) and \
+            middleware.REQUEST_ID.match(caller) else None
+        try:
+            return self.verifier.context(
+                ctxt.get("credential"), global_request_id=caller,
+                request_id="req-%s" % uuid.uuid4())
+        except exception.NotAuthenticated:
+            LOG.warning("RPC door: refused a call without a valid "
+                        "credential (request %s)", caller)
+            # NOTE(ashlar): answered to the caller without a traceback in
+            # the log, as an endpoint's expected exception would be.
+            raise messaging.ExpectedException()
+
+
+def _answer(ctxt: Any, **body: Any) -> dict:
+    return dict(body, request_id=ctxt.global_request_id)
 
 
 class ApiEndpoint:
@@ -34,36 +79,42 @@ class ApiEndpoint:
                           mode: str | None = None) -> dict:
         row = self.ops.create(ctxt, volume_id, instance_uuid=instance_uuid,
                               connector=connector, mode=mode)
-        return views.detail(row)
+        return _answer(ctxt, attachment=views.detail(row))
 
     @messaging.expose
     @messaging.expected_exceptions(exception.AshlarException)
     def attachment_update(self, ctxt: Any, attachment_id: str,
                           connector: dict) -> dict:
-        return views.detail(self.ops.update(ctxt, attachment_id, connector))
+        row = self.ops.update(ctxt, attachment_id, connector)
+        return _answer(ctxt, attachment=views.detail(row))
 
     @messaging.expose
     @messaging.expected_exceptions(exception.AshlarException)
-    def attachment_complete(self, ctxt: Any, attachment_id: str) -> None:
+    def attachment_complete(self, ctxt: Any, attachment_id: str) -> dict:
         self.ops.complete(ctxt, attachment_id)
+        return _answer(ctxt)
 
     @messaging.expose
     @messaging.expected_exceptions(exception.AshlarException)
     def attachment_get(self, ctxt: Any, attachment_id: str) -> dict:
         row, shared = self.ops.get(ctxt, attachment_id)
-        return views.show(row, shared)
+        return _answer(ctxt, attachment=views.show(row, shared))
 
     @messaging.expose
     @messaging.expected_exceptions(exception.AshlarException)
     def attachment_delete(self, ctxt: Any, attachment_id: str) -> dict:
-        return views.deleted(self.ops.delete(ctxt, attachment_id))
+        return _answer(ctxt, **views.deleted(self.ops.delete(ctxt,
+                                                            attachment_id)))
 
 
-def start(conf: cfg.ConfigOpts, attachment_ops: Any) -> messaging.MessageHandlingServer:
+def start(conf: cfg.ConfigOpts,
+          attachment_ops: Any) -> messaging.MessageHandlingServer:
     """Serve the door in this worker (after gunicorn's fork)."""
     target = messaging.Target(
         topic=constants.API_TOPIC,
         server="api-%s-%d-%s" % (conf.host, os.getpid(), uuid.uuid4().hex[:8]))
-    server = rpc.get_server(target, [ApiEndpoint(attachment_ops)])
+    server = rpc.get_server(
+        target, [ApiEndpoint(attachment_ops)],
+        serializer=DoorSerializer(auth.CredentialVerifier(conf)))
     server.start()
     return server

@@ -1,13 +1,53 @@
 """Client side of the api's RPC door (topic ``ashlar-api``).
 
 Compute agents use it to manage attachments over the bus instead of REST;
-the api answers with the same operations layer that serves REST.
+the api answers with the same operations layer that serves REST.  The door
+believes nothing a message says about its sender: each message carries a
+credential (``CredentialSerializer``) that the door verifies as REST would,
+and each answer echoes the request's id so the agent can tell it belongs to
+its request.
 """
 
+import uuid
+from collections.abc import Callable
 from typing import Any
 
+import oslo_messaging as messaging
+
 from common import constants
+from common import exception
 from common import rpc
+
+#: Returns the authentication headers of this caller's credential
+#: (``X-Auth-Token``, or ``Authorization: Basic``), ``{}`` for none.
+Credentials = Callable[[], dict]
+
+
+class CredentialSerializer(messaging.Serializer):
+    """Send only a request id and the caller's credential as the context."""
+
+    def __init__(self, credentials: Credentials) -> None:
+        self.credentials = credentials
+
+    def serialize_entity(self, ctxt: Any, entity: Any) -> Any:
+        return entity
+
+    def deserialize_entity(self, ctxt: Any, entity: Any) -> Any:
+        return entity
+
+    def serialize_context(self, ctxt: Any) -> dict:
+        return {"request_id": ctxt.request_id,
+                "credential": dict(self.credentials() or {})}
+
+    def deserialize_context(self, ctxt: dict) -> dict:
+        return ctxt
+
+
+class ForeignReply(exception.AshlarException):
+    """An answer that does not belong to the request it came back for."""
+
+    msg_fmt = ("Refused an answer from the api that does not belong to this "
+               "request: %(reason)s")
 
 
 class ApiAPI(rpc.RPCAPI):
@@ -17,37 +57,58 @@ class ApiAPI(rpc.RPCAPI):
 
         1.0 - Initial version: attachment_create, attachment_update,
               attachment_complete, attachment_delete, attachment_get.
+        1.1 - The context is a credential the door verifies; every answer
+              is a dict carrying the request's id (``request_id``).
     """
 
     TOPIC = constants.API_TOPIC
     BINARY = "ashlar-api"
-    RPC_API_VERSION = "1.0"
+    RPC_API_VERSION = "1.1"
 
-    def attachment_create(self, ctxt: Any, volume_id: str,
+    def __init__(self, conf: Any, credentials: Credentials) -> None:
+        super().__init__(conf, serializer=CredentialSerializer(credentials))
+
+    def _call(self, method: str, **kwargs: Any) -> dict:
+        """Call with a fresh request id; the answer must echo it.
+
+        :raises ForeignReply: it does not.
+        """
+        ctxt = _Request()
+        answer = self._prepare(version="1.1").call(ctxt, method, **kwargs)
+        if not isinstance(answer, dict) or \
+                answer.get("request_id") != ctxt.request_id:
+            raise ForeignReply(reason="request id %s not echoed"
+                               % ctxt.request_id)
+        return answer
+
+    def attachment_create(self, volume_id: str,
                           instance_uuid: str | None = None,
                           connector: dict | None = None,
                           mode: str | None = None) -> dict:
-        """Reserve (and with a connector, connect); returns the detail view."""
-        return self._prepare(version="1.0").call(
-            ctxt, "attachment_create", volume_id=volume_id,
-            instance_uuid=instance_uuid, connector=connector, mode=mode)
+        """Reserve (and with a connector, connect); the detail view."""
+        return self._call("attachment_create", volume_id=volume_id,
+                          instance_uuid=instance_uuid, connector=connector,
+                          mode=mode)["attachment"]
 
-    def attachment_update(self, ctxt: Any, attachment_id: str,
-                          connector: dict) -> dict:
-        return self._prepare(version="1.0").call(
-            ctxt, "attachment_update", attachment_id=attachment_id,
-            connector=connector)
+    def attachment_update(self, attachment_id: str, connector: dict) -> dict:
+        return self._call("attachment_update", attachment_id=attachment_id,
+                          connector=connector)["attachment"]
 
-    def attachment_complete(self, ctxt: Any, attachment_id: str) -> None:
-        self._prepare(version="1.0").call(ctxt, "attachment_complete",
-                                          attachment_id=attachment_id)
+    def attachment_complete(self, attachment_id: str) -> None:
+        self._call("attachment_complete", attachment_id=attachment_id)
 
-    def attachment_get(self, ctxt: Any, attachment_id: str) -> dict:
+    def attachment_get(self, attachment_id: str) -> dict:
         """Detail view plus ``shared_connections_by_attachment``."""
-        return self._prepare(version="1.0").call(
-            ctxt, "attachment_get", attachment_id=attachment_id)
+        return self._call("attachment_get",
+                          attachment_id=attachment_id)["attachment"]
 
-    def attachment_delete(self, ctxt: Any, attachment_id: str) -> dict:
-        """Returns the remaining attachments and the shared connections."""
-        return self._prepare(version="1.0").call(
-            ctxt, "attachment_delete", attachment_id=attachment_id)
+    def attachment_delete(self, attachment_id: str) -> dict:
+        """The remaining attachments and the shared connections."""
+        return self._call("attachment_delete", attachment_id=attachment_id)
+
+
+class _Request:
+    """The context of one call: its id (``req-<uuid>``)."""
+
+    def __init__(self) -> None:
+        self.request_id = "req-%s" % uuid.uuid4()

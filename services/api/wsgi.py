@@ -3,14 +3,15 @@
 Imported in each gunicorn worker after the fork (run without ``--preload``),
 so every worker opens its own broker and database connections.  The config
 files come from ``ASHLAR_CONFIG_FILES`` (comma-separated).  With
-``[api] auth_strategy = keystone`` the app runs behind keystonemiddleware
-(``app.wrap_auth``).
+``[api] auth_strategy`` keystone or http_basic the app runs behind that
+mode's middleware (``auth.wrap``).
 """
 
 import os
 
 from common import service
 from services.api import app
+from services.api import auth
 
 
 def _args() -> list[str]:
@@ -21,9 +22,9 @@ def _args() -> list[str]:
     return args
 
 
-def _build() -> app.WSGIApp:
+def _build() -> auth.WSGIApp:
     conf = service.prepare_process(_args())
-    return app.wrap_auth(conf, app.create_app(conf, app.build_operations(conf)))
+    return auth.wrap(conf, app.create_app(conf, app.build_operations(conf)))
 
 
 application = _build()

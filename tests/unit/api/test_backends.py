@@ -59,7 +59,7 @@ def client(scheduler):
     app = falcon.App(middleware=[middleware.RequestId(),
                                  middleware.ProjectInUrl(),
                                  middleware.Microversion(),
-                                 middleware.NoAuth()])
+                                 middleware.Identity(conf)])
     app.req_options.strip_url_path_trailing_slash = True
     app.req_options.auto_parse_qs_csv = False
     errors.register(app)

@@ -11,7 +11,7 @@ from oslo_config import cfg
 
 from common import policy
 from common.conf import api as api_conf
-from services.api import app as api_app
+from services.api import auth
 from services.api import errors
 from services.api import middleware
 from services.api.resources import versions
@@ -40,7 +40,7 @@ def _inner(conf):
     app = falcon.App(middleware=[middleware.RequestId(),
                                  middleware.ProjectInUrl(),
                                  middleware.Microversion(),
-                                 api_app._auth_middleware(conf)])
+                                 middleware.Identity(conf)])
     app.req_options.strip_url_path_trailing_slash = True
     errors.register(app)
     app.add_route("/", versions.Versions())
@@ -53,13 +53,13 @@ def _inner(conf):
 @pytest.fixture
 def keystone(tmp_path):
     conf = _conf(tmp_path, "keystone")
-    return testing.TestClient(api_app.wrap_auth(conf, _inner(conf)))
+    return testing.TestClient(auth.wrap(conf, _inner(conf)))
 
 
 def test_noauth_is_not_wrapped(tmp_path):
     conf = _conf(tmp_path, "noauth")
     inner = _inner(conf)
-    assert api_app.wrap_auth(conf, inner) is inner
+    assert auth.wrap(conf, inner) is inner
 
 
 @pytest.mark.parametrize(("path", "status"), [

@@ -10,6 +10,7 @@ from falcon import testing
 from oslo_config import cfg
 
 from common import policy
+from common.conf import api as api_conf
 from services.api import errors
 from services.api import middleware
 from services.api.resources import base
@@ -47,14 +48,16 @@ class Boom:
         raise RuntimeError("secret detail")
 
 
-def _app(auth=None):
+def _app(strategy="noauth"):
     conf = cfg.ConfigOpts()
+    api_conf.register_opts(conf)
     conf([], project="ashlar")
+    conf.set_override("auth_strategy", strategy, "api")
     policy.get_enforcer(conf)
     app = falcon.App(middleware=[middleware.RequestId(),
                                  middleware.ProjectInUrl(),
                                  middleware.Microversion(),
-                                 auth or middleware.NoAuth()])
+                                 middleware.Identity(conf)])
     app.req_options.strip_url_path_trailing_slash = True
     app.req_options.auto_parse_qs_csv = False
     app.resp_options.media_handlers[middleware.VND_JSON] = \
@@ -197,7 +200,7 @@ def test_noauth_service_roles(client):
 # -- keystone headers ------------------------------------------------------------
 @pytest.fixture
 def keystone():
-    return _app(middleware.KeystoneHeaders())
+    return _app("keystone")
 
 
 def test_keystone_identity_from_auth_token_headers(keystone):
