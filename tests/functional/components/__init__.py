@@ -1,0 +1,1 @@
+"""Real third-party services that functional tests install and start."""
