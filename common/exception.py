@@ -73,6 +73,13 @@ class UnsatisfiableVolumeType(Invalid):
                "%(unsatisfied)s.")
 
 
+class UnsatisfiableVolumeSize(Invalid):
+    """No fresh pool could hold the size even if it were empty."""
+
+    msg_fmt = ("No backend can hold a volume of %(size)s GiB: it is larger "
+               "than any pool, even an empty one.")
+
+
 class NotAuthenticated(AshlarException):
     """No verified identity (keystone or http_basic mode)."""
 
@@ -136,6 +143,33 @@ class ServiceNotFound(NotFound):
 
 class HostNotFound(NotFound):
     msg_fmt = "Can't find service: %(host)s"
+
+
+class QuotaError(AshlarException):
+    """Over quota: 413, the message prefixed with the class's name as
+    Cinder prefixes its "safe" exceptions."""
+
+    msg_fmt = "Quota exceeded."
+    code = 413
+
+    def user_message(self) -> str:
+        return "%s: %s" % (type(self).__name__, self.msg)
+
+
+class VolumeLimitExceeded(QuotaError):
+    msg_fmt = ("Maximum number of volumes allowed (%(allowed)d) exceeded for "
+               "quota '%(name)s'.")
+
+
+class VolumeSizeExceedsAvailableQuota(QuotaError):
+    msg_fmt = ("Requested volume or snapshot exceeds allowed %(name)s quota. "
+               "Requested %(requested)sG, quota is %(quota)sG and "
+               "%(consumed)sG has been consumed.")
+
+
+class VolumeSizeExceedsLimit(QuotaError):
+    msg_fmt = ("Requested volume size %(size)dG is larger than maximum "
+               "allowed limit %(limit)dG.")
 
 
 class Conflict(AshlarException):

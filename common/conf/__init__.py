@@ -12,13 +12,14 @@ from common.conf import api
 from common.conf import attachments
 from common.conf import database
 from common.conf import default
+from common.conf import quota
 from common.conf import scheduler
 from common.conf import upgrade_levels
 from common.conf import volume
 
 CONF = cfg.CONF
 
-_MODULES = (default, agent, api, attachments, database, scheduler,
+_MODULES = (default, agent, api, attachments, database, quota, scheduler,
             upgrade_levels, volume)
 
 

@@ -5,6 +5,7 @@ from common.conf import api
 from common.conf import attachments
 from common.conf import database
 from common.conf import default
+from common.conf import quota
 from common.conf import scheduler
 from common.conf import upgrade_levels
 from common.conf import volume
@@ -13,7 +14,7 @@ from common.conf import volume
 def list_opts() -> list:
     """Return (group, options) pairs for every Ashlar option."""
     result = []
-    for module in (default, agent, api, attachments, scheduler,
+    for module in (default, quota, agent, api, attachments, scheduler,
                    upgrade_levels, volume, database):
         result.extend(module.list_opts())
     return result

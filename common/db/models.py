@@ -2,9 +2,10 @@
 
 Tables: services, volume types (+ extra specs, project access), volumes
 (+ metadata), attachments (+ attachment specs: the connector as key/value
-rows, one row per key).  Status columns hold the strings of
-``common.constants``; every change to them is a compare-and-swap in
-``common/db/api``.
+rows, one row per key), quota limits of projects and classes, and one
+lock row per project that the quota checks serialise on.  Status columns
+hold the strings of ``common.constants``; every change to them is a
+compare-and-swap in ``common/db/api``.
 """
 
 from oslo_db.sqlalchemy import models as oslo_models
@@ -120,6 +121,11 @@ class Volume(BASE):
                               server_default="0")
     writer_count = Column(Integer, nullable=False, default=0,
                           server_default="0")
+    #: The size an extend in flight grows to, and the type a retype in
+    #: flight moves to: counted by the quota checks until the volume
+    #: service settles them (NULL at rest).
+    pending_size = Column(Integer)
+    pending_type_id = Column(String(36))
     volume_type = orm.relationship("VolumeType", lazy="joined")
     volume_metadata = orm.relationship(
         "VolumeMetadata", lazy="selectin", cascade="all, delete-orphan")
@@ -169,3 +175,40 @@ class AttachmentSpec(BASE):
                            nullable=False)
     key = Column(String(255), nullable=False)
     value = Column(Text)
+
+
+class _Limit:
+    """One resource's limit (``hard_limit``, -1 unlimited)."""
+
+    id = Column(Integer, primary_key=True, autoincrement=True)
+    resource = Column(String(300), nullable=False)
+    hard_limit = Column(Integer, nullable=False)
+
+
+class Quota(_Limit, BASE):
+    """A project's own limit for one resource (``os-quota-sets``)."""
+
+    __tablename__ = "quotas"
+    __table_args__ = (UniqueConstraint("project_id", "resource"),)
+
+    project_id = Column(String(255), nullable=False)
+
+
+class QuotaClass(_Limit, BASE):
+    """A quota class's limit for one resource; class ``default`` holds the
+    defaults of every project (``os-quota-class-sets``)."""
+
+    __tablename__ = "quota_classes"
+    __table_args__ = (UniqueConstraint("class_name", "resource"),)
+
+    class_name = Column(String(255), nullable=False)
+
+
+class ProjectLock(BASE):
+    """One row per project: quota checks lock it (``FOR UPDATE``) before
+    they count what the project has, so two creates of one project are
+    counted one after the other."""
+
+    __tablename__ = "project_locks"
+
+    project_id = Column(String(255), primary_key=True)

@@ -12,6 +12,7 @@ from services.api import routes
 from services.api import rpc_door
 from services.api.operations import attachments as attachment_ops
 from services.api.operations import backends as backend_ops
+from services.api.operations import quotas as quota_ops
 from services.api.operations import types as type_ops
 from services.api.operations import usage as usage_ops
 from services.api.operations import volumes as volume_ops
@@ -28,6 +29,7 @@ class Operations:
     backends: backend_ops.BackendOperations
     cache: capability_cache.CapabilityCache
     usage: usage_ops.UsageOperations
+    quotas: quota_ops.QuotaOperations
 
 
 def build_operations(conf: cfg.ConfigOpts) -> Operations:
@@ -47,7 +49,8 @@ def build_operations(conf: cfg.ConfigOpts) -> Operations:
         types=type_ops.TypeOperations(),
         backends=backend_ops.BackendOperations(conf, scheduler),
         cache=cache,
-        usage=usage_ops.UsageOperations(conf))
+        usage=usage_ops.UsageOperations(conf),
+        quotas=quota_ops.QuotaOperations(conf))
     rpc_door.start(conf, ops.attachments)
     return ops
 

@@ -53,6 +53,7 @@ from oslo_config import cfg
 from oslo_log import log as logging
 
 from common import capabilities
+from common import capacity
 from common import constants
 from common import context as ashlar_context
 from common import exception
@@ -215,11 +216,39 @@ class CapabilityCache:
             return None
         return _Verdict(generation, heard, failures)
 
-    def check_type(self, ctxt: Any, vtype: Any, specs: dict) -> None:
-        """Reject a type no fresh pool can satisfy, if the view is trusted.
+    def check_type(self, ctxt: Any, vtype: Any, specs: dict,
+                   size: int | None = None) -> None:
+        """Reject a type no fresh pool can satisfy, or a size no fresh pool
+        could hold even empty, if the view is trusted.
 
         :raises UnsatisfiableVolumeType: naming the unsatisfied specs.
+        :raises UnsatisfiableVolumeSize:
         """
+        self._check_specs(ctxt, vtype, specs)
+        if size is not None:
+            self._check_size(ctxt, specs, size)
+
+    def _check_size(self, ctxt: Any, specs: dict, size: int) -> None:
+        """Rule 4 for capacity: refuse only when every running backend was
+        heard and no pool of theirs, judged empty, would hold ``size``."""
+        if not self.trusted():
+            return
+        for _attempt in range(JUDGE_ATTEMPTS):
+            generation = self.store.generation
+            heard = self.store.fresh_backends()
+            if any(capacity.could_ever_hold(pool.caps, size, specs)
+                   for pool in self.store.counting()):
+                return
+            running = self.running_backends(ctxt)
+            if running is None or running - (heard
+                                              & self.store.fresh_backends()):
+                return
+            if self.store.generation == generation:
+                raise exception.UnsatisfiableVolumeSize(size=size)
+        LOG.info("No pool seemed to hold %s GiB, but reports kept arriving; "
+                 "letting the scheduler decide", size)
+
+    def _check_specs(self, ctxt: Any, vtype: Any, specs: dict) -> None:
         wanted = extra_specs.capability_specs(specs)
         if not wanted or not self.trusted():
             return

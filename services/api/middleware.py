@@ -21,7 +21,8 @@ from services.api import microversion
 #: First path segments after /v3/ that are collections, not project ids.
 COLLECTIONS = frozenset([
     "volumes", "types", "attachments", "os-services", "scheduler-stats",
-    "capabilities", "limits", "os-availability-zone", "extensions"])
+    "capabilities", "limits", "os-availability-zone", "extensions",
+    "os-quota-sets", "os-quota-class-sets"])
 
 #: Cinder's ``osapi_max_request_body_size``: larger bodies get a 413.
 MAX_REQUEST_BODY_SIZE = 114688

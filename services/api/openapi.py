@@ -19,6 +19,7 @@ from services.api import microversion
 from services.api import validation
 from services.api.schemas import Schema, Versioned
 from services.api.schemas import attachments as attachment_schemas
+from services.api.schemas import quotas as quota_schemas
 from services.api.schemas import services as service_schemas
 from services.api.schemas import types as type_schemas
 from services.api.schemas import volumes as volume_schemas
@@ -60,6 +61,8 @@ def body_schemas() -> dict[str, Schema]:
         "ExtraSpecsCreateRequest": _at_max(type_schemas.EXTRA_SPECS_CREATE),
         "ExtraSpecUpdateRequest": _at_max(type_schemas.EXTRA_SPEC_UPDATE),
         "TypeActionRequest": _one_of(type_schemas.ACTIONS),
+        "QuotaSetUpdateRequest": _at_max(quota_schemas.UPDATE),
+        "QuotaClassSetUpdateRequest": _at_max(quota_schemas.CLASS_UPDATE),
         "ServiceActionRequest": _at_max(
             service_schemas.ACTIONS["disable-log-reason"]),
     }

@@ -6,6 +6,7 @@ from services.api.resources import attachments
 from services.api.resources import availability_zones
 from services.api.resources import backends
 from services.api.resources import limits
+from services.api.resources import quotas
 from services.api.resources import types
 from services.api.resources import versions
 from services.api.resources import volume_actions
@@ -43,6 +44,11 @@ def route_table(ops: Any, conf: Any) -> list[tuple[str, Any]]:
         ("/v3/scheduler-stats/get_pools", backends.Pools(ops.backends)),
         ("/v3/capabilities/{host}", backends.Capabilities(ops.backends)),
         ("/v3/limits", limits.Limits(ops.usage)),
+        ("/v3/os-quota-sets/{project_id}", quotas.QuotaSet(ops.quotas)),
+        ("/v3/os-quota-sets/{project_id}/defaults",
+         quotas.QuotaDefaults(ops.quotas)),
+        ("/v3/os-quota-class-sets/{class_name}",
+         quotas.QuotaClassSet(ops.quotas)),
         ("/v3/os-availability-zone",
          availability_zones.AvailabilityZones(ops.usage)),
     ]

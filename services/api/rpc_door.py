@@ -21,6 +21,9 @@ from common import rpc
 from services.api import auth
 from services.api import middleware
 from services.api import rpcapi
+from services.api import validation
+from services.api.microversion import MAX_VERSION
+from services.api.schemas import attachments as schemas
 from services.api.views import attachments as views
 
 LOG = logging.getLogger(__name__)
@@ -63,6 +66,16 @@ def _answer(ctxt: Any, **body: Any) -> dict:
     return dict(body, request_id=ctxt.global_request_id)
 
 
+def _valid(table: schemas.Versioned, **attachment: Any) -> None:
+    """Check a call's arguments against the REST body they stand for.
+
+    :raises ValidationError:
+    """
+    validation.validate(validation.schema_for(table, MAX_VERSION),
+                        {"attachment": {k: v for k, v in attachment.items()
+                                        if v is not None}})
+
+
 class ApiEndpoint:
     """Attachment operations for RPC callers; thin over the operations."""
 
@@ -77,6 +90,8 @@ class ApiEndpoint:
                           instance_uuid: str | None = None,
                           connector: dict | None = None,
                           mode: str | None = None) -> dict:
+        _valid(schemas.CREATE, volume_uuid=volume_id,
+               instance_uuid=instance_uuid, connector=connector, mode=mode)
         row = self.ops.create(ctxt, volume_id, instance_uuid=instance_uuid,
                               connector=connector, mode=mode)
         return _answer(ctxt, attachment=views.detail(row))
@@ -85,6 +100,7 @@ class ApiEndpoint:
     @messaging.expected_exceptions(exception.AshlarException)
     def attachment_update(self, ctxt: Any, attachment_id: str,
                           connector: dict) -> dict:
+        _valid(schemas.UPDATE, connector=connector)
         row = self.ops.update(ctxt, attachment_id, connector)
         return _answer(ctxt, attachment=views.detail(row))
 

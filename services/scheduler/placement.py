@@ -24,6 +24,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from common import capabilities
+from common import capacity
 from common import exception
 from common import extra_specs
 from services.scheduler import filters
@@ -187,7 +188,7 @@ class Placer:
             why.
         """
         allowed = set(up_hosts) if up_hosts is not None else None
-        kind = _THIN if filters.wants_thin(request.extra_specs) else _THICK
+        kind = _THIN if capacity.wants_thin(request.extra_specs) else _THICK
         verdicts = _Verdicts(self.store, request)
         rejected: collections.Counter = collections.Counter()
         if verdicts.nothing_passes:
@@ -204,7 +205,7 @@ class Placer:
                             and pool.backend not in allowed)):
                     continue
                 failed = verdicts.failing_filter(pool)
-                if failed is None and not filters.capacity_ok(
+                if failed is None and not capacity.capacity_ok(
                         pool.caps, request.size_gb, request.extra_specs):
                     failed = "CapacityFilter"
                 if failed is None:

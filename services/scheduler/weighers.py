@@ -10,15 +10,15 @@ pool that looked emptiest before the first of them.
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from services.scheduler.filters import (
+from common.capacity import (
     UNBOUNDED,
-    PlacementRequest,
     Pool,
     over_subscription_ratio,
     provisioned_capacity_gb,
     reserved_capacity_gb,
     wants_thin,
 )
+from services.scheduler.filters import PlacementRequest
 
 #: Weight of pools reporting ``infinite``/``unknown`` capacity: below every
 #: bounded pool with room left (Cinder bug 1350638).

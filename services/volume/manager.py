@@ -238,13 +238,15 @@ class VolumeManager(service.Manager):
             volumes_db.volume_cas(ctxt, volume_id,
                                   {"status": STATUS.EXTENDING},
                                   {"status": STATUS.ERROR_EXTENDING,
+                                   "pending_size": None,
                                    "error_reason": "Backend %s failed to "
                                    "extend the volume: %s"
                                    % (self.service_host, exc)})
             return
         attachments_db.volume_leave_status(
             ctxt, volume_id, STATUS.EXTENDING,
-            {"size": new_size, "previous_status": None})
+            {"size": new_size, "previous_status": None,
+             "pending_size": None})
         LOG.info("Extended volume %(id)s to %(size)s GiB",
                  {"id": volume_id, "size": new_size})
         self._capacity_changed()
@@ -270,7 +272,7 @@ class VolumeManager(service.Manager):
             self.service_host, self.driver.get_volume_stats(), 0)
         missing = extra_specs.unsatisfied_specs(
             pools.get(row.host or "", {}), specs)
-        values: dict = {"previous_status": None}
+        values: dict = {"previous_status": None, "pending_type_id": None}
         if missing:
             LOG.warning("Volume %(id)s not retyped to %(type)s: its pool "
                         "does not offer %(missing)s and migration (policy "

@@ -291,3 +291,45 @@ def test_type_delete(cinder):
 def test_list_at_every_client_version(cinder, version):
     result = cinder("--os-volume-api-version", version, "list").ok()
     assert rows(result.stdout) is not None
+
+
+# -- quotas ---------------------------------------------------------------------
+QUOTA_PROJECT = "9a0ea000000000000000000000000000"
+
+
+def test_quota_update_show_usage_defaults_delete(cinder, ashlar):
+    updated = properties(cinder("quota-update", "--volumes", "2",
+                                "--gigabytes", "5", QUOTA_PROJECT
+                                ).ok().stdout)
+    assert (updated["volumes"], updated["gigabytes"]) == ("2", "5")
+    shown = properties(cinder("quota-show", QUOTA_PROJECT).ok().stdout)
+    assert shown["volumes"] == "2" and shown["volumes___DEFAULT__"] == "-1"
+    client = ashlar.http(token="admin:" + QUOTA_PROJECT)
+    made = client.create_volume(size=2)
+    over = client.post("/volumes", {"volume": {"size": 4}})
+    assert over.status_code == 413
+    usage = {row["Type"]: row for row in rows(
+        cinder("quota-usage", QUOTA_PROJECT).ok().stdout)}
+    assert (usage["volumes"]["In_use"], usage["volumes"]["Limit"]) == (
+        "1", "2")
+    assert usage["gigabytes"]["In_use"] == "2"
+    defaults = properties(cinder("quota-defaults", QUOTA_PROJECT
+                                 ).ok().stdout)
+    assert defaults["volumes"] == "-1"  # the deployment lifts them
+    cinder("quota-delete", QUOTA_PROJECT).ok()
+    assert properties(cinder("quota-show", QUOTA_PROJECT).ok().stdout)[
+        "volumes"] == "-1"
+    client.wait_status(made["id"], "available", timeout=60)
+    client.delete("/volumes/%s" % made["id"])
+    client.wait_status(made["id"], None, timeout=60)
+
+
+def test_quota_class_show_and_update(cinder):
+    shown = properties(cinder("quota-class-show", "default").ok().stdout)
+    assert shown["volumes"] == "-1"
+    updated = properties(cinder("quota-class-update", "--snapshots", "3",
+                                "default").ok().stdout)
+    assert updated["snapshots"] == "3"
+    assert properties(cinder("quota-class-show", "default").ok().stdout)[
+        "snapshots"] == "3"
+    cinder("quota-class-update", "--snapshots", "10", "default").ok()

@@ -63,7 +63,8 @@ def objects(ashlar):
     client.wait_status(volume["id"], "available", timeout=60)
     found = {"volume_id": volume["id"], "type_id": type_id,
              "key": "multiattach", "host": VOLUME_HOST + "@file",
-             "attachment_id": None}
+             "attachment_id": None, "project_id": PROJECT,
+             "class_name": "default"}
     resp = client.post("/attachments", {"attachment": {
         "volume_uuid": volume["id"], "instance_uuid": str(uuid.uuid4()),
         "connector": {"host": "c1", "ip": "10.0.0.3", "initiator": "iqn.x:c1",

@@ -185,7 +185,12 @@ class Deployment:
                  % self.options.get("polling_interval", 2),
                  "rpc_call_timeout = %s"
                  % self.options.get("rpc_call_timeout", 30),
-                 "debug = %s" % self.options.get("debug", False)]
+                 "debug = %s" % self.options.get("debug", False),
+                 # Quotas lifted, as the Cinder anchor lifts them, unless
+                 # a test is about them.
+                 "quota_volumes = %s" % self.options.get("quota_volumes", -1),
+                 "quota_gigabytes = %s"
+                 % self.options.get("quota_gigabytes", -1)]
         if self.transport_url:
             lines.append("transport_url = %s" % self.transport_url)
         lines += ["[database]", "connection = %s" % self.db_url,

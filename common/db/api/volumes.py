@@ -1,5 +1,6 @@
 """Volumes and their metadata."""
 
+from collections.abc import Callable
 from typing import Any
 
 import sqlalchemy as sa
@@ -15,10 +16,18 @@ from common.db.api import utcnow
 from common.db.api import writer
 
 
+#: Runs in a writer transaction's session before its change (a quota
+#: check, ``common.db.api.quotas.enforce``); raises to refuse it.
+Check = Callable[[Any], None]
+
+
 @retry_on_deadlock
 @writer
-def volume_create(context: Any, values: dict,
-                  metadata: dict | None = None) -> models.Volume:
+def volume_create(context: Any, values: dict, metadata: dict | None = None,
+                  check: Check | None = None) -> models.Volume:
+    """Insert a volume; ``check`` first, in the same transaction."""
+    if check is not None:
+        check(context.session)
     row = models.Volume(**values)
     row.volume_metadata = [models.VolumeMetadata(key=k, value=v)
                            for k, v in (metadata or {}).items()]
@@ -101,8 +110,11 @@ def volume_update(context: Any, volume_id: str, values: dict,
 @retry_on_deadlock
 @writer
 def volume_cas(context: Any, volume_id: str, expected: dict,
-               values: dict) -> bool:
-    """Compare-and-swap the volume's status fields; see conditional_update."""
+               values: dict, check: Check | None = None) -> bool:
+    """Compare-and-swap the volume's status fields; see conditional_update.
+    ``check`` first, in the same transaction."""
+    if check is not None:
+        check(context.session)
     return conditional_update(context.session, models.Volume, volume_id,
                               expected, values)
 

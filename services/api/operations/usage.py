@@ -1,21 +1,22 @@
-"""Usage: limits, the volume summary and availability zones.
-
-Ashlar has no quota engine yet, so every absolute limit is ``-1``
-(unlimited, Cinder's spelling) and only the usage is real.
-"""
+"""Usage: limits, the volume summary and availability zones."""
 
 from typing import Any
 
 from oslo_config import cfg
 
 from common import constants
+from common import quota
+from common.db.api import quotas as quotas_db
 from common.db.api import services as services_db
 from common.db.api import volumes as volumes_db
 from services.api.operations import volumes as volume_ops
 
-#: Cinder's absolute-limit names, in its order; -1 means unlimited.
-_MAXIMA = ("maxTotalVolumes", "maxTotalSnapshots", "maxTotalVolumeGigabytes",
-           "maxTotalBackups", "maxTotalBackupGigabytes")
+#: Cinder's absolute limits, in its order, and their quota resources.
+_MAXIMA = (("maxTotalVolumes", quota.VOLUMES),
+           ("maxTotalSnapshots", quota.SNAPSHOTS),
+           ("maxTotalVolumeGigabytes", quota.GIGABYTES),
+           ("maxTotalBackups", "backups"),
+           ("maxTotalBackupGigabytes", "backup_gigabytes"))
 
 
 class UsageOperations:
@@ -31,13 +32,14 @@ class UsageOperations:
         """
         if project_id is None or not ctxt.is_admin:
             project_id = ctxt.require_project()
-        result: dict[str, int] = {name: -1 for name in _MAXIMA}
+        limits = quotas_db.project_limits(ctxt, self.conf, project_id)
+        result = {name: limits[resource] for name, resource in _MAXIMA}
         if not ctxt.can("limits_extension:used_limits",
                         {"project_id": project_id}, fatal=False):
             return result
-        volumes = volumes_db.volume_list(ctxt, project_id=project_id)
-        result.update(totalVolumesUsed=len(volumes),
-                      totalGigabytesUsed=sum(v.size or 0 for v in volumes),
+        used = quotas_db.usage(ctxt, project_id)
+        result.update(totalVolumesUsed=used[quota.VOLUMES],
+                      totalGigabytesUsed=used[quota.GIGABYTES],
                       totalSnapshotsUsed=0, totalBackupsUsed=0,
                       totalBackupGigabytesUsed=0)
         return result

@@ -14,8 +14,10 @@ from oslo_log import log as logging
 from common import constants
 from common import exception
 from common import extra_specs
+from common import quota
 from common import states
 from common.db import api as db_api
+from common.db.api import quotas as quotas_db
 from common.db.api import types as types_db
 from common.db.api import volumes as volumes_db
 from services.scheduler import rpcapi as scheduler_rpcapi
@@ -42,8 +44,9 @@ _RETYPE_REFUSED = (
     "different that the one from the volume, and for in-use volumes "
     "front-end qos specs cannot change.")
 
-#: Checks a type against what backends can do; raises when none can.
-EarlyCheck = Callable[[Any, Any, dict], None]
+#: Checks a type and a size against what backends can do; raises when none
+#: can.
+EarlyCheck = Callable[[Any, Any, dict, int], None]
 
 
 def listed_project(ctxt: Any, all_tenants: bool) -> str | None:
@@ -127,7 +130,9 @@ class VolumeOperations:
                         reason="Multiattach cannot be used with encrypted "
                                "volumes.")
             if self.early_check is not None:
-                self.early_check(ctxt, vtype, specs)
+                self.early_check(ctxt, vtype, specs, size)
+        change = quota.Change(vtype.name, volumes=1, gigabytes=size,
+                              size=size)
         row = volumes_db.volume_create(ctxt, {
             "id": str(uuid.uuid4()), "project_id": project,
             "user_id": ctxt.user_id, "display_name": name,
@@ -138,7 +143,7 @@ class VolumeOperations:
                                   or self.conf.storage_availability_zone),
             "volume_type_id": vtype.id, "multiattach": is_multiattach,
             "encrypted": encrypted,
-        }, metadata)
+        }, metadata, check=self._quota(project, vtype.id, change))
         self.scheduler.create_volume(ctxt, row.id)
         LOG.info("Volume %(id)s of %(size)s GiB accepted",
                  {"id": row.id, "size": size})
@@ -185,11 +190,23 @@ class VolumeOperations:
             self.volume.delete_volume(ctxt, volume_id, row.host)
         LOG.info("Volume %s deleting", volume_id)
 
+    def _quota(self, project_id: str, type_id: str,
+               change: quota.Change) -> volumes_db.Check:
+        """The quota check of ``change``, for the writer transaction that
+        makes it."""
+        def check(session: Any) -> None:
+            quotas_db.enforce(session, self.conf, project_id, type_id, change)
+        return check
+
     # -- actions (POST /volumes/{id}/action) ------------------------------
     def _cas(self, row: Any, expected: dict, values: dict, what: str,
-             ctxt: Any) -> None:
-        """Compare-and-swap with the read value; a lost race is a 400."""
-        if not volumes_db.volume_cas(ctxt, row.id, expected, values):
+             ctxt: Any, check: volumes_db.Check | None = None) -> None:
+        """Compare-and-swap with the read value; a lost race is a 400.
+
+        :param check: runs first in the same transaction (a quota check).
+        """
+        if not volumes_db.volume_cas(ctxt, row.id, expected, values,
+                                     check=check):
             now = volumes_db.volume_get(ctxt, row.id)
             raise exception.InvalidVolume(
                 reason="Volume %s changed while %s was requested; its status "
@@ -221,9 +238,13 @@ class VolumeOperations:
                 reason="Volume %s status must be %s to extend, but the "
                        "current status is %s." % (
                            volume_id, " or ".join(allowed), row.status))
+        change = quota.Change(row.volume_type.name,
+                              gigabytes=new_size - row.size, size=new_size)
         self._cas(row, {"status": row.status, "size": row.size},
-                  {"status": STATUS.EXTENDING, "previous_status": row.status},
-                  "an extend", ctxt)
+                  {"status": STATUS.EXTENDING, "previous_status": row.status,
+                   "pending_size": new_size}, "an extend", ctxt,
+                  check=self._quota(row.project_id, row.volume_type_id,
+                                    change))
         self.volume.extend_volume(ctxt, volume_id, row.host, new_size)
         LOG.info("Volume %(id)s extending to %(size)s GiB",
                  {"id": volume_id, "size": new_size})
@@ -279,9 +300,13 @@ class VolumeOperations:
                     "migration_status": None}
         if multiattach != row.multiattach:
             expected["attachment_count"] = 0
+        change = quota.Change(vtype.name, volumes=1, gigabytes=row.size,
+                              global_too=False)
         self._cas(row, expected, {"status": STATUS.RETYPING,
-                                  "previous_status": row.status},
-                  "a retype", ctxt)
+                                  "previous_status": row.status,
+                                  "pending_type_id": vtype.id},
+                  "a retype", ctxt,
+                  check=self._quota(row.project_id, vtype.id, change))
         self.volume.retype_volume(ctxt, volume_id, row.host, vtype.id, policy)
         LOG.info("Volume %(id)s retyping to %(type)s",
                  {"id": volume_id, "type": vtype.name})
@@ -331,7 +356,9 @@ class VolumeOperations:
             row = volumes_db.volume_get(ctxt, volume_id)
         values: dict = {}
         if status:
-            values["status"] = status
+            # An extend or retype in flight is over, whatever it did.
+            values.update(status=status, pending_size=None,
+                          pending_type_id=None)
         if attach_status:
             values["attach_status"] = attach_status
         if migration_status:

@@ -14,6 +14,7 @@ from common import policy
 from drivers import fake as fake_driver
 from services.api import app as api_app
 from services.api.operations import attachments as attachment_ops
+from services.api.operations import quotas as quota_ops
 from services.api.operations import types as type_ops
 from services.api.operations import usage as usage_ops
 from services.api.operations import volumes as volume_ops
@@ -111,7 +112,8 @@ def make_api():
         volumes=volume_ops.VolumeOperations(conf, mock.Mock(), rpc),
         attachments=attachment_ops.AttachmentOperations(conf, rpc),
         types=type_ops.TypeOperations(), backends=mock.Mock(), cache=None,
-        usage=usage_ops.UsageOperations(conf))
+        usage=usage_ops.UsageOperations(conf),
+        quotas=quota_ops.QuotaOperations(conf))
     client = testing.TestClient(api_app.create_app(conf, ops))
     yield Api(client, driver, rpc, ops)
     fixtures.clean()

@@ -4,11 +4,17 @@ the falcon app, a real (SQLite) database and the fake driver."""
 import types
 import uuid
 
+import oslo_messaging as messaging
+import pytest
+
 from oslo_policy import policy as oslo_policy
 
+from common import context
+from common import exception
 from common import policy
 from common.db.api import attachments as attachments_db
 from common.db.api import volumes as volumes_db
+from services.api import rpc_door
 
 try:
     from tests.unit.api import apitest
@@ -478,3 +484,44 @@ def test_multiattach_encrypted_type_refused_at_create(api):
         "size": 1, "volume_type": vtype.id}})
     assert resp.status_code == 400
     assert "Multiattach cannot be used with encrypted" in apitest.message(resp)
+
+
+# -- connector bounds -------------------------------------------------------------
+
+@pytest.mark.parametrize(("connector", "message"), [
+    (apitest.connector("h" * 256), "is too long"),
+    (apitest.connector("bad host"), "does not match"),
+    (apitest.connector(mountpoint="m" * 256), "is too long"),
+    (dict(apitest.connector(), **{"k%d" % i: i for i in range(64)}),
+     "has too many properties"),
+    (dict(apitest.connector(), **{"x" * 256: 1}), "x" * 256),
+    (dict(apitest.connector(), host=7), "is not of type 'string'"),
+])
+def test_connector_fields_are_bounded(api, connector, message):
+    vid = api.volume(multiattach=True)
+    resp = api.create(vid, connector=connector)
+    assert resp.status_code == 400, resp.json
+    assert message in apitest.message(resp)
+    att = api.create(vid).json["attachment"]
+    resp = api.call("PUT", "/attachments/" + att["id"],
+                    {"attachment": {"connector": connector}})
+    assert resp.status_code == 400
+    rows = attachments_db.attachments_of_volume(fixtures.admin(), vid)
+    assert [row.attach_status for row in rows] == ["reserved"]
+
+
+def test_rpc_door_validates_what_rest_validates(api):
+    endpoint = rpc_door.ApiEndpoint(api.ops.attachments)
+    ctxt = context.RequestContext(user_id="a", project_id="p1",
+                                  roles=["admin"], global_request_id="r")
+    vid = api.volume(multiattach=True)
+    for volume_id, connector in ((vid, apitest.connector("h" * 300)),
+                                 ("not-a-uuid", None)):
+        with pytest.raises(messaging.ExpectedException) as caught:
+            endpoint.attachment_create(ctxt, volume_id, connector=connector)
+        assert caught.value.exc_info[0] is exception.ValidationError
+    assert not attachments_db.attachments_of_volume(fixtures.admin(), vid)
+    made = endpoint.attachment_create(ctxt, vid,
+                                      connector=apitest.connector("h1"))
+    assert made["request_id"] == "r"
+    assert made["attachment"]["volume_id"] == vid

@@ -259,6 +259,34 @@ def test_capacity_is_left_to_the_scheduler(cache, running):
     cache.check_type(None, VTYPE, dict(MA, **{"provisioning:type": "thick"}))
 
 
+def test_size_no_pool_could_ever_hold_is_rejected(cache):
+    cache.check_type(None, VTYPE, {}, size=10)
+    with pytest.raises(exception.UnsatisfiableVolumeSize) as err:
+        cache.check_type(None, VTYPE, {}, size=11)
+    assert err.value.code == 400
+    assert "11 GiB" in err.value.msg
+
+
+def test_size_judges_pools_empty_not_their_free_space(cache, running):
+    running.add("full@b")
+    cache.update_service_capabilities(None, "full@b", {
+        "pools": [{"pool_name": "p", "free_capacity_gb": 0,
+                   "total_capacity_gb": 500,
+                   "provisioning:type": "thick"}]}, 1.0)
+    cache.check_type(None, VTYPE, {}, size=500)
+
+
+def test_size_with_an_unheard_running_backend_is_left_to_the_scheduler(
+        cache, running):
+    running.add("unheard@b")
+    cache.check_type(None, VTYPE, {}, size=10 ** 6)
+
+
+def test_size_is_not_judged_by_a_cold_cache(conf, clock, running):
+    cache = make_cache(conf, clock, running, warm=False)
+    cache.check_type(None, VTYPE, {}, size=10 ** 6)
+
+
 def test_message_names_only_the_specs_no_pool_offers(cache, running):
     running.add("ma@b")
     hear(cache, "ma@b", True, name="ma")

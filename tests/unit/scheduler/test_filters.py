@@ -1,17 +1,18 @@
-"""Tests for services.scheduler.filters: Cinder's default filters."""
+"""Tests for services.scheduler.filters and common.capacity: Cinder's
+default filters and its capacity rules."""
 
 import dataclasses
 
 import pytest
 
-from services.scheduler import filters
+from common import capacity
+from common.capacity import capacity_ok, could_ever_hold, \
+    over_subscription_ratio
 from services.scheduler.filters import (
     PlacementRequest,
     availability_zone_ok,
     backend_up,
     capabilities_ok,
-    capacity_ok,
-    over_subscription_ratio,
     passes,
 )
 
@@ -196,7 +197,7 @@ def test_over_subscription_ratio_default_when_unreported():
     pool = thin_pool()
     del pool["max_over_subscription_ratio"]
     assert over_subscription_ratio(pool) == (
-        filters.DEFAULT_MAX_OVER_SUBSCRIPTION_RATIO)
+        capacity.DEFAULT_MAX_OVER_SUBSCRIPTION_RATIO)
 
 
 def test_capabilities_ok():
@@ -232,3 +233,17 @@ def test_passes_names_the_first_failing_filter(pool, req, failed):
 def test_placement_request_is_frozen():
     with pytest.raises(dataclasses.FrozenInstanceError):
         request().size_gb = 1
+
+
+@pytest.mark.parametrize(("pool", "size", "expected"), [
+    (thick_pool(free_capacity_gb=0), 1000, True),
+    (thick_pool(free_capacity_gb=0), 1001, False),
+    (thick_pool(reserved_percentage=10), 901, False),
+    (thin_pool(free_capacity_gb=0, provisioned_capacity_gb=10 ** 6), 200,
+     True),
+    (thin_pool(free_capacity_gb=0), 201, False),
+    (thick_pool(total_capacity_gb="infinite", free_capacity_gb="infinite"),
+     10 ** 9, True),
+])
+def test_could_ever_hold_judges_the_pool_empty(pool, size, expected):
+    assert could_ever_hold(pool, size, {}) is expected

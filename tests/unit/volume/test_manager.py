@@ -55,18 +55,19 @@ def test_extend_returns_to_what_attachments_say(mgr, attached, after):
             vol.id, db.states.ReserveGuard(multiattach=False, limit=1),
             {"id": "a1", "attach_status": "attached", "attach_mode": "rw"})
     volumes_db.volume_cas(fixtures.admin(), vol.id, {},
-                          {"status": "extending"})
+                          {"status": "extending", "pending_size": 5})
     mgr.extend_volume(fixtures.admin(), vol.id, 5)
     row = _get(vol)
-    assert (row.status, row.size) == (after, 5)
+    assert (row.status, row.size, row.pending_size) == (after, 5, None)
     assert mgr.driver.volumes[vol.id] == 5
 
 
 def test_extend_failure_is_error_extending(mgr):
-    vol = _vol(mgr, status="extending")
+    vol = _vol(mgr, status="extending", pending_size=3)
     mgr.extend_volume(fixtures.admin(), vol.id, 0)
     row = _get(vol)
     assert row.status == "error_extending" and row.error_reason
+    assert (row.size, row.pending_size) == (1, None)
 
 
 def test_extend_ignores_other_statuses(mgr):
@@ -77,20 +78,23 @@ def test_extend_ignores_other_statuses(mgr):
 
 def test_retype_takes_type_the_pool_satisfies(mgr):
     vtype = fixtures.make_type(specs={"multiattach": "<is> True"})
-    vol = _vol(mgr, status="retyping", previous_status="available")
+    vol = _vol(mgr, status="retyping", previous_status="available",
+               pending_type_id=vtype.id)
     mgr.retype_volume(fixtures.admin(), vol.id, vtype.id, "never")
     row = _get(vol)
-    assert (row.status, row.volume_type_id, row.multiattach) == (
-        "available", vtype.id, True)
+    assert (row.status, row.volume_type_id, row.multiattach,
+            row.pending_type_id) == ("available", vtype.id, True, None)
 
 
 def test_retype_refused_when_pool_does_not_satisfy(mgr):
     vtype = fixtures.make_type(specs={"volume_backend_name": "other"})
-    vol = _vol(mgr, status="retyping", previous_status="available")
+    vol = _vol(mgr, status="retyping", previous_status="available",
+               pending_type_id=vtype.id)
     old_type = vol.volume_type_id
     mgr.retype_volume(fixtures.admin(), vol.id, vtype.id, "on-demand")
     row = _get(vol)
-    assert (row.status, row.volume_type_id) == ("available", old_type)
+    assert (row.status, row.volume_type_id, row.pending_type_id) == (
+        "available", old_type, None)
 
 
 def test_periodic_tasks_include_the_stuck_check(mgr):

@@ -1,0 +1,192 @@
+"""Quota limits, what projects have, and the check under a project's lock.
+
+``enforce`` runs inside the writer transaction of the change it checks
+(a volume's insert, an extend's or a retype's compare-and-swap): it locks
+the project's row in ``project_locks`` (``SELECT ... FOR UPDATE``; SQLite
+transactions already take the database's write lock at BEGIN), counts
+what the project has, and refuses what would go over a limit.  Two changes
+of one project are so counted one after the other, whatever their number,
+and nothing is counted but rows that exist.
+"""
+
+from typing import Any
+
+import sqlalchemy as sa
+from oslo_config import cfg
+from sqlalchemy.dialects import mysql
+from sqlalchemy.dialects import postgresql
+from sqlalchemy.dialects import sqlite
+
+from common import quota
+from common.db import models
+from common.db.api import reader
+from common.db.api import retry_on_deadlock
+from common.db.api import writer
+
+_Q = models.Quota
+_QC = models.QuotaClass
+_VOL = models.Volume.__table__
+_LOCKS = models.ProjectLock.__table__
+
+
+# -- limits -----------------------------------------------------------------
+def _class_limits(session: Any, class_name: str) -> dict[str, int]:
+    rows = session.execute(sa.select(_QC.resource, _QC.hard_limit).where(
+        _QC.class_name == class_name))
+    return {resource: limit for resource, limit in rows}
+
+
+def _project_limits(session: Any, project_id: str) -> dict[str, int]:
+    rows = session.execute(sa.select(_Q.resource, _Q.hard_limit).where(
+        _Q.project_id == project_id))
+    return {resource: limit for resource, limit in rows}
+
+
+def _type_names(session: Any) -> list[str]:
+    return list(session.execute(sa.select(models.VolumeType.name).order_by(
+        models.VolumeType.created_at, models.VolumeType.name)).scalars())
+
+
+@reader
+def class_limits(context: Any, conf: cfg.ConfigOpts,
+                 class_name: str = quota.DEFAULT_CLASS) -> dict[str, int]:
+    """Every resource's limit in a quota class (the configured default
+    where the class sets none)."""
+    session = context.session
+    return quota.defaults(conf, quota.resources(_type_names(session)),
+                          _class_limits(session, class_name))
+
+
+@reader
+def project_limits(context: Any, conf: cfg.ConfigOpts,
+                   project_id: str) -> dict[str, int]:
+    """Every resource's limit for a project."""
+    session = context.session
+    return quota.limits(conf, quota.resources(_type_names(session)),
+                        _class_limits(session, quota.DEFAULT_CLASS),
+                        _project_limits(session, project_id))
+
+
+@reader
+def resource_names(context: Any) -> list[str]:
+    return quota.resources(_type_names(context.session))
+
+
+def _set(session: Any, model: Any, owner: str, key: str,
+         limits: dict[str, int]) -> None:
+    for resource, limit in limits.items():
+        row = session.execute(sa.select(model).where(
+            getattr(model, owner) == key,
+            model.resource == resource)).scalars().first()
+        if row is None:
+            session.add(model(**{owner: key, "resource": resource,
+                                 "hard_limit": limit}))
+        else:
+            row.hard_limit = limit
+
+
+@retry_on_deadlock
+@writer
+def project_set(context: Any, project_id: str,
+                limits: dict[str, int]) -> None:
+    _set(context.session, _Q, "project_id", project_id, limits)
+
+
+@retry_on_deadlock
+@writer
+def class_set(context: Any, class_name: str, limits: dict[str, int]) -> None:
+    _set(context.session, _QC, "class_name", class_name, limits)
+
+
+@retry_on_deadlock
+@writer
+def project_reset(context: Any, project_id: str) -> None:
+    """Drop a project's own limits: the defaults apply again."""
+    context.session.execute(sa.delete(_Q).where(_Q.project_id == project_id))
+
+
+# -- usage ------------------------------------------------------------------
+def _gigabytes() -> Any:
+    return sa.func.coalesce(_VOL.c.pending_size, _VOL.c.size)
+
+
+def _of_type(type_id: str | None) -> Any:
+    return sa.or_(_VOL.c.volume_type_id == type_id,
+                  _VOL.c.pending_type_id == type_id)
+
+
+def _usage(session: Any, project_id: str, type_id: str | None) -> quota.Usage:
+    """What the project has, in one statement."""
+    of_type = _of_type(type_id)
+    row = session.execute(sa.select(
+        sa.func.count(),
+        sa.func.coalesce(sa.func.sum(_gigabytes()), 0),
+        sa.func.coalesce(sa.func.sum(sa.case((of_type, 1), else_=0)), 0),
+        sa.func.coalesce(sa.func.sum(sa.case((of_type, _gigabytes()),
+                                             else_=0)), 0)).where(
+        _VOL.c.project_id == project_id)).one()
+    return quota.Usage(*(int(value) for value in row))
+
+
+@reader
+def usage(context: Any, project_id: str) -> dict[str, int]:
+    """Resource name -> what the project has (``in_use``)."""
+    session = context.session
+    by_type = session.execute(sa.select(
+        models.VolumeType.name, sa.func.count(_VOL.c.id),
+        sa.func.coalesce(sa.func.sum(_gigabytes()), 0)).select_from(
+        models.VolumeType.__table__.join(
+            _VOL, sa.and_(_VOL.c.volume_type_id == models.VolumeType.id,
+                          _VOL.c.project_id == project_id))).group_by(
+        models.VolumeType.name))
+    total = _usage(session, project_id, None)
+    found = {quota.VOLUMES: total.volumes, quota.GIGABYTES: total.gigabytes}
+    for name, count, size in by_type:
+        found[quota.type_resource(quota.VOLUMES, name)] = int(count)
+        found[quota.type_resource(quota.GIGABYTES, name)] = int(size)
+    return found
+
+
+# -- the check --------------------------------------------------------------
+_INSERT = {"postgresql": lambda: postgresql.insert(_LOCKS)
+           .on_conflict_do_nothing(),
+           "sqlite": lambda: sqlite.insert(_LOCKS).on_conflict_do_nothing(),
+           "mysql": lambda: mysql.insert(_LOCKS).prefix_with("IGNORE")}
+
+
+def _lock(session: Any, project_id: str) -> None:
+    """Hold the project's lock row until the transaction ends."""
+    dialect = session.get_bind().dialect.name
+    session.execute(_INSERT[dialect](), {"project_id": project_id})
+    session.execute(sa.select(_LOCKS.c.project_id).where(
+        _LOCKS.c.project_id == project_id).with_for_update())
+
+
+def _both_limits(session: Any, project_id: str
+                 ) -> tuple[dict[str, int], dict[str, int]]:
+    """The default class's limits and the project's, in one statement."""
+    rows = session.execute(sa.union_all(
+        sa.select(sa.literal(False).label("own"), _QC.resource,
+                  _QC.hard_limit).where(
+            _QC.class_name == quota.DEFAULT_CLASS),
+        sa.select(sa.literal(True), _Q.resource, _Q.hard_limit).where(
+            _Q.project_id == project_id)))
+    found: tuple[dict[str, int], dict[str, int]] = ({}, {})
+    for own, resource, limit in rows:
+        found[bool(own)][resource] = limit
+    return found
+
+
+def enforce(session: Any, conf: cfg.ConfigOpts, project_id: str,
+            type_id: str, change: quota.Change) -> None:
+    """Check ``change`` in the caller's writer transaction.
+
+    :raises QuotaError: a limit would be exceeded.
+    """
+    class_limits, own = _both_limits(session, project_id)
+    found = quota.limits(conf, change.names(), class_limits, own)
+    quota.check_size(change, found)
+    if not quota.needs_count(change, found):
+        return
+    _lock(session, project_id)
+    quota.check(change, found, _usage(session, project_id, type_id))
