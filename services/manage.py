@@ -1,7 +1,15 @@
-"""``ashlar-manage``: operator commands (``db sync``, ``db version``)."""
+"""``ashlar-manage``: operator commands.
 
+    db sync | db version            the database schema
+    user set NAME | user delete NAME   http_basic users ([http_basic] user_file)
+"""
+
+import getpass
+import os
 import sys
+import tempfile
 
+import bcrypt
 from cliff import command
 
 from common import cli
@@ -9,32 +17,131 @@ from common import conf as ashlar_conf
 from common.db import api as db_api
 from common.db import migrations
 
+#: Where ``user set`` reads the password when it is not asked for.
+PASSWORD_ENV = "ASHLAR_USER_PASSWORD"
+#: bcrypt's cost for new entries (``htpasswd -B`` uses 5; 12 is bcrypt's).
+BCRYPT_ROUNDS = 12
+
+
+class RefusedError(Exception):
+    """What the operator asked cannot be done (cliff prints it, exits 1)."""
+
 
 class DbSync(command.Command):
     """Create or upgrade the database schema (safe to run repeatedly)."""
 
     def take_action(self, parsed_args: object) -> None:
-        migrations.upgrade(db_api.get_engine())
+        engine = self.app.engine()
+        migrations.upgrade(engine)
         self.app.stdout.write("database at revision %s\n"
-                              % migrations.version(db_api.get_engine()))
+                              % migrations.version(engine))
 
 
 class DbVersion(command.Command):
     """Print the schema revision of the database."""
 
     def take_action(self, parsed_args: object) -> None:
-        self.app.stdout.write("%s\n" % migrations.version(db_api.get_engine()))
+        self.app.stdout.write("%s\n" % migrations.version(self.app.engine()))
+
+
+def _entries(path: str) -> list[str]:
+    try:
+        with open(path, encoding="utf-8") as stream:
+            return [line.rstrip("\n") for line in stream if line.strip()]
+    except FileNotFoundError:
+        return []
+
+
+def _write(path: str, lines: list[str]) -> None:
+    """Replace the file at once (a reader never sees half of it)."""
+    folder = os.path.dirname(os.path.abspath(path))
+    os.makedirs(folder, exist_ok=True)
+    handle, temp = tempfile.mkstemp(dir=folder, prefix=".htpasswd-")
+    with os.fdopen(handle, "w", encoding="utf-8") as stream:
+        stream.write("".join(line + "\n" for line in lines))
+    os.chmod(temp, 0o640)
+    os.replace(temp, path)
+
+
+class _UserCommand(command.Command):
+    def get_parser(self, prog_name: str) -> object:
+        parser = super().get_parser(prog_name)
+        parser.add_argument("name")
+        return parser
+
+    def _file(self) -> str:
+        return self.app.conf.http_basic.user_file
+
+    def _others(self, name: str) -> list[str]:
+        return [line for line in _entries(self._file())
+                if line.split(":", 1)[0] != name]
+
+
+class UserSet(_UserCommand):
+    """Add an http_basic user or change its password (bcrypt).
+
+    The password comes from $ASHLAR_USER_PASSWORD, else from a prompt (or
+    the first line of standard input).
+    """
+
+    def get_parser(self, prog_name: str) -> object:
+        parser = super().get_parser(prog_name)
+        parser.add_argument("--if-missing", action="store_true",
+                            help="Leave an existing user as it is.")
+        return parser
+
+    def take_action(self, args: object) -> None:
+        if ":" in args.name or not args.name.strip():
+            raise RefusedError("a user name must be non-empty, without ':'")
+        others = self._others(args.name)
+        if args.if_missing and len(others) < len(_entries(self._file())):
+            self.app.stdout.write("user %s exists; left as it is\n"
+                                  % args.name)
+            return
+        password = _password()
+        crypted = bcrypt.hashpw(password.encode(),
+                                bcrypt.gensalt(rounds=BCRYPT_ROUNDS))
+        _write(self._file(), others + ["%s:%s" % (args.name,
+                                                  crypted.decode())])
+        self.app.stdout.write("user %s set in %s\n" % (args.name,
+                                                       self._file()))
+
+
+class UserDelete(_UserCommand):
+    """Remove an http_basic user."""
+
+    def take_action(self, args: object) -> None:
+        others = self._others(args.name)
+        if len(others) == len(_entries(self._file())):
+            raise RefusedError("no user %s in %s" % (args.name, self._file()))
+        _write(self._file(), others)
+        self.app.stdout.write("user %s removed\n" % args.name)
+
+
+def _password() -> str:
+    password = os.environ.get(PASSWORD_ENV)
+    if password is None:
+        password = (getpass.getpass("Password: ") if sys.stdin.isatty()
+                    else sys.stdin.readline().rstrip("\n"))
+    if not password:
+        raise RefusedError("an empty password is refused")
+    return password
 
 
 class ManageApp(cli.ConfigApp):
     def __init__(self) -> None:
         super().__init__(__doc__, "ashlar.manage",
-                         {"db sync": DbSync, "db version": DbVersion})
+                         {"db sync": DbSync, "db version": DbVersion,
+                          "user set": UserSet, "user delete": UserDelete})
 
     def initialize_app(self, argv: list[str]) -> None:
-        conf = ashlar_conf.CONF
-        conf(self.config_args(), project="ashlar")
-        db_api.configure(conf)
+        self.conf = ashlar_conf.CONF
+        self.conf(self.config_args(), project="ashlar")
+
+    def engine(self) -> object:
+        """The database's engine (only the db commands need one)."""
+        db_api.configure(self.conf)
+        return db_api.get_engine()
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -22,29 +22,69 @@ def _console_scripts():
     return {line.split("=")[0].strip() for line in lines if "=" in line}
 
 
-def test_compose_commands_are_ashlar_binaries():
+SECRETS = {"RABBITMQ_PASSWORD": "rabbit-s3cret",
+           "POSTGRES_PASSWORD": "pg-s3cret",
+           "ASHLAR_OPERATOR_PASSWORD": "op-s3cret"}
+
+
+def _compose():
     with open(os.path.join(DEPLOY, "docker-compose.yml")) as handle:
-        compose = yaml.safe_load(handle)
+        return yaml.safe_load(handle)
+
+
+def test_compose_commands_are_ashlar_binaries():
     commands = {name: svc["command"][0]
-                for name, svc in compose["services"].items()
+                for name, svc in _compose()["services"].items()
                 if "command" in svc}
-    assert commands == {"db-sync": "ashlar-manage", "api": "ashlar-api",
-                        "scheduler": "ashlar-scheduler",
+    assert commands == {"db-sync": "ashlar-manage", "users": "ashlar-manage",
+                        "api": "ashlar-api", "scheduler": "ashlar-scheduler",
                         "volume": "ashlar-volume"}
     assert set(commands.values()) <= _console_scripts()
 
 
-def test_compose_config_file_sets_known_options():
+def test_compose_config_file_has_auth_and_no_password():
     conf = cfg.ConfigOpts()
     ashlar_conf.register_opts(conf)
-    conf(["--config-file", os.path.join(DEPLOY, "compose", "ashlar.conf")])
-    assert conf.transport_url.startswith("rabbit://")
-    assert conf.database.connection.startswith("postgresql")
+    path = os.path.join(DEPLOY, "compose", "ashlar.conf")
+    conf(["--config-file", path], default_config_files=[])
+    assert conf.api.auth_strategy == "http_basic"
+    assert conf.http_basic.user_file.startswith("/var/lib/ashlar-auth/")
     assert conf.api.bind_host == "0.0.0.0"
     assert conf.enabled_backends == ["file"]
+    assert conf.database.connection is None  # from the environment
+    with open(path) as handle:
+        assert "@" not in handle.read()
 
 
-def test_compose_file_is_valid_for_docker_compose():
+def test_the_image_runs_as_no_root():
+    with open(os.path.join(DEPLOY, "Dockerfile")) as handle:
+        users = [line.split()[1] for line in handle
+                 if line.startswith("USER ")]
+    assert users and users[-1].split(":")[0] not in ("0", "root")
+    services = _compose()["services"]
+    assert services["rabbitmq"]["user"] == "rabbitmq"
+    assert services["postgres"]["user"] == "postgres"
+
+
+def test_make_env_writes_private_random_secrets_once(tmp_path):
+    folder = tmp_path / "deploy" / "compose"
+    folder.mkdir(parents=True)
+    shutil.copy(os.path.join(DEPLOY, "compose", "make-env.sh"), folder)
+    for _ in range(2):
+        subprocess.run(["sh", str(folder / "make-env.sh")], check=True,
+                       capture_output=True, timeout=30)
+    env_file = tmp_path / "deploy" / ".env"
+    values = dict(line.split("=", 1) for line in
+                  env_file.read_text().splitlines() if "=" in line
+                  and not line.startswith("#"))
+    assert set(values) == set(SECRETS) | {"ASHLAR_API_BIND"}
+    assert values["ASHLAR_API_BIND"] == "127.0.0.1"
+    assert all(len(values[name]) == 48 for name in SECRETS)
+    assert len({values[name] for name in SECRETS}) == 3
+    assert oct(env_file.stat().st_mode & 0o777) == "0o600"
+
+
+def _docker_compose(env):
     if shutil.which("docker-compose") is None:
         # NOTE: under CI a missing checker fails rather than skips, so the
         # compose file is never left unchecked silently.
@@ -53,6 +93,26 @@ def test_compose_file_is_valid_for_docker_compose():
         if os.environ.get("CI", "").lower() == "true":
             pytest.fail(message, pytrace=False)
         pytest.skip(message)
-    subprocess.run(["docker-compose", "-f",
-                    os.path.join(DEPLOY, "docker-compose.yml"), "config", "-q"],
-                   check=True, timeout=60)
+    clean = {k: v for k, v in os.environ.items()
+             if k not in SECRETS and k != "ASHLAR_API_BIND"}
+    return subprocess.run(["docker-compose", "--project-directory",
+                           str(env["dir"]), "-f",
+                           os.path.join(DEPLOY, "docker-compose.yml"),
+                           "config"], env=dict(clean, **env["vars"]),
+                          capture_output=True, text=True, timeout=60)
+
+
+def test_compose_file_is_valid_and_safe_for_docker_compose(tmp_path):
+    done = _docker_compose({"dir": tmp_path, "vars": SECRETS})
+    assert done.returncode == 0, done.stderr
+    resolved = yaml.safe_load(done.stdout)
+    assert resolved["services"]["api"]["ports"] == ["127.0.0.1:8776:8776/tcp"]
+    with open(os.path.join(DEPLOY, "docker-compose.yml")) as handle:
+        text = handle.read()
+    assert not any(secret in text for secret in SECRETS.values())
+
+
+def test_compose_refuses_to_start_without_the_secrets(tmp_path):
+    done = _docker_compose({"dir": tmp_path, "vars": {}})
+    assert done.returncode != 0
+    assert "run deploy/compose/make-env.sh first" in done.stderr
