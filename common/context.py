@@ -71,6 +71,8 @@ class RequestContext(oslo_context.RequestContext):
 
     @classmethod
     def from_dict(cls, values: dict) -> "RequestContext":
+        """The context a message carried; it becomes this thread's
+        current context, so what is logged next carries its ids."""
         return cls(user_id=values.get("user_id") or values.get("user"),
                    project_id=(values.get("project_id")
                                or values.get("project_name")
@@ -79,8 +81,7 @@ class RequestContext(oslo_context.RequestContext):
                    service_roles=values.get("service_roles") or [],
                    is_admin=values.get("is_admin"),
                    request_id=values.get("request_id"),
-                   global_request_id=values.get("global_request_id"),
-                   overwrite=False)
+                   global_request_id=values.get("global_request_id"))
 
 
 

@@ -100,9 +100,14 @@ class HostConnector:
             attachment = _expect(self.api.attachment_get(attachment_id),
                                  id=attachment_id)
         except exception.AttachmentNotFound:
-            LOG.info("Attachment %s is already gone", attachment_id)
+            # NOTE(ashlar): gone (a detach that finished before a crash),
+            # or another host's: the door says the same of both, and so
+            # does this; nothing is touched either way.
+            LOG.info("Attachment %s not found: already detached, or not "
+                     "this host's", attachment_id)
             return {"attachment_id": attachment_id, "disconnected": None,
-                    "still_sharing": []}
+                    "still_sharing": [],
+                    "not_found": "already detached, or not this host's"}
         with self._lock(attachment["volume_id"]):
             attachment = _expect(self.api.attachment_get(attachment_id),
                                  id=attachment_id,

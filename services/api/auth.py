@@ -24,6 +24,7 @@ import ipaddress
 import os
 import threading
 import time
+import uuid
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -52,6 +53,8 @@ BASIC_USER = "ashlar.basic_user"
 IMPLIED_ROLES = {"admin": ("member", "reader"), "member": ("reader",)}
 #: The headers a credential may consist of.
 CREDENTIAL_HEADERS = ("X-Auth-Token", "Authorization")
+#: The environ key of the request id the first WSGI layer gives a request.
+REQUEST_ID = "ashlar.request_id"
 
 
 def with_implied(roles: list[str]) -> list[str]:
@@ -68,14 +71,29 @@ def _split(header: str | None) -> list[str]:
 
 
 # -- the WSGI layer -------------------------------------------------------------
-class _DiscoveryBypass:
-    """Send version discovery to the app itself, the rest through auth."""
+def anonymous(request_id: str) -> None:
+    """Log as no one, under ``request_id``, until the caller is known.
+
+    NOTE(ashlar): oslo.log takes the thread's current oslo.context; without
+    this, what is logged before a request's context exists (a refused
+    credential) would carry the identity of whatever this thread served
+    last.
+    """
+    ashlar_context.RequestContext(request_id=request_id, is_admin=False)
+
+
+class _Outer:
+    """The first WSGI layer: a request id (``REQUEST_ID`` in the environ),
+    an anonymous logging context, and version discovery past
+    authentication."""
 
     def __init__(self, inner: WSGIApp, authenticated: WSGIApp) -> None:
         self.inner = inner
         self.authenticated = authenticated
 
     def __call__(self, environ: dict, start_response: Callable) -> Any:
+        environ[REQUEST_ID] = request_id = "req-%s" % uuid.uuid4()
+        anonymous(request_id)
         path = environ.get("PATH_INFO", "").rstrip("/")
         if path in UNAUTHENTICATED_PATHS:
             return self.inner(environ, start_response)
@@ -144,14 +162,15 @@ def _fault(code: int) -> webob.Response:
 def wrap(conf: cfg.ConfigOpts, inner: WSGIApp,
          discovery: bool = True) -> WSGIApp:
     """Put the authentication middleware of ``[api] auth_strategy`` in
-    front of ``inner``; with ``discovery``, version discovery and the
-    OpenAPI document pass without credentials (as Cinder's ``/``).
+    front of ``inner``; with ``discovery`` (REST), behind the first layer
+    (``_Outer``): version discovery and the OpenAPI document pass without
+    credentials (as Cinder's ``/``).
 
     :raises ImportError: keystone mode without keystonemiddleware.
     """
     strategy = conf.api.auth_strategy
     if strategy == "noauth":
-        return inner
+        return _Outer(inner, inner) if discovery else inner
     if strategy == "keystone":
         from keystonemiddleware import auth_token
         authenticated = auth_token.AuthProtocol(
@@ -160,7 +179,7 @@ def wrap(conf: cfg.ConfigOpts, inner: WSGIApp,
         authenticated = BasicAuth(inner, conf)
     if not discovery:
         return authenticated
-    return _DiscoveryBypass(inner, authenticated)
+    return _Outer(inner, authenticated)
 
 
 # -- the identity -----------------------------------------------------------------

@@ -43,7 +43,8 @@ class RequestId:
     """
 
     def process_request(self, req: falcon.Request, resp: falcon.Response) -> None:
-        req.context.request_id = "req-%s" % uuid.uuid4()
+        req.context.request_id = (req.env.get(auth.REQUEST_ID)
+                                  or "req-%s" % uuid.uuid4())
         incoming = req.get_header("X-OpenStack-Request-ID") or ""
         req.context.global_request_id = (
             incoming if REQUEST_ID.match(incoming) else None)

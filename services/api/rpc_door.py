@@ -50,10 +50,12 @@ class DoorSerializer(messaging.Serializer):
         caller = ctxt.get("request_id")
         caller = caller if isinstance(caller, str) and \
             middleware.REQUEST_ID.match(caller) else None
+        request_id = "req-%s" % uuid.uuid4()
+        auth.anonymous(request_id)
         try:
             return self.verifier.context(
                 ctxt.get("credential"), global_request_id=caller,
-                request_id="req-%s" % uuid.uuid4())
+                request_id=request_id)
         except exception.NotAuthenticated:
             LOG.warning("RPC door: refused a call without a valid "
                         "credential (request %s)", caller)

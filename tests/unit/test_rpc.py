@@ -84,3 +84,14 @@ def test_listeners_back_off_from_the_poll_floor(client):
     # this fails instead of the tuning silently doing nothing.
     from oslo_messaging._drivers import amqpdriver
     assert amqpdriver.ACK_REQUEUE_EVERY_SECONDS_MIN == rpc.LISTENER_POLL_FLOOR
+
+
+def test_each_message_context_becomes_the_threads_logging_context():
+    """Log lines of a pooled thread carry the message it serves now."""
+    from oslo_context import context as oslo_context
+    serializer = rpc.RequestContextSerializer()
+    for user in ("a", "b"):
+        serializer.deserialize_context({"user_id": user, "roles": [],
+                                        "is_admin": False,
+                                        "request_id": "req-" + user})
+        assert oslo_context.get_current().user_id == user

@@ -12,6 +12,7 @@ import falcon
 import pytest
 from falcon import testing
 from oslo_config import cfg
+from oslo_context import context as oslo_context
 
 from common import exception
 from common import policy
@@ -95,6 +96,23 @@ def test_basic_refuses_without_the_right_password(basic, headers):
     assert resp.json == {"unauthorized": {
         "code": 401,
         "message": "The request you have made requires authentication."}}
+
+
+def test_a_refused_request_logs_as_no_one_under_its_own_id(basic):
+    """What is logged before the caller is known carries this request's
+    id and no identity, not the last identity the thread served."""
+    client, _ = basic
+    client.simulate_get("/v3/whoami", headers=_basic("operator", "s3cret"))
+    assert oslo_context.get_current().user_id == "operator"
+    resp = client.simulate_get("/v3/whoami", headers=_basic("x", "y"))
+    assert resp.status_code == 401
+    current = oslo_context.get_current()
+    assert current.user_id is None
+    assert current.request_id.startswith("req-")
+    ok = client.simulate_get("/v3/whoami", headers=_basic("operator",
+                                                          "s3cret"))
+    assert ok.headers["x-openstack-request-id"] == \
+        oslo_context.get_current().request_id
 
 
 def test_basic_malformed_header_is_400(basic):

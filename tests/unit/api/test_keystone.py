@@ -56,10 +56,11 @@ def keystone(tmp_path):
     return testing.TestClient(auth.wrap(conf, _inner(conf)))
 
 
-def test_noauth_is_not_wrapped(tmp_path):
+def test_noauth_has_only_the_first_layer(tmp_path):
     conf = _conf(tmp_path, "noauth")
     inner = _inner(conf)
-    assert auth.wrap(conf, inner) is inner
+    wrapped = auth.wrap(conf, inner)
+    assert wrapped.inner is inner and wrapped.authenticated is inner
 
 
 @pytest.mark.parametrize(("path", "status"), [
