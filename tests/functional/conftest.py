@@ -3,6 +3,7 @@
 import pytest
 
 from tests.functional import harness
+from tests.functional.components import keystone as keystone_component
 
 
 @pytest.fixture(scope="module")
@@ -28,3 +29,17 @@ def cluster(request, tmp_path, vhost):
     finally:
         dep.stop_all()
         drop()
+
+
+@pytest.fixture(scope="session")
+def keystone(tmp_path_factory):
+    """One real Keystone for the session (components/keystone.py)."""
+    keystone_component.available()
+    with keystone_component.Keystone(tmp_path_factory.mktemp("keystone")) as ks:
+        yield ks
+
+
+@pytest.fixture(scope="session")
+def personas(keystone):
+    """Cinder's personas in projects alpha and beta, and more."""
+    return keystone.personas()

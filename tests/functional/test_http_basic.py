@@ -28,8 +28,8 @@ import openstack
 import oslo_messaging
 import pytest
 import requests
-from oslo_config import cfg
 
+from tests.functional import door
 from tests.functional import harness
 
 #: The project of the harness's endpoint, configured as the operator's.
@@ -44,9 +44,6 @@ MA_TYPE = {"volume_type": {"name": "multiattach",
                            "extra_specs": {"multiattach": "<is> True"}}}
 UNAUTHORIZED = {"unauthorized": {
     "code": 401, "message": "The request you have made requires authentication."}}
-API_TOPIC = "ashlar-api"
-#: Ashlar's control exchange (common.conf.default), not oslo's "openstack".
-EXCHANGE = "ashlar"
 REQUEST_ID = re.compile(r"^req-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-"
                         r"[0-9a-f]{4}-[0-9a-f]{12}$")
 
@@ -72,43 +69,6 @@ def rest_client(endpoint: str, authorization: str | None = None,
         client.session.headers["Authorization"] = authorization
     client.session.headers.update(headers)
     return client
-
-
-# -- raw oslo.messaging -------------------------------------------------------
-class AsIs(oslo_messaging.Serializer):
-    """Send the context dict given to ``call`` exactly as it is."""
-
-    def serialize_entity(self, ctxt, entity):
-        return entity
-
-    def deserialize_entity(self, ctxt, entity):
-        return entity
-
-    def serialize_context(self, ctxt):
-        return dict(ctxt)
-
-    def deserialize_context(self, ctxt):
-        return ctxt
-
-
-def transport(url: str) -> oslo_messaging.Transport:
-    # NOTE: oslo.messaging reads its option groups only on the global
-    # cfg.CONF (common.rpc says so too); it registers them there itself.
-    return oslo_messaging.get_rpc_transport(
-        cfg.CONF, url=url, allowed_remote_exmods=["common.exception"])
-
-
-def door_call(trans, ctxt: dict, method: str, timeout: float = 30,
-              **kwargs):
-    client = oslo_messaging.get_rpc_client(
-        trans, oslo_messaging.Target(exchange=EXCHANGE, topic=API_TOPIC,
-                                     version="1.1"),
-        serializer=AsIs(), timeout=timeout)
-    return client.call(ctxt, method, **kwargs)
-
-
-def request_id() -> str:
-    return "req-%s" % uuid.uuid4()
 
 
 # -- the deployment -------------------------------------------------------------
@@ -199,7 +159,7 @@ def agent_ok(conf: str, *args: str) -> dict:
 
 @pytest.fixture(scope="module")
 def door_transport(vhost):
-    trans = transport(vhost)
+    trans = door.transport(vhost)
     yield trans
     trans.cleanup()
 
@@ -232,8 +192,8 @@ def ashlar(tmp_path_factory, vhost, door_transport):
 
         def door_answers() -> bool:
             try:
-                door_call(door_transport, {
-                    "request_id": request_id(),
+                door.call(door_transport, {
+                    "request_id": door.request_id(),
                     "credential": {"Authorization": basic(OPERATOR)}},
                     "attachment_get", timeout=5, attachment_id=missing)
             except Exception as exc:  # noqa: BLE001 - the expected refusal
@@ -585,16 +545,16 @@ def test_door_refuses_a_forged_context(ashlar):
     aid = ashlar.attach_rest(vid, "compute2")
     before = ashlar.state()
     forged = [dict(FORGED),
-              dict(FORGED, request_id=request_id()),
-              dict(FORGED, request_id=request_id(),
+              dict(FORGED, request_id=door.request_id()),
+              dict(FORGED, request_id=door.request_id(),
                    credential={"X-Auth-Token": "admin:admin"}),
-              dict(FORGED, request_id=request_id(),
+              dict(FORGED, request_id=door.request_id(),
                    credential={"Authorization": basic(OPERATOR, "wrong"),
                                "X-Roles": "admin", "X-Project-Id": PROJECT})]
     for ctxt in forged:
         for method in ("attachment_get", "attachment_delete"):
             with pytest.raises(Exception) as caught:
-                door_call(ashlar.transport, ctxt, method, attachment_id=aid)
+                door.call(ashlar.transport, ctxt, method, attachment_id=aid)
             assert "NotAuthenticated" in type(caught.value).__name__, (
                 ctxt, method, repr(caught.value))
     assert ashlar.state() == before
@@ -605,16 +565,16 @@ def test_door_refuses_a_forged_context(ashlar):
 def test_door_serves_a_valid_credential_and_echoes_the_request(ashlar):
     vid = ashlar.volume(volume_type="multiattach")
     aid = ashlar.attach_rest(vid, "compute2")
-    rid = request_id()
-    answer = door_call(ashlar.transport, {
+    rid = door.request_id()
+    answer = door.call(ashlar.transport, {
         "request_id": rid, "credential": {"Authorization": basic(OPERATOR)}},
         "attachment_get", attachment_id=aid)
     assert answer["request_id"] == rid
     assert answer["attachment"]["id"] == aid
     assert answer["attachment"]["volume_id"] == vid
     # The bound agent sees its host's attachment too.
-    rid = request_id()
-    answer = door_call(ashlar.transport, {
+    rid = door.request_id()
+    answer = door.call(ashlar.transport, {
         "request_id": rid, "credential": {"Authorization": basic(AGENT2)}},
         "attachment_get", attachment_id=aid)
     assert answer["request_id"] == rid and answer["attachment"]["id"] == aid
@@ -631,10 +591,10 @@ def test_door_keeps_an_agent_to_its_host(ashlar):
     for credential in credentials:
         for method in ("attachment_get", "attachment_delete",
                        "attachment_complete"):
-            ctxt = dict(FORGED, request_id=request_id(),
+            ctxt = dict(FORGED, request_id=door.request_id(),
                         credential=credential)
             with pytest.raises(Exception) as caught:
-                door_call(ashlar.transport, ctxt, method, attachment_id=aid)
+                door.call(ashlar.transport, ctxt, method, attachment_id=aid)
             assert "AttachmentNotFound" in type(caught.value).__name__, (
                 method, repr(caught.value))
     assert ashlar.state() == before
@@ -658,7 +618,7 @@ class FakeApi:
     def _answer(self, ctxt: dict, attachment_id: str, volume_id: str) -> dict:
         rid = ctxt.get("request_id")
         if self.lie == "request_id":
-            rid = request_id()
+            rid = door.request_id()
         elif self.lie == "volume_id":
             volume_id = str(uuid.uuid4())
         elif self.lie == "attachment_id":
@@ -713,14 +673,14 @@ def fake_api(request, fake_vhost, tmp_path):
     device = tmp_path / "fake-device"
     device.write_bytes(b"untouched")
     api = FakeApi(request.param, str(device))
-    trans = transport(fake_vhost)
+    trans = door.transport(fake_vhost)
     server = oslo_messaging.get_rpc_server(
-        trans, oslo_messaging.Target(exchange=EXCHANGE, topic=API_TOPIC,
-                                     server="fake-api"),
+        trans, oslo_messaging.Target(exchange=door.EXCHANGE,
+                                     topic=door.API_TOPIC, server="fake-api"),
         [api], executor="threading")
     server.start()
     try:
-        harness.wait_for(lambda: door_call(trans, {}, "ping", timeout=5)
+        harness.wait_for(lambda: door.call(trans, {}, "ping", timeout=5)
                          == "pong", what="the fake api to answer")
         yield fake_vhost, api
     finally:

@@ -7,11 +7,6 @@ are the real ones: python-openstackclient and openstacksdk, given only
 Keystone's URL and a user's credentials.
 """
 
-import json
-import os
-import subprocess
-import sys
-
 import openstack
 import pytest
 import requests
@@ -19,20 +14,7 @@ import requests
 from tests.functional import harness
 from tests.functional.components import keystone as keystone_component
 
-CLI_TIMEOUT = 120
-
-
-@pytest.fixture(scope="module")
-def keystone(tmp_path_factory):
-    keystone_component.available()
-    with keystone_component.Keystone(tmp_path_factory.mktemp("keystone")) as ks:
-        yield ks
-
-
-@pytest.fixture(scope="module")
-def personas(keystone):
-    return keystone.personas()
-
+osc = keystone_component.openstack_cli
 
 @pytest.fixture(scope="module")
 def ashlar(tmp_path_factory, keystone, personas, vhost):
@@ -62,24 +44,6 @@ def client(dep, personas, project: str, token: str) -> harness.Client:
     """A raw client on ``project``'s endpoint with a Keystone token."""
     return harness.Client("http://127.0.0.1:%d/v3/%s" % (
         dep.port, personas.projects[project]), token=token)
-
-
-def openstack_cli(keystone, user, project: str, *args: str):
-    """``openstack ARGS -f json`` as ``user`` on ``project``, configured
-    only by OS_* variables (Keystone's URL and the user's password)."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("OS_")}
-    env.update(OS_AUTH_TYPE="password", OS_AUTH_URL=keystone.auth_url,
-               OS_IDENTITY_API_VERSION="3", OS_USERNAME=user.name,
-               OS_PASSWORD=user.password, OS_USER_DOMAIN_NAME="Default",
-               OS_PROJECT_NAME=project, OS_PROJECT_DOMAIN_NAME="Default",
-               OS_REGION_NAME="RegionOne")
-    proc = subprocess.run(
-        [sys.executable, "-m", "openstackclient.shell", *args, "-f", "json"],
-        capture_output=True, text=True, env=env, timeout=CLI_TIMEOUT,
-        cwd=harness.REPO)
-    assert proc.returncode == 0, "exit %d\n%s\n%s" % (
-        proc.returncode, proc.stdout, proc.stderr)
-    return json.loads(proc.stdout)
 
 
 def test_service_user_validates_tokens_a_member_cannot(keystone, personas):
@@ -139,16 +103,15 @@ def test_tokens_are_validated_by_keystone(ashlar, keystone, personas):
 
 def test_openstack_cli_member_creates_and_lists(ashlar, keystone, personas):
     member = personas["alpha-member"]
-    created = openstack_cli(keystone, member, "alpha", "volume", "create",
-                            "--size", "1", "ks-osc-vol")
+    created = osc(keystone, member, "alpha", "volume", "create",
+                  "--size", "1", "ks-osc-vol")
     assert created["name"] == "ks-osc-vol"
     reader = client(ashlar, personas, "alpha",
                     keystone.project_token(member))
     reader.wait_status(created["id"], "available", timeout=60)
-    listed = openstack_cli(keystone, member, "alpha", "volume", "list")
+    listed = osc(keystone, member, "alpha", "volume", "list")
     assert {v["ID"]: v["Status"] for v in listed}[created["id"]] == "available"
-    other = openstack_cli(keystone, personas["beta-member"], "beta",
-                          "volume", "list")
+    other = osc(keystone, personas["beta-member"], "beta", "volume", "list")
     assert created["id"] not in {v["ID"] for v in other}
 
 

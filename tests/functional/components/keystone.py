@@ -21,6 +21,7 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import requests
 
@@ -381,11 +382,15 @@ class Keystone:
         """Put Ashlar in the catalog as Cinder is: ``block-storage``
         (``name``) and ``volumev3`` (``name``v3), each with public,
         internal and admin endpoints in RegionOne at ``url_template``
-        (e.g. ``http://127.0.0.1:8776/v3/%(project_id)s``).  Returns the
-        service ids by type."""
+        (e.g. ``http://127.0.0.1:8776/v3/%(project_id)s``), in place of
+        any registered before (one Keystone serves a whole test session).
+        Returns the service ids by type."""
         ids = {}
         for kind, service_name in (("block-storage", name),
                                    ("volumev3", name + "v3")):
+            for old in self.api("GET", "/services?type=%s" % kind)[
+                    "services"]:
+                self.api("DELETE", "/services/%s" % old["id"])
             ids[kind] = self.api("POST", "/services", {"service": {
                 "type": kind, "name": service_name}})["service"]["id"]
             for interface in ("public", "internal", "admin"):
@@ -439,6 +444,39 @@ class Keystone:
             "project_name = %s" % service_user.project,
             "project_domain_name = %s" % DOMAIN,
             "region_name = %s" % REGION, ""])
+
+
+CLI_TIMEOUT = 120
+
+
+def openstack_run(keystone: Keystone, user: User, project: str | None,
+                  *args: str, system: bool = False
+                  ) -> subprocess.CompletedProcess:
+    """``openstack ARGS`` as ``user`` on ``project`` (or the system, or no
+    scope), configured only by OS_* variables: Keystone's URL and the
+    user's password, the endpoint found in the catalog."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OS_")}
+    env.update(OS_AUTH_TYPE="password", OS_AUTH_URL=keystone.auth_url,
+               OS_IDENTITY_API_VERSION="3", OS_USERNAME=user.name,
+               OS_PASSWORD=user.password, OS_USER_DOMAIN_NAME=DOMAIN,
+               OS_REGION_NAME=REGION)
+    if project:
+        env.update(OS_PROJECT_NAME=project, OS_PROJECT_DOMAIN_NAME=DOMAIN)
+    elif system:
+        env.update(OS_SYSTEM_SCOPE="all")
+    return subprocess.run(
+        [sys.executable, "-m", "openstackclient.shell", *args],
+        capture_output=True, text=True, env=env, timeout=CLI_TIMEOUT,
+        cwd=harness.REPO)
+
+
+def openstack_cli(keystone: Keystone, user: User, project: str,
+                  *args: str) -> Any:
+    """``openstack ARGS -f json`` (``openstack_run``); its parsed answer."""
+    proc = openstack_run(keystone, user, project, *args, "-f", "json")
+    assert proc.returncode == 0, "exit %d\n%s\n%s" % (
+        proc.returncode, proc.stdout, proc.stderr)
+    return json.loads(proc.stdout)
 
 
 def _clean_env() -> dict[str, str]:
