@@ -19,6 +19,7 @@ from services.api import microversion
 from services.api import routes
 from services.api import validation
 from services.api.schemas import attachments as attachment_schemas
+from services.api.schemas import quotas as quota_schemas
 from services.api.schemas import services as service_schemas
 from services.api.schemas import types as type_schemas
 from services.api.schemas import volumes as volume_schemas
@@ -59,6 +60,10 @@ BODIES = {
         SPEC_KEY: type_schemas.EXTRA_SPEC_UPDATE},
     ("PUT", "/v3/os-services/{action}"): {
         None: service_schemas.ACTIONS["disable-log-reason"]},
+    ("PUT", "/v3/os-quota-sets/{project_id}"): {
+        "quota_set": quota_schemas.UPDATE},
+    ("PUT", "/v3/os-quota-class-sets/{class_name}"): {
+        "quota_class_set": quota_schemas.CLASS_UPDATE},
 }
 _SERVICE_ACTIONS = sorted(service_schemas.ACTIONS)
 
@@ -203,7 +208,8 @@ def ids(ashlar):
     volume = client.create_volume(name="bodies-vol")
     client.wait_status(volume["id"], "available", timeout=60)
     found = {"volume_id": volume["id"], "type_id": type_id, "key": SPEC_KEY,
-             "attachment_id": str(uuid.uuid4())}
+             "attachment_id": str(uuid.uuid4()), "project_id": PROJECT,
+             "class_name": "default"}
     attached = False
     if ("POST", "/v3/attachments") in ROUTES:
         resp = client.post("/attachments", {"attachment": {
