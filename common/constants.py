@@ -2,6 +2,10 @@
 
 # RPC topics (see DESIGN.md "Processes and the bus").
 API_TOPIC = "ashlar-api"
+#: The exchange of the api's RPC door alone: compute hosts' broker users
+#: may publish (and declare) there and on no exchange of the internal bus
+#: (deploy/rabbitmq/README.md).
+DOOR_EXCHANGE = "ashlar-door"
 SCHEDULER_TOPIC = "ashlar-scheduler"
 VOLUME_TOPIC = "ashlar-volume"
 CAPABILITIES_TOPIC = "ashlar-capabilities"

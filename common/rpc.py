@@ -140,11 +140,13 @@ class RPCAPI:
     TOPIC: str = ""
     BINARY: str = ""
     RPC_API_VERSION: str = "1.0"
+    #: The exchange, when not the control exchange of the internal bus.
+    EXCHANGE: str | None = None
 
     def __init__(self, conf: cfg.ConfigOpts | None = None,
                  serializer: messaging.Serializer | None = None) -> None:
         conf = conf or cfg.CONF
-        target = messaging.Target(topic=self.TOPIC,
+        target = messaging.Target(exchange=self.EXCHANGE, topic=self.TOPIC,
                                   version=self.RPC_API_VERSION)
         cap = _version_cap(conf, self.BINARY) or self.RPC_API_VERSION
         self.client = get_client(target, version_cap=cap,

@@ -129,7 +129,7 @@ def start(conf: cfg.ConfigOpts,
           attachment_ops: Any) -> messaging.MessageHandlingServer:
     """Serve the door in this worker (after gunicorn's fork)."""
     target = messaging.Target(
-        topic=constants.API_TOPIC,
+        exchange=constants.DOOR_EXCHANGE, topic=constants.API_TOPIC,
         server="api-%s-%d-%s" % (conf.host, os.getpid(), uuid.uuid4().hex[:8]))
     server = rpc.get_server(
         target, [ApiEndpoint(attachment_ops)],

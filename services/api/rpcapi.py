@@ -58,10 +58,12 @@ class ApiAPI(rpc.RPCAPI):
         1.0 - Initial version: attachment_create, attachment_update,
               attachment_complete, attachment_delete, attachment_get.
         1.1 - The context is a credential the door verifies; every answer
-              is a dict carrying the request's id (``request_id``).
+              is a dict carrying the request's id (``request_id``); the
+              door is on an exchange of its own (``ashlar-door``).
     """
 
     TOPIC = constants.API_TOPIC
+    EXCHANGE = constants.DOOR_EXCHANGE
     BINARY = "ashlar-api"
     RPC_API_VERSION = "1.1"
 

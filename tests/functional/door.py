@@ -6,9 +6,11 @@ import uuid
 import oslo_messaging
 from oslo_config import cfg
 
-API_TOPIC = "ashlar-api"
-#: Ashlar's control exchange (common.conf.default), not oslo's "openstack".
-EXCHANGE = "ashlar"
+from common import constants
+
+API_TOPIC = constants.API_TOPIC
+#: The door's own exchange, apart from the internal bus's.
+EXCHANGE = constants.DOOR_EXCHANGE
 
 
 class AsIs(oslo_messaging.Serializer):
