@@ -18,7 +18,6 @@ import base64
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 import uuid
@@ -407,23 +406,32 @@ def test_the_operator_works_and_sees_the_configured_project(ashlar):
     assert other.get("/volumes").status_code == 400
 
 
-def test_a_real_htpasswd_entry_works(ashlar):
-    """An entry made by Apache's ``htpasswd -B`` ($2y$), added to the file
-    while the api runs."""
-    binary = shutil.which("htpasswd")
-    if binary is None:
-        harness.unavailable("the htpasswd binary (Debian: apt-get install "
-                            "apache2-utils)", FileNotFoundError("htpasswd"))
-    subprocess.run([binary, "-b", "-B", str(ashlar.user_file), "clerk",
-                    "clerk-Secret-1"], check=True, capture_output=True,
-                   timeout=60)
-    assert re.search(r"^clerk:\$2y\$", ashlar.user_file.read_text(), re.M)
-    clerk = rest_client(ashlar.dep.endpoint, "Basic " + base64.b64encode(
-        b"clerk:clerk-Secret-1").decode())
-    assert clerk.get("/volumes").status_code == 200
-    wrong = rest_client(ashlar.dep.endpoint, "Basic " + base64.b64encode(
-        b"clerk:clerk-Secret-2").decode())
-    assert wrong.get("/volumes").status_code == 401
+def test_entries_added_while_the_api_runs_work(ashlar, tmp_path):
+    """A user made by ``ashlar-manage user set`` ($2b$) and an entry in the
+    form Apache's ``htpasswd -B`` writes ($2y$: the same bcrypt under
+    Apache's prefix), added to the file while the api runs."""
+    conf = tmp_path / "manage.conf"
+    conf.write_text("[http_basic]\nuser_file = %s\n" % ashlar.user_file)
+    subprocess.run([sys.executable, "-m", "services.manage", "--config-file",
+                    str(conf), "user", "set", "clerk"], check=True,
+                   capture_output=True, timeout=120, cwd=harness.REPO,
+                   env=dict(os.environ, ASHLAR_USER_PASSWORD="clerk-Secret-1"))
+    apache = htpasswd_line("apache", "apache-Secret-1").replace(
+        ":$2b$", ":$2y$")
+    with ashlar.user_file.open("a") as f:
+        f.write(apache)
+    text = ashlar.user_file.read_text()
+    assert re.search(r"^clerk:\$2b\$", text, re.M)
+    assert re.search(r"^apache:\$2y\$", text, re.M)
+    for user, password in (("clerk", "clerk-Secret-1"),
+                           ("apache", "apache-Secret-1")):
+        good = rest_client(ashlar.dep.endpoint, "Basic " + base64.b64encode(
+            ("%s:%s" % (user, password)).encode()).decode())
+        assert good.get("/volumes").status_code == 200
+        wrong = rest_client(ashlar.dep.endpoint, "Basic " + base64.b64encode(
+            ("%s:wrong" % user).encode()).decode())
+        assert wrong.get("/volumes").status_code == 401
+    assert ashlar.operator.get("/volumes").status_code == 200
 
 
 def test_removing_a_user_ends_its_access_at_once(ashlar):
