@@ -15,6 +15,7 @@ import subprocess
 import sys
 import uuid
 
+import openstack
 import pytest
 
 from tests.functional import door
@@ -276,6 +277,52 @@ def test_a_private_type_is_for_the_projects_given_access(site):
     assert site.client("beta-member", "beta").post(
         "/types/%s/action" % type_id, {"addProjectAccess": {
             "project": site.personas.projects["beta"]}}).status_code == 403
+
+
+# -- the personas through the real clients ------------------------------------------
+def _sdk(site, who, project):
+    user = site.personas[who]
+    return openstack.connect(
+        auth_url=site.keystone.auth_url, username=user.name,
+        password=user.password, user_domain_name="Default",
+        project_name=project, project_domain_name="Default",
+        region_name="RegionOne", load_yaml_config=False, load_envvars=False)
+
+
+def test_clients_reader_reads_but_may_not_create(site, alpha):
+    ks, reader = site.keystone, site.personas["alpha-reader"]
+    listed = keystone_component.openstack_cli(ks, reader, "alpha", "volume",
+                                              "list")
+    assert alpha["volume"] in {v["ID"] for v in listed}
+    before = site.state()
+    denied = keystone_component.openstack_run(
+        ks, reader, "alpha", "volume", "create", "--size", "1", "nope")
+    assert denied.returncode != 0 and "403" in denied.stderr
+    conn = _sdk(site, "alpha-reader", "alpha")
+    try:
+        assert alpha["volume"] in {v.id for v in conn.block_storage.volumes()}
+        with pytest.raises(openstack.exceptions.ForbiddenException):
+            conn.block_storage.create_volume(size=1, name="nope")
+    finally:
+        conn.close()
+    assert site.state() == before
+
+
+def test_clients_admin_lists_every_project_member_only_its_own(site, alpha):
+    ks = site.keystone
+    beta_volume = site.client("beta-member", "beta").create_volume(
+        size=1, name="beta-own")
+    everything = keystone_component.openstack_cli(
+        ks, site.personas["alpha-admin"], "alpha", "volume", "list",
+        "--all-projects")
+    assert {alpha["volume"], beta_volume["id"]} <= {
+        v["ID"] for v in everything}
+    conn = _sdk(site, "beta-member", "beta")
+    try:
+        own = {v.id for v in conn.block_storage.volumes(all_projects=True)}
+    finally:
+        conn.close()
+    assert beta_volume["id"] in own and alpha["volume"] not in own
 
 
 # -- quotas with the real clients -------------------------------------------------
