@@ -60,6 +60,7 @@ def create_app(conf: cfg.ConfigOpts, ops: Operations) -> falcon.App:
     # segment leaves the path before routing; a bad microversion answers
     # before auth, as in Cinder.
     app = falcon.App(middleware=[middleware.RequestId(),
+                                 middleware.NoNul(),
                                  middleware.ProjectInUrl(),
                                  middleware.Microversion(),
                                  middleware.Identity(conf)])

@@ -101,6 +101,10 @@ def volume_update(context: Any, volume_id: str, values: dict,
     for key, value in values.items():
         setattr(row, key, value)
     if metadata is not None:
+        # NOTE(ashlar): the old rows go first: SQLAlchemy would insert the
+        # new ones before deleting the old, against (volume_id, key).
+        row.volume_metadata = []
+        context.session.flush()
         row.volume_metadata = [models.VolumeMetadata(key=k, value=v)
                                for k, v in metadata.items()]
     row.updated_at = utcnow()

@@ -54,10 +54,13 @@ class ServiceAction:
         if action not in schemas.ACTIONS:
             raise falcon.HTTPNotFound()
         data = base.body(req, schemas.ACTIONS[action])
+        if not data.get("host"):
+            raise exception.Invalid(
+                "Missing required element 'host' in request body.")
         disabled = action != "enable"
         row = self.ops.set_disabled(base.ctxt(req), data["host"],
-                                    data["binary"], disabled,
-                                    data.get("disabled_reason"))
+                                    data.get("binary") or data["service"],
+                                    disabled, data.get("disabled_reason"))
         body = {"host": row.host, "service": data.get("service", ""),
                 "binary": row.binary,
                 "status": "disabled" if disabled else "enabled",

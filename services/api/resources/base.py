@@ -1,5 +1,6 @@
 """Helpers every resource uses: context, version, body, list parameters."""
 
+import re
 from typing import Any
 from urllib import parse
 
@@ -90,15 +91,27 @@ def list_params(req: falcon.Request, max_limit: int, sort_map: dict[str, str]
 
 
 def filters(req: falcon.Request, allowed: dict[str, str],
-            bools: tuple[str, ...] = ()) -> dict:
-    """Known filter parameters mapped to columns; unknown ones are ignored."""
+            bools: tuple[str, ...] = (), ints: tuple[str, ...] = ()) -> dict:
+    """Known filter parameters mapped to columns; unknown ones are ignored.
+    A parameter given more than once counts with its last value.
+
+    :raises ValidationError: a boolean or integer filter that is not one.
+    """
     result = {}
     for key, column in allowed.items():
         value = req.params.get(key)
         if value is None:
             continue
+        if isinstance(value, list):
+            value = value[-1]
         if key in bools:
             value = validation.parse_bool_param(key, value)
+        elif key in ints:
+            if not re.match(r"^-?[0-9]{1,10}$", value):
+                raise exception.ValidationError(
+                    detail="Invalid filter %s: '%s' is not an integer."
+                    % (key, value))
+            value = int(value)
         result[column] = value
     return result
 

@@ -38,10 +38,11 @@ class Collection:
 
     def on_post(self, req: falcon.Request, resp: falcon.Response) -> None:
         data = base.body(req, schemas.CREATE)["volume_type"]
+        is_public = validation.parse_bool_param(
+            "os-volume-type-access:is_public",
+            data.get("os-volume-type-access:is_public", True))
         row = self.ops.create(base.ctxt(req), data["name"],
-                              data.get("description"),
-                              data.get("os-volume-type-access:is_public",
-                                       True),
+                              data.get("description"), is_public,
                               data.get("extra_specs"))
         resp.media = {"volume_type": views.show(row, base.ctxt(req))}
 
@@ -67,6 +68,9 @@ class Item:
         data = base.body(req, schemas.UPDATE)["volume_type"]
         values = {k: v for k, v in data.items() if v is not None
                   or k == "description"}
+        if "is_public" in values:
+            values["is_public"] = validation.parse_bool_param(
+                "is_public", values["is_public"])
         if not any(data.get(k) is not None for k in data):
             raise exception.InvalidInput(
                 reason="Specify volume type name, description, is_public or "

@@ -53,7 +53,8 @@ class _Lister:
         kwargs = base.list_params(req, self.max_limit, SORT_MAP)
         list_args = {"all_tenants": base.flag(req, "all_tenants"),
                      "filters": base.filters(req, FILTER_MAP,
-                                             bools=("bootable",))}
+                                             bools=("bootable",),
+                                             ints=("size",))}
         with_count = (base.version(req) >= COUNT_VERSION
                       and base.flag(req, "with_count"))
         if _matches_nothing(req):

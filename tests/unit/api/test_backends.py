@@ -65,6 +65,7 @@ def client(scheduler):
     errors.register(app)
     for path, resource in (
             ("/v3/os-services", backends.Services(ops)),
+            ("/v3/os-services/{action}", backends.ServiceAction(ops)),
             ("/v3/scheduler-stats/get_pools", backends.Pools(ops)),
             ("/v3/capabilities/{host}", backends.Capabilities(ops))):
         app.add_route(path, resource)
@@ -174,3 +175,22 @@ def test_services_show_backend_state_from_3_49(client, scheduler):
                       ("ashlar-scheduler", "sched"): "-"}
     old = get(client, "/os-services", "3.48").json["services"]
     assert all("backend_state" not in s for s in old)
+
+
+@pytest.mark.parametrize("body", [{"binary": "ashlar-volume"},
+                                  {"service": "ashlar-volume"}])
+def test_service_action_without_host_is_400(client, body):
+    resp = client.simulate_put(
+        "/v3/%s/os-services/disable" % PROJECT, json=body,
+        headers={"X-Auth-Token": "admin:%s" % PROJECT})
+    assert resp.status_code == 400
+    assert "Missing required element 'host'" in resp.text
+
+
+def test_service_action_takes_the_deprecated_service_name(client):
+    resp = client.simulate_put(
+        "/v3/%s/os-services/disable" % PROJECT,
+        json={"host": "n1@ma", "service": "ashlar-volume"},
+        headers={"X-Auth-Token": "admin:%s" % PROJECT})
+    assert resp.status_code == 200, resp.text
+    assert resp.json["status"] == "disabled"
