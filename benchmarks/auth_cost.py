@@ -134,10 +134,13 @@ def main() -> None:
     tmp = pathlib.Path(tempfile.mkdtemp(prefix="ashlar-auth-cost-"))
     stops: list = []
     with keystone_component.Keystone(tmp / "keystone", workers=2) as ks:
+        modes: list[Mode] = []
         try:
             modes = _modes(tmp, ks, stops)
             _measure(modes, args.requests, args.rounds)
         finally:
+            for mode in modes:
+                mode.trans.cleanup()
             for stop in stops:
                 stop()
 
