@@ -1,0 +1,129 @@
+"""services.agent.connector: detach disconnects first and finishes after a
+crash, attach refuses answers that are not its request's, and the api
+client refuses answers that do not echo the request's id."""
+
+import pytest
+from oslo_config import cfg
+
+from common import conf as ashlar_conf
+from common import exception
+from services.agent import connector
+from services.api import rpcapi
+
+INFO = {"driver_volume_type": "local", "data": {"device_path": "/dev/x"}}
+
+
+class Brick:
+    def __init__(self, log):
+        self.log = log
+
+    def connect_volume(self, info):
+        self.log.append(("connect", info["data"]["device_path"]))
+        return {"path": info["data"]["device_path"]}
+
+    def disconnect_volume(self, info, device_info):
+        self.log.append(("disconnect", info["data"]["device_path"]))
+
+
+class Api:
+    """The door, in memory: one attachment ``a1`` of volume ``v1``."""
+
+    def __init__(self, log, shared=(), answer=None):
+        self.log, self.shared, self.answer = log, list(shared), answer
+        self.rows = {"a1": {"id": "a1", "volume_id": "v1",
+                            "connection_info": INFO}}
+        self.fail_delete = False
+
+    def attachment_get(self, attachment_id):
+        if attachment_id not in self.rows:
+            raise exception.AttachmentNotFound(attachment_id=attachment_id)
+        return dict(self.rows[attachment_id],
+                    shared_connections_by_attachment=self.shared)
+
+    def attachment_delete(self, attachment_id):
+        self.log.append(("delete", attachment_id))
+        if self.fail_delete:
+            raise exception.ServiceUnavailable(reason="crash")
+        self.rows.pop(attachment_id)
+        return {"attachments": [], "shared_connections_by_attachment": []}
+
+    def attachment_create(self, volume_id, **kwargs):
+        self.log.append(("create", volume_id))
+        return self.answer or {"id": "a2", "volume_id": volume_id,
+                               "connection_info": INFO}
+
+    def attachment_complete(self, attachment_id):
+        self.log.append(("complete", attachment_id))
+
+
+@pytest.fixture
+def host(tmp_path, monkeypatch):
+    conf = cfg.ConfigOpts()
+    ashlar_conf.register_opts(conf)
+    conf([], project="ashlar", default_config_files=[])
+    conf.set_override("lock_path", str(tmp_path), "agent")
+    log = []
+    monkeypatch.setattr(connector.HostConnector, "_brick",
+                        lambda self, info: Brick(log))
+    monkeypatch.setattr(connector.HostConnector, "properties",
+                        lambda self: {"host": "c1"})
+
+    def make(**api):
+        return connector.HostConnector(conf, Api(log, **api)), log
+    return make
+
+
+def test_detach_disconnects_before_it_deletes(host):
+    agent, log = host()
+    result = agent.detach("a1")
+    assert log == [("disconnect", "/dev/x"), ("delete", "a1")]
+    assert result == {"attachment_id": "a1", "disconnected": True,
+                      "still_sharing": []}
+
+
+def test_detach_keeps_a_device_another_attachment_shares(host):
+    agent, log = host(shared=["a9"])
+    assert agent.detach("a1")["still_sharing"] == ["a9"]
+    assert log == [("delete", "a1")]
+
+
+def test_detach_after_a_crash_between_its_steps_finishes(host):
+    agent, log = host()
+    agent.api.fail_delete = True
+    with pytest.raises(exception.ServiceUnavailable):
+        agent.detach("a1")
+    agent.api.fail_delete = False
+    assert agent.detach("a1")["disconnected"] is True
+    assert log == [("disconnect", "/dev/x"), ("delete", "a1"),
+                   ("disconnect", "/dev/x"), ("delete", "a1")]
+    again = agent.detach("a1")
+    assert again["disconnected"] is None and "not_found" in again
+    assert log[-1] == ("delete", "a1")
+
+
+def test_attach_refuses_an_answer_for_another_volume(host):
+    agent, log = host(answer={"id": "a2", "volume_id": "other",
+                              "connection_info": INFO})
+    with pytest.raises(rpcapi.ForeignReply):
+        agent.attach("v1", None)
+    assert log == [("create", "v1")]
+
+
+def test_api_client_refuses_an_answer_without_the_requests_id():
+    class Client:
+        def __init__(self, answer):
+            self.answer = answer
+
+        def prepare(self, **kwargs):
+            return self
+
+        def call(self, ctxt, method, **kwargs):
+            return self.answer(ctxt)
+    api = rpcapi.ApiAPI.__new__(rpcapi.ApiAPI)
+    api.client = Client(lambda ctxt: {"request_id": "req-other",
+                                      "attachment": {}})
+    with pytest.raises(rpcapi.ForeignReply):
+        api.attachment_get("a1")
+    api.client = Client(lambda ctxt: {"request_id": ctxt.request_id,
+                                      "attachment": {"id": "a1"}})
+    assert api.attachment_get("a1") == {"id": "a1"}
