@@ -270,7 +270,9 @@ class CredentialVerifier:
     def context(self, credential: Any,
                 **ids: Any) -> ashlar_context.RequestContext:
         """:raises NotAuthenticated: no credential, or a refused one."""
-        headers = {name: value for name, value in (credential or {}).items()
+        if not isinstance(credential, dict):
+            credential = {}
+        headers = {name: value for name, value in credential.items()
                    if name in CREDENTIAL_HEADERS and isinstance(value, str)}
         environ = webob.Request.blank("/v3/rpc-door", headers=headers).environ
         for _chunk in self.app(environ, lambda *args: None):

@@ -182,7 +182,7 @@ def test_door_verifies_basic_credentials(basic):
         "c1", ["service"], "req-1")
     for credential in (None, {}, _basic("ashlar-agent-c1", "nope"),
                        {"X-Roles": "admin", "is_admin": True},
-                       {"Authorization": 42}):
+                       {"Authorization": 42}, "Basic x", ["a"]):
         with pytest.raises(exception.NotAuthenticated):
             verifier.context(credential)
 
