@@ -82,14 +82,19 @@ def _transport() -> messaging.Transport:
     return _TRANSPORT
 
 
-class RequestContextSerializer(messaging.Serializer):
-    """Carry the RequestContext (project, user, roles, request id)."""
+class ContextSerializer(messaging.Serializer):
+    """Arguments and answers cross as they are (JSON primitives); a
+    subclass says what the context is on the wire."""
 
     def serialize_entity(self, ctxt: Any, entity: Any) -> Any:
         return entity
 
     def deserialize_entity(self, ctxt: Any, entity: Any) -> Any:
         return entity
+
+
+class RequestContextSerializer(ContextSerializer):
+    """Carry the RequestContext (project, user, roles, request id)."""
 
     def serialize_context(self, ctxt: ashlar_context.RequestContext) -> dict:
         return ctxt.to_dict()

@@ -29,17 +29,11 @@ from services.api.views import attachments as views
 LOG = logging.getLogger(__name__)
 
 
-class DoorSerializer(messaging.Serializer):
+class DoorSerializer(rpc.ContextSerializer):
     """Turn a message's credential into a verified RequestContext."""
 
     def __init__(self, verifier: auth.CredentialVerifier) -> None:
         self.verifier = verifier
-
-    def serialize_entity(self, ctxt: Any, entity: Any) -> Any:
-        return entity
-
-    def deserialize_entity(self, ctxt: Any, entity: Any) -> Any:
-        return entity
 
     def serialize_context(self, ctxt: Any) -> dict:
         raise NotImplementedError("the door only answers")

@@ -12,8 +12,6 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
-import oslo_messaging as messaging
-
 from common import constants
 from common import exception
 from common import rpc
@@ -23,17 +21,11 @@ from common import rpc
 Credentials = Callable[[], dict]
 
 
-class CredentialSerializer(messaging.Serializer):
+class CredentialSerializer(rpc.ContextSerializer):
     """Send only a request id and the caller's credential as the context."""
 
     def __init__(self, credentials: Credentials) -> None:
         self.credentials = credentials
-
-    def serialize_entity(self, ctxt: Any, entity: Any) -> Any:
-        return entity
-
-    def deserialize_entity(self, ctxt: Any, entity: Any) -> Any:
-        return entity
 
     def serialize_context(self, ctxt: Any) -> dict:
         return {"request_id": ctxt.request_id,

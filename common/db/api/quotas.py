@@ -36,10 +36,19 @@ def _class_limits(session: Any, class_name: str) -> dict[str, int]:
     return {resource: limit for resource, limit in rows}
 
 
-def _project_limits(session: Any, project_id: str) -> dict[str, int]:
-    rows = session.execute(sa.select(_Q.resource, _Q.hard_limit).where(
-        _Q.project_id == project_id))
-    return {resource: limit for resource, limit in rows}
+def _both_limits(session: Any, project_id: str
+                 ) -> tuple[dict[str, int], dict[str, int]]:
+    """The default class's limits and the project's, in one statement."""
+    rows = session.execute(sa.union_all(
+        sa.select(sa.literal(False).label("own"), _QC.resource,
+                  _QC.hard_limit).where(
+            _QC.class_name == quota.DEFAULT_CLASS),
+        sa.select(sa.literal(True), _Q.resource, _Q.hard_limit).where(
+            _Q.project_id == project_id)))
+    found: tuple[dict[str, int], dict[str, int]] = ({}, {})
+    for own, resource, limit in rows:
+        found[bool(own)][resource] = limit
+    return found
 
 
 def _type_names(session: Any) -> list[str]:
@@ -63,8 +72,7 @@ def project_limits(context: Any, conf: cfg.ConfigOpts,
     """Every resource's limit for a project."""
     session = context.session
     return quota.limits(conf, quota.resources(_type_names(session)),
-                        _class_limits(session, quota.DEFAULT_CLASS),
-                        _project_limits(session, project_id))
+                        *_both_limits(session, project_id))
 
 
 @reader
@@ -110,13 +118,13 @@ def _gigabytes() -> Any:
     return sa.func.coalesce(_VOL.c.pending_size, _VOL.c.size)
 
 
-def _of_type(type_id: str | None) -> Any:
+def _of_type(type_id: str) -> Any:
     return sa.or_(_VOL.c.volume_type_id == type_id,
                   _VOL.c.pending_type_id == type_id)
 
 
-def _usage(session: Any, project_id: str, type_id: str | None) -> quota.Usage:
-    """What the project has, in one statement."""
+def _usage(session: Any, project_id: str, type_id: str) -> quota.Usage:
+    """What the project has, in all and of one type, in one statement."""
     of_type = _of_type(type_id)
     row = session.execute(sa.select(
         sa.func.count(),
@@ -139,11 +147,13 @@ def usage(context: Any, project_id: str) -> dict[str, int]:
             _VOL, sa.and_(_VOL.c.volume_type_id == models.VolumeType.id,
                           _VOL.c.project_id == project_id))).group_by(
         models.VolumeType.name))
-    total = _usage(session, project_id, None)
-    found = {quota.VOLUMES: total.volumes, quota.GIGABYTES: total.gigabytes}
+    # Every volume has a type: the project's totals are the types' sums.
+    found = {quota.VOLUMES: 0, quota.GIGABYTES: 0}
     for name, count, size in by_type:
         found[quota.type_resource(quota.VOLUMES, name)] = int(count)
         found[quota.type_resource(quota.GIGABYTES, name)] = int(size)
+        found[quota.VOLUMES] += int(count)
+        found[quota.GIGABYTES] += int(size)
     return found
 
 
@@ -160,21 +170,6 @@ def _lock(session: Any, project_id: str) -> None:
     session.execute(_INSERT[dialect](), {"project_id": project_id})
     session.execute(sa.select(_LOCKS.c.project_id).where(
         _LOCKS.c.project_id == project_id).with_for_update())
-
-
-def _both_limits(session: Any, project_id: str
-                 ) -> tuple[dict[str, int], dict[str, int]]:
-    """The default class's limits and the project's, in one statement."""
-    rows = session.execute(sa.union_all(
-        sa.select(sa.literal(False).label("own"), _QC.resource,
-                  _QC.hard_limit).where(
-            _QC.class_name == quota.DEFAULT_CLASS),
-        sa.select(sa.literal(True), _Q.resource, _Q.hard_limit).where(
-            _Q.project_id == project_id)))
-    found: tuple[dict[str, int], dict[str, int]] = ({}, {})
-    for own, resource, limit in rows:
-        found[bool(own)][resource] = limit
-    return found
 
 
 def enforce(session: Any, conf: cfg.ConfigOpts, project_id: str,
