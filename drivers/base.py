@@ -18,6 +18,7 @@ from typing import Any
 
 from oslo_config import cfg
 from oslo_log import log as logging
+from oslo_utils import units
 from stevedore import driver as stevedore_driver
 from stevedore import exception as stevedore_exception
 
@@ -68,12 +69,15 @@ class DriverVolume:
     :ivar name: The user's display name, for logs only.
     :ivar provider_location: What the driver returned under that key from
         :meth:`VolumeDriver.create_volume`, or ``None``.
+    :ivar multiattach: Whether the volume's type lets several hosts attach
+        it at once.
     """
 
     id: str
     size: int
     name: str | None = None
     provider_location: str | None = None
+    multiattach: bool = False
 
 
 def validate_size(size: int) -> None:
@@ -215,6 +219,18 @@ class VolumeDriver(abc.ABC):
         :raises VolumeBackendAPIException: The backend cannot grow it.
         """
 
+    def retype(self, volume: DriverVolume, multiattach: bool) -> None:
+        """Make an available volume fit a new type whose multiattach flag
+        differs from ``volume.multiattach``.
+
+        The default does nothing: the backend's volumes serve both.
+
+        :raises VolumeBackendAPIException: The backend cannot change it; the
+            volume keeps its type.
+        """
+        LOG.debug("Volume %(id)s serves multiattach %(ma)s as it is",
+                  {"id": volume.id, "ma": multiattach})
+
     @abc.abstractmethod
     def initialize_connection(self, volume: DriverVolume,
                               connector: dict[str, Any]) -> dict[str, Any]:
@@ -246,6 +262,23 @@ class VolumeDriver(abc.ABC):
         :raises VolumeBackendAPIException: The backend failed.
         """
 
+    def _capacity_report(self, total: int, free: int, provisioned: int,
+                         count: int, state: str, **caps: Any
+                         ) -> dict[str, Any]:
+        """A thin-provisioned pool's report from byte counts; ``caps`` are
+        the driver's other capabilities (``multiattach``, ...)."""
+        return self._build_stats(
+            total_capacity_gb=gib(total),
+            free_capacity_gb=gib(free),
+            allocated_capacity_gb=gib(provisioned),
+            provisioned_capacity_gb=gib(provisioned),
+            thin_provisioning_support=True,
+            thick_provisioning_support=False,
+            backend_state=state,
+            total_volumes=count,
+            **caps,
+        )
+
     def _build_stats(self, **pool: Any) -> dict[str, Any]:
         """Wrap one pool's figures in a report with the backend-level keys."""
         name = self.volume_backend_name
@@ -263,6 +296,12 @@ class VolumeDriver(abc.ABC):
             "storage_protocol": self.STORAGE_PROTOCOL,
             "pools": [pool_stats],
         }
+
+
+def gib(size_bytes: int) -> float:
+    """``size_bytes`` in GiB, rounded to 2 decimals as capability reports
+    give them."""
+    return round(size_bytes / units.Gi, 2)
 
 
 def load_driver(name: str) -> type[VolumeDriver]:

@@ -231,21 +231,13 @@ class FileDriver(base.VolumeDriver):
 
     def _pool_stats(self, total: int, free: int, provisioned: int,
                     count: int, state: str) -> dict[str, Any]:
-        return self._build_stats(
-            total_capacity_gb=_gib(total),
-            free_capacity_gb=_gib(free),
-            allocated_capacity_gb=_gib(provisioned),
-            provisioned_capacity_gb=_gib(provisioned),
-            thin_provisioning_support=True,
-            thick_provisioning_support=False,
+        return self._capacity_report(
+            total, free, provisioned, count, state,
             multiattach=(self.volume_format == "raw"
                          and self.conf.file_multiattach),
             # NOTE(ashlar): a running qemu caches the qcow2 header, so an
             # attached qcow2 volume must not be extended under it.
-            online_extend_support=self.volume_format == "raw",
-            backend_state=state,
-            total_volumes=count,
-        )
+            online_extend_support=self.volume_format == "raw")
 
     def _provisioned_bytes(self) -> tuple[int, int]:
         """Return the number of volumes and the sum of their virtual sizes."""
@@ -310,10 +302,6 @@ class FileDriver(base.VolumeDriver):
                     LOG.warning("Removing %(path)s, left by an interrupted "
                                 "create", {"path": entry.path})
                     os.unlink(entry.path)
-
-
-def _gib(size_bytes: int) -> float:
-    return round(size_bytes / units.Gi, 2)
 
 
 def _fsync_dir(path: str) -> None:

@@ -25,6 +25,10 @@ opts = [
     cfg.StrOpt("lock_path", default="$state_path/agent-locks",
                help="Folder of the file locks that keep an attach and a "
                     "detach of one volume on this host from interleaving."),
+    cfg.StrOpt("rbd_keyring_dir", default="/etc/ceph",
+               help="Folder of this host's Ceph keyrings, named "
+                    "<cluster>.client.<user>.keyring as os-brick expects; "
+                    "connection_info never carries the key."),
 ]
 
 

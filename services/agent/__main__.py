@@ -2,8 +2,16 @@
 
     ashlar-agent --config-file ashlar.conf attach VOLUME_ID --instance UUID
     ashlar-agent --config-file ashlar.conf detach ATTACHMENT_ID
+    ashlar-agent --config-file ashlar.conf write ATTACHMENT_ID \
+        --offset N [--input FILE]
+    ashlar-agent --config-file ashlar.conf read ATTACHMENT_ID \
+        --offset N --length L [--output FILE]
+
+``read`` writes the raw bytes to ``--output`` (stdout by default); the
+other commands print JSON.
 """
 
+import argparse
 import json
 import sys
 
@@ -70,10 +78,47 @@ class Detach(_AgentCommand):
         self._print(self._host().detach(args.attachment_id))
 
 
+class Write(_AgentCommand):
+    """Write bytes (from --input, or stdin) through this host's attachment."""
+
+    def get_parser(self, prog_name: str) -> object:
+        parser = super().get_parser(prog_name)
+        parser.add_argument("attachment_id")
+        parser.add_argument("--offset", type=int, default=0)
+        parser.add_argument("--input", type=argparse.FileType("rb"),
+                            default=sys.stdin.buffer)
+        return parser
+
+    def take_action(self, args: object) -> None:
+        data = args.input.read()
+        written = self._host().write(args.attachment_id, args.offset, data)
+        self._print({"attachment_id": args.attachment_id,
+                     "offset": args.offset, "written": written})
+
+
+class Read(_AgentCommand):
+    """Read bytes through this host's attachment (to --output, or stdout)."""
+
+    def get_parser(self, prog_name: str) -> object:
+        parser = super().get_parser(prog_name)
+        parser.add_argument("attachment_id")
+        parser.add_argument("--offset", type=int, default=0)
+        parser.add_argument("--length", type=int, required=True)
+        parser.add_argument("--output", type=argparse.FileType("wb"),
+                            default=sys.stdout.buffer)
+        return parser
+
+    def take_action(self, args: object) -> None:
+        args.output.write(self._host().read(args.attachment_id, args.offset,
+                                            args.length))
+        args.output.flush()
+
+
 class AgentApp(cli.ConfigApp):
     def __init__(self) -> None:
         super().__init__(__doc__, "ashlar.agent",
-                         {"attach": Attach, "detach": Detach})
+                         {"attach": Attach, "detach": Detach,
+                          "write": Write, "read": Read})
 
     def initialize_app(self, argv: list[str]) -> None:
         # stdout carries the JSON answer; logs go to stderr.

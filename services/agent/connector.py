@@ -8,7 +8,9 @@ attachment; run again after a crash in between, it finishes the job (a
 disconnect of a device already gone changes nothing).  A file lock per
 volume keeps an attach and a detach of one volume on this host from
 interleaving, so a device is never disconnected under an attachment that
-was just made.
+was just made.  RBD volumes are used in librbd (see volume_io.py): an
+attach opens the image once to prove this host reaches it, and there is no
+host device to disconnect.
 
 Every answer must belong to the request (the door echoes its id, and the
 attachment and volume are the ones asked for); anything else is refused
@@ -25,6 +27,7 @@ from oslo_config import cfg
 from oslo_log import log as logging
 
 from common import exception
+from services.agent import volume_io
 from services.api import rpcapi as api_rpcapi
 
 LOG = logging.getLogger(__name__)
@@ -40,6 +43,11 @@ def _expect(attachment: dict, **expected: Any) -> dict:
             raise api_rpcapi.ForeignReply(
                 reason="%s is %r, not %r" % (key, attachment.get(key), value))
     return attachment
+
+
+def _librbd(info: dict) -> bool:
+    """An RBD connection, used in librbd on this host (nothing mapped)."""
+    return info.get("driver_volume_type") == "rbd"
 
 
 class HostConnector:
@@ -66,6 +74,16 @@ class HostConnector:
             info["driver_volume_type"].upper(), self.conf.agent.root_helper,
             use_multipath=self.conf.agent.multipath)
 
+    def _connect(self, attachment: dict) -> dict:
+        """os-brick's connect; an ``rbd`` volume, which this host reads and
+        writes in librbd (no device), is opened and closed once to prove
+        that this host's key and mode reach it."""
+        info = attachment["connection_info"]
+        if not _librbd(info):
+            return self._brick(info).connect_volume(info)
+        with volume_io.open_volume(self.conf, attachment):
+            return {"type": "librbd", "name": info["name"]}
+
     def _lock(self, volume_id: str) -> Any:
         return lockutils.lock("ashlar-volume-%s" % volume_id, external=True,
                               lock_path=self.conf.agent.lock_path)
@@ -80,9 +98,8 @@ class HostConnector:
             attachment = _expect(self.api.attachment_create(
                 volume_id, instance_uuid=instance_uuid,
                 connector=self.properties(), mode=mode), volume_id=volume_id)
-            info = attachment["connection_info"]
             try:
-                device = self._brick(info).connect_volume(info)
+                device = self._connect(attachment)
             except Exception:
                 LOG.exception("Connecting attachment %s failed; removing it",
                               attachment["id"])
@@ -114,7 +131,7 @@ class HostConnector:
                                  volume_id=attachment["volume_id"])
             shared = attachment.get("shared_connections_by_attachment") or []
             info = attachment.get("connection_info") or {}
-            if info and not shared:
+            if info and not shared and not _librbd(info):
                 self._brick(info).disconnect_volume(info, None)
             self.api.attachment_delete(attachment_id)
         LOG.info("Detached attachment %(att)s (device %(what)s)",
@@ -124,3 +141,21 @@ class HostConnector:
         return {"attachment_id": attachment_id,
                 "disconnected": bool(info) and not shared,
                 "still_sharing": shared}
+
+    def read(self, attachment_id: str, offset: int, length: int) -> bytes:
+        """``length`` bytes at ``offset`` of this host's attachment."""
+        with volume_io.open_volume(self.conf, self._mine(attachment_id)) as v:
+            return v.read(offset, length)
+
+    def write(self, attachment_id: str, offset: int, data: bytes) -> int:
+        """Write ``data`` at ``offset`` through this host's attachment.
+
+        :raises ReadOnlyAttachment: the attachment is read-only.
+        """
+        with volume_io.open_volume(self.conf, self._mine(attachment_id)) as v:
+            return v.write(offset, data)
+
+    def _mine(self, attachment_id: str) -> dict:
+        """The attachment, which the door gives only to its own host."""
+        return _expect(self.api.attachment_get(attachment_id),
+                       id=attachment_id)

@@ -33,7 +33,8 @@ T = states.Transition
 def driver_volume(row: Any) -> driver_base.DriverVolume:
     return driver_base.DriverVolume(id=row.id, size=row.size,
                                     name=row.display_name,
-                                    provider_location=row.provider_location)
+                                    provider_location=row.provider_location,
+                                    multiattach=bool(row.multiattach))
 
 
 def connection_info(info: dict, attachment: Any, volume: Any,

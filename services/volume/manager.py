@@ -273,6 +273,7 @@ class VolumeManager(service.Manager):
         missing = extra_specs.unsatisfied_specs(
             pools.get(row.host or "", {}), specs)
         values: dict = {"previous_status": None, "pending_type_id": None}
+        multiattach = extra_specs.is_multiattach_spec(specs)
         if missing:
             LOG.warning("Volume %(id)s not retyped to %(type)s: its pool "
                         "does not offer %(missing)s and migration (policy "
@@ -280,15 +281,30 @@ class VolumeManager(service.Manager):
                         {"id": volume_id, "type": vtype.name,
                          "missing": ", ".join(missing),
                          "policy": migration_policy})
-        else:
-            values.update(volume_type_id=vtype.id,
-                          multiattach=extra_specs.is_multiattach_spec(specs),
+        elif self._driver_retype(row, multiattach):
+            values.update(volume_type_id=vtype.id, multiattach=multiattach,
                           encrypted=states.is_encrypted(specs))
+        else:
+            missing = ["a backend change of its multiattach flag"]
         attachments_db.volume_leave_status(ctxt, volume_id, STATUS.RETYPING,
                                            values)
         LOG.info("Retype of volume %(id)s to %(type)s %(result)s",
                  {"id": volume_id, "type": vtype.name,
                   "result": "refused" if missing else "done"})
+
+    def _driver_retype(self, row: Any, multiattach: bool) -> bool:
+        """Let the driver follow a change of the multiattach flag; False
+        when it cannot (the volume keeps its type)."""
+        if bool(row.multiattach) == multiattach:
+            return True
+        try:
+            self.driver.retype(_driver_volume(row), multiattach)
+        except Exception:
+            LOG.exception("Driver failed to make volume %(id)s %(what)s",
+                          {"id": row.id, "what": "multiattach" if multiattach
+                           else "single-host"})
+            return False
+        return True
 
     @messaging.expose
     def publish_service_capabilities(self, ctxt: Any) -> None:

@@ -13,7 +13,7 @@ from common import rpc
 SNAPSHOT_ROW = ("id", "volume_id", "attach_status", "transition",
                 "attach_mode", "attached_host")
 SNAPSHOT_VOLUME = ("id", "size", "display_name", "provider_location",
-                   "readonly", "encrypted")
+                   "readonly", "encrypted", "multiattach")
 
 
 def snapshot(row: Any, volume: Any, connector: dict | None = None) -> dict:
@@ -24,9 +24,11 @@ def snapshot(row: Any, volume: Any, connector: dict | None = None) -> dict:
 
 
 def unpack(snap: dict) -> tuple[Any, Any, dict]:
-    """``snapshot``'s ``(row, volume, connector)``, attribute access."""
+    """``snapshot``'s ``(row, volume, connector)``, attribute access; an
+    older api's snapshot has no ``multiattach`` (False)."""
     return (types.SimpleNamespace(**snap["attachment"]),
-            types.SimpleNamespace(**snap["volume"]), snap["connector"])
+            types.SimpleNamespace(**{"multiattach": False, **snap["volume"]}),
+            snap["connector"])
 
 
 def connected(row: Any, done: dict) -> Any:

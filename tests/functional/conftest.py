@@ -3,6 +3,7 @@
 import pytest
 
 from tests.functional import harness
+from tests.functional.components import ceph as ceph_component
 from tests.functional.components import keystone as keystone_component
 
 
@@ -43,3 +44,12 @@ def keystone(tmp_path_factory):
 def personas(keystone):
     """Cinder's personas in projects alpha and beta, and more."""
     return keystone.personas()
+
+
+@pytest.fixture(scope="session")
+def ceph(tmp_path_factory):
+    """One real single-node Ceph cluster for the session
+    (components/ceph.py)."""
+    ceph_component.available()
+    with ceph_component.Ceph(tmp_path_factory.mktemp("ceph")) as cluster:
+        yield cluster

@@ -2,6 +2,8 @@
 crash, attach refuses answers that are not its request's, and the api
 client refuses answers that do not echo the request's id."""
 
+import contextlib
+
 import pytest
 from oslo_config import cfg
 
@@ -127,3 +129,33 @@ def test_api_client_refuses_an_answer_without_the_requests_id():
     api.client = Client(lambda ctxt: {"request_id": ctxt.request_id,
                                       "attachment": {"id": "a1"}})
     assert api.attachment_get("a1") == {"id": "a1"}
+
+
+RBD_INFO = {"driver_volume_type": "rbd", "name": "volumes/volume-v1",
+            "hosts": ["127.0.0.1"], "ports": ["6789"],
+            "auth_username": "cinder", "access_mode": "rw"}
+
+
+def test_rbd_attach_opens_the_image_and_never_maps_a_device(host,
+                                                             monkeypatch):
+    opened = []
+
+    @contextlib.contextmanager
+    def open_volume(conf, attachment):
+        opened.append(attachment["id"])
+        yield None
+
+    monkeypatch.setattr(connector.volume_io, "open_volume", open_volume)
+    agent, log = host(answer={"id": "a2", "volume_id": "v1",
+                              "connection_info": RBD_INFO})
+    result = agent.attach("v1", None)
+    assert opened == ["a2"]
+    assert result["device"] == {"type": "librbd", "name": "volumes/volume-v1"}
+    assert log == [("create", "v1"), ("complete", "a2")]
+
+
+def test_rbd_detach_has_no_device_to_disconnect(host):
+    agent, log = host()
+    agent.api.rows["a1"]["connection_info"] = RBD_INFO
+    assert agent.detach("a1")["disconnected"] is True
+    assert log == [("delete", "a1")]

@@ -84,7 +84,7 @@ def test_make_env_writes_private_random_secrets_once(tmp_path):
     assert oct(env_file.stat().st_mode & 0o777) == "0o600"
 
 
-def _docker_compose(env):
+def _docker_compose(env, *files):
     if shutil.which("docker-compose") is None:
         # NOTE: under CI a missing checker fails rather than skips, so the
         # compose file is never left unchecked silently.
@@ -95,9 +95,11 @@ def _docker_compose(env):
         pytest.skip(message)
     clean = {k: v for k, v in os.environ.items()
              if k not in SECRETS and k != "ASHLAR_API_BIND"}
+    paths = [os.path.join(DEPLOY, name)
+             for name in ("docker-compose.yml", *files)]
     return subprocess.run(["docker-compose", "--project-directory",
-                           str(env["dir"]), "-f",
-                           os.path.join(DEPLOY, "docker-compose.yml"),
+                           str(env["dir"]),
+                           *(arg for path in paths for arg in ("-f", path)),
                            "config"], env=dict(clean, **env["vars"]),
                           capture_output=True, text=True, timeout=60)
 
@@ -116,3 +118,19 @@ def test_compose_refuses_to_start_without_the_secrets(tmp_path):
     done = _docker_compose({"dir": tmp_path, "vars": {}})
     assert done.returncode != 0
     assert "run deploy/compose/make-env.sh first" in done.stderr
+
+
+def test_compose_rbd_override_runs_the_volume_node_on_rbd(tmp_path):
+    done = _docker_compose({"dir": tmp_path, "vars": SECRETS},
+                           os.path.join("compose", "rbd.yml"))
+    assert done.returncode == 0, done.stderr
+    volume = yaml.safe_load(done.stdout)["services"]["volume"]
+    assert volume["environment"]["OS_DEFAULT__ENABLED_BACKENDS"] == "rbd"
+    assert volume["build"]["args"] == {"WITH_RBD": "1"}
+    mounts = [m if isinstance(m, str) else "%s:%s" % (m["source"],
+                                                       m["target"])
+              for m in volume["volumes"]]
+    assert any(m.startswith("/etc/ceph:/etc/ceph") for m in mounts), mounts
+    conf = configparser.ConfigParser()
+    conf.read(os.path.join(DEPLOY, "compose", "ashlar.conf"))
+    assert conf["rbd"]["volume_driver"] == "rbd"

@@ -97,6 +97,31 @@ def test_retype_refused_when_pool_does_not_satisfy(mgr):
         "available", old_type, None)
 
 
+def test_retype_to_multiattach_asks_the_driver_first(mgr):
+    vtype = fixtures.make_type(specs={"multiattach": "<is> True"})
+    vol = _vol(mgr, status="retyping", previous_status="available",
+               pending_type_id=vtype.id)
+    with mock.patch.object(mgr.driver, "retype") as retype:
+        mgr.retype_volume(fixtures.admin(), vol.id, vtype.id, "never")
+    (volume, multiattach), _kw = retype.call_args
+    assert (volume.id, volume.multiattach, multiattach) == (vol.id, False,
+                                                            True)
+    assert _get(vol).multiattach is True
+
+
+def test_retype_keeps_the_type_when_the_driver_cannot_follow(mgr):
+    vtype = fixtures.make_type(specs={"multiattach": "<is> True"})
+    vol = _vol(mgr, status="retyping", previous_status="available",
+               pending_type_id=vtype.id)
+    old_type = vol.volume_type_id
+    with mock.patch.object(mgr.driver, "retype", side_effect=(
+            exception.VolumeBackendAPIException(data="busy"))):
+        mgr.retype_volume(fixtures.admin(), vol.id, vtype.id, "never")
+    row = _get(vol)
+    assert (row.status, row.volume_type_id, row.multiattach,
+            row.pending_type_id) == ("available", old_type, False, None)
+
+
 def test_periodic_tasks_include_the_stuck_check(mgr):
     tasks = [task for _interval, task in mgr.periodic_tasks()]
     assert mgr.check_stuck_attachments in tasks

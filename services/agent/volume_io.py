@@ -1,0 +1,132 @@
+"""The data path on this host: read and write an attached volume.
+
+An attachment's ``connection_info`` says how: ``rbd`` volumes are opened in
+librbd through os-brick's ``linuxrbd`` (the handle os-brick's RBD connector
+gives in its librbd mode; no kernel module), with this host's own keyring;
+``local`` volumes are the file at ``device_path``.  A read-only attachment
+(``access_mode`` ``ro``) opens the volume read-only, so the storage layer
+itself refuses its writes.
+"""
+
+import contextlib
+import io
+import os
+import tempfile
+from typing import Iterator
+
+from oslo_config import cfg
+from oslo_log import log as logging
+
+from common import exception
+
+LOG = logging.getLogger(__name__)
+
+
+class ReadOnlyAttachment(exception.Invalid):
+    msg_fmt = "Attachment %(attachment_id)s is read-only: %(reason)s"
+
+
+class VolumeHandle:
+    """An open volume: positional reads and writes, then ``close``."""
+
+    def __init__(self, raw: io.RawIOBase, attachment_id: str,
+                 refusals: tuple[type[Exception], ...]) -> None:
+        self._raw = raw
+        self._attachment_id = attachment_id
+        self._refusals = refusals
+
+    def read(self, offset: int, length: int) -> bytes:
+        self._raw.seek(offset)
+        return self._raw.read(length) or b""
+
+    def write(self, offset: int, data: bytes) -> int:
+        """Write ``data`` at ``offset`` and flush it to the storage.
+
+        :raises ReadOnlyAttachment: the volume was opened read-only.
+        """
+        self._raw.seek(offset)
+        try:
+            self._raw.write(data)
+            self._raw.flush()
+        except self._refusals as exc:
+            raise ReadOnlyAttachment(attachment_id=self._attachment_id,
+                                     reason="%s: %s" % (type(exc).__name__,
+                                                        exc)) from exc
+        return len(data)
+
+    def close(self) -> None:
+        self._raw.close()
+
+
+@contextlib.contextmanager
+def open_volume(conf: cfg.ConfigOpts, attachment: dict
+                ) -> Iterator[VolumeHandle]:
+    """Open the volume of a connected ``attachment`` (its detail view).
+
+    :raises InvalidInput: the attachment has no connection, or one of a
+        type this host cannot open.
+    """
+    info = attachment.get("connection_info") or {}
+    kind = info.get("driver_volume_type")
+    read_only = info.get("access_mode") == "ro"
+    if kind == "rbd":
+        opener = _open_rbd
+    elif kind == "local":
+        opener = _open_local
+    else:
+        raise exception.InvalidInput(
+            reason="attachment %s has %s; this host opens rbd and local "
+            "connections" % (attachment.get("id"),
+                             "connection type %r" % kind if kind
+                             else "no connection"))
+    handle = opener(conf, info, read_only, attachment["id"])
+    try:
+        yield handle
+    finally:
+        handle.close()
+
+
+def _open_local(conf: cfg.ConfigOpts, info: dict, read_only: bool,
+                attachment_id: str) -> VolumeHandle:
+    raw = open(info["device_path"], "rb" if read_only else "r+b",
+               buffering=0)
+    return VolumeHandle(raw, attachment_id, (io.UnsupportedOperation,))
+
+
+def _open_rbd(conf: cfg.ConfigOpts, info: dict, read_only: bool,
+              attachment_id: str) -> VolumeHandle:
+    import rbd
+    from os_brick.initiator import linuxrbd
+
+    user = info["auth_username"]
+    pool, image = info["name"].split("/", 1)
+    cluster = info.get("cluster_name") or "ceph"
+    keyring = os.path.join(conf.agent.rbd_keyring_dir,
+                           "%s.client.%s.keyring" % (cluster, user))
+    with _ceph_conf(info, keyring) as ceph_conf:
+        client = linuxrbd.RBDClient(user, pool, conffile=ceph_conf,
+                                    rbd_cluster_name=cluster)
+        volume = linuxrbd.RBDVolume(client, image, read_only=read_only)
+    raw = linuxrbd.RBDVolumeIOWrapper(
+        linuxrbd.RBDImageMetadata(volume, pool, user, None))
+    LOG.debug("Opened %(name)s (%(mode)s) for attachment %(att)s",
+              {"name": info["name"], "att": attachment_id,
+               "mode": "ro" if read_only else "rw"})
+    return VolumeHandle(raw, attachment_id, (rbd.ReadOnlyImage,))
+
+
+@contextlib.contextmanager
+def _ceph_conf(info: dict, keyring: str) -> Iterator[str]:
+    """A ceph.conf with the attachment's monitors and this host's keyring
+    (read by librados when it connects; removed after)."""
+    monitors = ",".join("%s:%s" % (host if ":" not in host else "[%s]" % host,
+                                   port)
+                        for host, port in zip(info["hosts"], info["ports"],
+                                              strict=True))
+    with tempfile.NamedTemporaryFile("w", prefix="ashlar-ceph-",
+                                     suffix=".conf") as conf_file:
+        conf_file.write("[global]\nmon_host = %s\nkeyring = %s\n"
+                        % (monitors, keyring))
+        conf_file.flush()
+        yield conf_file.name
+

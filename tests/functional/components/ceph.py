@@ -1,0 +1,338 @@
+"""A real single-node Ceph cluster for functional tests.
+
+``install()`` (``python -m tests.functional.components.ceph install``)
+installs Debian's Ceph packages when they are missing (root only) and
+links the ``rados`` and ``rbd`` bindings into the running interpreter's
+site-packages, so a virtualenv (tox's included) imports them.  ``Ceph``
+starts one mon, one mgr and one BlueStore OSD on a sparse file, all in a
+caller's folder, on loopback ports of its own, without systemd; a pool
+(size 1) and a cephx client that may use only that pool are made for
+Ashlar.  ``stop()`` kills the daemons; the folder goes with the test run.
+"""
+
+import argparse
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import sysconfig
+import time
+import uuid
+from pathlib import Path
+
+from tests.functional import harness
+
+PACKAGES = ("ceph-mon", "ceph-mgr", "ceph-osd", "ceph-common",
+            "python3-rados", "python3-rbd")
+BINDINGS = ("rados", "rbd")
+DIST_PACKAGES = Path("/usr/lib/python3/dist-packages")
+INSTALL_COMMAND = "python -m tests.functional.components.ceph install"
+APT_TIMEOUT = 900
+READY_TIMEOUT = 120.0
+COMMAND_TIMEOUT = 60
+
+
+# -- installation ---------------------------------------------------------
+def _missing_packages() -> list[str]:
+    missing = []
+    for package in PACKAGES:
+        status = subprocess.run(
+            ["dpkg-query", "-W", "-f=${Status}", package],
+            capture_output=True, text=True, check=False).stdout
+        if "install ok installed" not in status:
+            missing.append(package)
+    return missing
+
+
+def _binding_files() -> list[Path]:
+    tag = sysconfig.get_config_var("EXT_SUFFIX")
+    return [DIST_PACKAGES / (name + tag) for name in BINDINGS]
+
+
+def install() -> None:
+    """Install the packages (when missing) and link the bindings here."""
+    missing = _missing_packages() if shutil.which("dpkg-query") else []
+    if missing:
+        if os.geteuid() != 0:
+            message = ("ceph: missing %s; the RBD tests are skipped until "
+                       "`sudo %s` installs them"
+                       % (" ".join(missing), INSTALL_COMMAND))
+            if os.environ.get("CI", "").lower() == "true":
+                sys.exit(message)
+            print(message)
+            return
+        started = time.monotonic()
+        env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
+        if subprocess.run(["apt-cache", "show", "ceph-mon"],
+                          capture_output=True, check=False).returncode:
+            subprocess.run(["apt-get", "update", "-q"], check=True,
+                           timeout=APT_TIMEOUT)
+        print("ceph: installing %s" % " ".join(missing), flush=True)
+        subprocess.run(["apt-get", "install", "-y", "-q", *missing],
+                       check=True, timeout=APT_TIMEOUT, env=env,
+                       stdout=subprocess.DEVNULL)
+        print("ceph: installed in %.0fs" % (time.monotonic() - started))
+    site = Path(sysconfig.get_paths()["platlib"])
+    for source in _binding_files():
+        if not source.exists():
+            sys.exit("ceph: %s is missing (python3-%s not installed for this "
+                     "Python's version?)" % (source, source.name.split(".")[0]))
+        target = site / source.name
+        if not target.exists():
+            target.symlink_to(source)
+            print("ceph: linked %s -> %s" % (target, source))
+    print("ceph: ready (bindings in %s)" % site)
+
+
+def available() -> None:
+    """Skip the calling test unless Ceph and its bindings are installed
+    (fail it in CI)."""
+    try:
+        import rados  # noqa: F401
+        import rbd  # noqa: F401
+        for daemon in ("ceph-mon", "ceph-mgr", "ceph-osd", "ceph"):
+            if not shutil.which(daemon):
+                raise FileNotFoundError("%s not found" % daemon)
+    except (ImportError, FileNotFoundError) as exc:
+        harness.unavailable("Ceph", FileNotFoundError(
+            "%s; install it with `%s`" % (exc, INSTALL_COMMAND)))
+
+
+# -- the cluster ----------------------------------------------------------
+CONFIG = """\
+[global]
+fsid = {fsid}
+mon initial members = a
+mon host = {mon_host}
+public addr = 127.0.0.1
+cluster addr = 127.0.0.1
+ms bind ipv6 = false
+auth cluster required = cephx
+auth service required = cephx
+auth client required = cephx
+auth allow insecure global id reclaim = false
+keyring = {dir}/$cluster.$name.keyring
+run dir = {dir}/run
+admin socket = {dir}/run/$cluster-$name.$pid.asok
+log file = {dir}/log/$cluster-$name.log
+osd pool default size = 1
+osd pool default min size = 1
+osd pool default pg num = 8
+osd pool default pgp num = 8
+osd crush chooseleaf type = 0
+mon allow pool size one = true
+mon allow pool delete = true
+mon warn on pool no redundancy = false
+mgr stats period = 1
+mon data avail warn = 2
+mon data avail crit = 1
+
+[mon]
+mon data = {dir}/mon/$cluster-$id
+keyring = $mon_data/keyring
+
+[mgr]
+mgr data = {dir}/mgr/$cluster-$id
+keyring = $mgr_data/keyring
+
+[osd]
+osd data = {dir}/osd/$cluster-$id
+keyring = $osd_data/keyring
+osd objectstore = bluestore
+bluestore block path = {dir}/osd/$cluster-$id.block
+bluestore block create = true
+bluestore block size = {osd_bytes}
+osd memory target = 536870912
+osd max object name len = 256
+osd max object namespace len = 64
+"""
+
+
+class Ceph:
+    """One throwaway cluster in ``workdir``; also a context manager.
+
+    :ivar conf: ceph.conf path (monitors on this cluster's own ports).
+    :ivar pool: The RBD pool made for Ashlar.
+    :ivar client: The cephx client name (``client.<client>``) that may use
+        only ``pool``; its keyring is :meth:`keyring` ``(client)``.
+    """
+
+    def __init__(self, workdir: Path | str, pool: str = "volumes",
+                 client: str = "ashlar", osd_gib: int = 10) -> None:
+        self.dir = Path(workdir)
+        self.pool = pool
+        self.client = client
+        self.osd_gib = osd_gib
+        self.conf = self.dir / "ceph.conf"
+        self.mon_ports = (harness.free_port(), harness.free_port())
+        self.procs: dict[str, subprocess.Popen] = {}
+
+    def __enter__(self) -> "Ceph":
+        return self.start()
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.stop()
+
+    @property
+    def mon_addrs(self) -> str:
+        """The monitor's msgr2 and msgr1 addresses, as ceph.conf has them."""
+        return "[v2:127.0.0.1:%d,v1:127.0.0.1:%d]" % self.mon_ports
+
+    def keyring(self, client: str = "admin") -> Path:
+        return self.dir / ("ceph.client.%s.keyring" % client)
+
+    def start(self) -> "Ceph":
+        """Make, start and wait for the cluster, pool and client."""
+        for sub in ("mon/ceph-a", "mgr/ceph-x", "osd/ceph-0", "run", "log"):
+            (self.dir / sub).mkdir(parents=True, exist_ok=True)
+        self.conf.write_text(CONFIG.format(
+            fsid=uuid.uuid4(), dir=self.dir, osd_bytes=self.osd_gib << 30,
+            mon_host=self.mon_addrs))
+        try:
+            self._start_mon()
+            self._start_mgr_and_osd()
+            self._make_pool()
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def _start_mon(self) -> None:
+        mon_keyring = self.dir / "mon.keyring"
+        admin = self.keyring()
+        self._tool("ceph-authtool", "--create-keyring", mon_keyring,
+                   "--gen-key", "-n", "mon.", "--cap", "mon", "allow *")
+        self._tool("ceph-authtool", "--create-keyring", admin, "--gen-key",
+                   "-n", "client.admin", "--cap", "mon", "allow *",
+                   "--cap", "osd", "allow *", "--cap", "mgr", "allow *")
+        self._tool("ceph-authtool", mon_keyring, "--import-keyring", admin)
+        fsid = next(line.split("=")[1].strip()
+                    for line in self.conf.read_text().splitlines()
+                    if line.startswith("fsid"))
+        self._tool("monmaptool", "--create", "--fsid", fsid, "--addv", "a",
+                   self.mon_addrs, self.dir / "monmap")
+        self._tool("ceph-mon", "-c", self.conf, "--mkfs", "-i", "a",
+                   "--monmap", self.dir / "monmap", "--keyring", mon_keyring)
+        self._daemon("mon.a", "ceph-mon", "-i", "a")
+        harness.wait_for(lambda: self._ceph_ok("mon", "stat"),
+                         timeout=READY_TIMEOUT, what="the Ceph monitor")
+
+    def _start_mgr_and_osd(self) -> None:
+        self.ceph("auth", "get-or-create", "mgr.x", "mon", "allow profile mgr",
+                  "osd", "allow *", "-o", self.dir / "mgr/ceph-x/keyring")
+        self._daemon("mgr.x", "ceph-mgr", "-i", "x")
+        osd_uuid = str(uuid.uuid4())
+        secret = self._tool("ceph-authtool", "--gen-print-key").strip()
+        osd_id = self.ceph("osd", "new", osd_uuid, "-i", "-",
+                           stdin=json.dumps({"cephx_secret": secret}))
+        assert osd_id.strip() == "0", osd_id
+        self._tool("ceph-authtool", "--create-keyring",
+                   self.dir / "osd/ceph-0/keyring", "--name", "osd.0",
+                   "--add-key", secret)
+        self._tool("ceph-osd", "-c", self.conf, "-i", "0", "--mkfs",
+                   "--osd-uuid", osd_uuid)
+        self._daemon("osd.0", "ceph-osd", "-i", "0")
+
+    def _make_pool(self) -> None:
+        self.ceph("osd", "pool", "create", self.pool, "8", "8")
+        self.ceph("osd", "pool", "set", self.pool, "size", "1",
+                  "--yes-i-really-mean-it")
+        self.ceph("osd", "pool", "application", "enable", self.pool, "rbd")
+        self.add_client(self.client)
+        harness.wait_for(self._ready, timeout=READY_TIMEOUT,
+                         interval=0.25, what="Ceph HEALTH_OK, PGs clean")
+        self._tool("rbd", "-c", self.conf, "pool", "init", self.pool)
+
+    def add_client(self, name: str) -> Path:
+        """A cephx client with Cinder's caps on the pool; its keyring."""
+        keyring = self.keyring(name)
+        self.ceph("auth", "get-or-create", "client.%s" % name,
+                  "mon", "profile rbd", "osd", "profile rbd pool=%s" % self.pool,
+                  "mgr", "profile rbd pool=%s" % self.pool, "-o", keyring)
+        return keyring
+
+    def _ready(self) -> bool:
+        self._check_alive()
+        if not self.ceph("health").startswith("HEALTH_OK"):
+            return False
+        summary = json.loads(self.ceph("pg", "stat", "--format", "json"))
+        pgs = summary["pg_summary"]
+        clean = sum(state["num"] for state in pgs["num_pg_by_state"]
+                    if state["name"] == "active+clean")
+        return pgs["num_pgs"] > 0 and clean == pgs["num_pgs"]
+
+    def _check_alive(self) -> None:
+        for name, proc in self.procs.items():
+            if proc.poll() is not None:
+                raise RuntimeError("ceph %s exited (%s); see %s" % (
+                    name, proc.returncode, self.dir / "log"))
+
+    def _daemon(self, name: str, binary: str, *args: str) -> None:
+        with open(self.dir / "log" / ("%s.stdout" % name), "wb") as out:
+            self.procs[name] = subprocess.Popen(
+                [binary, "-c", str(self.conf), "-f", *args],
+                stdin=subprocess.DEVNULL, stdout=out, stderr=out,
+                start_new_session=True)
+
+    def _tool(self, *argv: object, stdin: str | None = None) -> str:
+        result = subprocess.run([str(a) for a in argv], input=stdin,
+                                capture_output=True, text=True,
+                                timeout=COMMAND_TIMEOUT, check=False)
+        if result.returncode:
+            raise RuntimeError("%s failed (%d): %s" % (
+                " ".join(map(str, argv)), result.returncode,
+                result.stderr.strip()))
+        return result.stdout
+
+    def ceph(self, *args: object, stdin: str | None = None) -> str:
+        """Run the ``ceph`` command as client.admin on this cluster."""
+        return self._tool("ceph", "-c", self.conf, "--connect-timeout", "15",
+                          *args, stdin=stdin)
+
+    def ceph_rbd(self, *args: object) -> str:
+        """Run the ``rbd`` command as client.admin on this cluster."""
+        return self._tool("rbd", "-c", self.conf, *args)
+
+    def _ceph_ok(self, *args: str) -> bool:
+        self._check_alive()
+        try:
+            self.ceph(*args)
+        except (RuntimeError, subprocess.TimeoutExpired):
+            return False
+        return True
+
+    def stop(self) -> None:
+        """Kill the daemons (the cluster is thrown away)."""
+        for name in ("osd.0", "mgr.x", "mon.a"):
+            proc = self.procs.pop(name, None)
+            if proc is None:
+                continue
+            if proc.poll() is None:
+                os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=30)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    sub.add_parser("install", help="install Ceph and link its bindings")
+    up = sub.add_parser("up", help="start a cluster in DIR until Ctrl-C")
+    up.add_argument("dir")
+    args = parser.parse_args(argv)
+    if args.command == "install":
+        install()
+        return
+    with Ceph(args.dir) as cluster:
+        print("ceph.conf: %s\nclient.%s keyring: %s" % (
+            cluster.conf, cluster.client, cluster.keyring(cluster.client)),
+            flush=True)
+        try:
+            signal.pause()
+        except KeyboardInterrupt:
+            pass
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,226 @@
+"""The RBD backend on a real Ceph cluster (components/ceph.py).
+
+The driver alone against the cluster, then a deployment (api, scheduler, a
+volume node with the ``rbd`` backend, PostgreSQL, RabbitMQ) driven over
+HTTP, and two ``ashlar-agent`` hosts that read and write the volumes in
+librbd with their own keyring.
+"""
+
+import json
+import subprocess
+import sys
+import uuid
+
+import pytest
+
+from common import exception
+from common.conf import opts as conf_opts  # noqa: F401 - registers options
+from drivers import base
+from drivers import rbd as rbd_driver
+from tests.functional import harness
+
+MA_TYPE = {"volume_type": {"name": "rbd-shared", "extra_specs": {
+    "multiattach": "<is> True", "volume_backend_name": "ceph"}}}
+PLAIN_TYPE = {"volume_type": {"name": "rbd-plain", "extra_specs": {
+    "volume_backend_name": "ceph"}}}
+LOCK_FEATURES = {"exclusive-lock", "object-map", "fast-diff", "journaling"}
+
+
+def _backend_section(ceph) -> str:
+    return ("[ceph]\nvolume_driver = rbd\nrbd_pool = %s\nrbd_user = %s\n"
+            "rbd_ceph_conf = %s\nrbd_keyring = %s\n" % (
+                ceph.pool, ceph.client, ceph.conf,
+                ceph.keyring(ceph.client)))
+
+
+def _features(ceph, volume_id: str) -> set[str]:
+    info = json.loads(ceph.ceph_rbd("info", "--format", "json",
+                                    "%s/volume-%s" % (ceph.pool, volume_id)))
+    return set(info["features"])
+
+
+def _image_exists(ceph, volume_id: str) -> bool:
+    return ("volume-%s" % volume_id) in ceph.ceph_rbd("ls", ceph.pool).split()
+
+
+# -- the driver alone -----------------------------------------------------
+@pytest.fixture
+def driver(ceph):
+    from oslo_config import cfg
+
+    conf = cfg.ConfigOpts()
+    rbd_driver.RBDDriver.register_opts(conf, "ceph")
+    conf([], default_config_files=[])
+    for key, value in (("rbd_pool", ceph.pool), ("rbd_user", ceph.client),
+                       ("rbd_ceph_conf", str(ceph.conf)),
+                       ("rbd_keyring", str(ceph.keyring(ceph.client)))):
+        conf.set_override(key, value, group="ceph")
+    drv = rbd_driver.RBDDriver(conf.ceph, "ceph", "node@ceph")
+    drv.do_setup()
+    drv.check_for_setup_error()
+    return drv
+
+
+def test_driver_makes_shared_images_without_the_lock_features(driver, ceph):
+    shared = base.DriverVolume(str(uuid.uuid4()), 1, multiattach=True)
+    plain = base.DriverVolume(str(uuid.uuid4()), 2)
+    assert driver.create_volume(shared) == {}
+    driver.create_volume(plain)
+    assert _features(ceph, shared.id) == {"layering", "deep-flatten"}
+    assert _features(ceph, plain.id) >= {"layering", "exclusive-lock",
+                                         "object-map", "fast-diff"}
+    with pytest.raises(exception.VolumeBackendAPIException):
+        driver.create_volume(shared)
+    # retype both ways on an available volume
+    driver.retype(plain, True)
+    assert not _features(ceph, plain.id) & LOCK_FEATURES
+    driver.retype(shared, False)
+    assert _features(ceph, shared.id) >= {"exclusive-lock", "object-map",
+                                          "fast-diff"}
+    for volume in (shared, plain):
+        driver.delete_volume(volume)
+        driver.delete_volume(volume)  # idempotent
+        assert not _image_exists(ceph, volume.id)
+
+
+def test_driver_extends_and_reports_the_pool(driver, ceph):
+    volume = base.DriverVolume(str(uuid.uuid4()), 1, multiattach=True)
+    driver.create_volume(volume)
+    stats = driver.get_volume_stats(refresh=True)
+    pool = stats["pools"][0]
+    assert stats["storage_protocol"] == "ceph"
+    assert pool["backend_state"] == "up" and pool["multiattach"] is True
+    assert 0 < pool["free_capacity_gb"] <= pool["total_capacity_gb"] <= 10
+    assert pool["provisioned_capacity_gb"] >= 1
+    driver.extend_volume(volume, 3)
+    info = json.loads(ceph.ceph_rbd("info", "--format", "json",
+                                    "%s/volume-%s" % (ceph.pool, volume.id)))
+    assert info["size"] == 3 << 30
+    grown = driver.get_volume_stats(refresh=True)["pools"][0]
+    assert grown["provisioned_capacity_gb"] == pool[
+        "provisioned_capacity_gb"] + 2
+    connection = driver.initialize_connection(volume, {"host": "h1"})
+    data = connection["data"]
+    assert connection["driver_volume_type"] == "rbd"
+    assert data["name"] == "%s/volume-%s" % (ceph.pool, volume.id)
+    assert data["hosts"] == ["127.0.0.1"]
+    assert data["ports"] == [str(ceph.mon_ports[1])]
+    assert data["auth_username"] == ceph.client and "keyring" not in data
+    driver.delete_volume(volume)
+
+
+# -- a deployment ---------------------------------------------------------
+@pytest.fixture(scope="module")
+def deployment(tmp_path_factory, vhost, ceph):
+    db_url, drop = harness.database("postgresql")
+    dep = harness.Deployment(tmp_path_factory.mktemp("rbd"), vhost, db_url)
+    dep.db_sync()
+    try:
+        dep.start("scheduler", "services.scheduler", "sched")
+        dep.start("volume1", "services.volume", "cephnode", backends="ceph",
+                  extra=_backend_section(ceph))
+        dep.start("api", "services.api", "api")
+        client = harness.Client(dep.endpoint)
+        harness.wait_for(lambda: client.pools(), timeout=60,
+                         what="the RBD pool's report")
+        for body in (MA_TYPE, PLAIN_TYPE):
+            assert client.post("/types", body).status_code == 200
+        yield dep, client
+    finally:
+        dep.stop_all()
+        drop()
+
+
+def _volume(client, type_name: str, size: int = 1) -> str:
+    volume = client.create_volume(size=size, volume_type=type_name)
+    client.wait_status(volume["id"], "available")
+    return volume["id"]
+
+
+def _agent(dep, ceph, host: str):
+    """Run ``ashlar-agent`` as ``host``; (returncode, stdout, stderr)."""
+    conf = dep.config("agent-%s" % host, host, extra=(
+        "[agent]\nrbd_keyring_dir = %s\n" % ceph.dir))
+
+    def run(*args, stdin: bytes = b""):
+        out = subprocess.run(
+            [sys.executable, "-m", "services.agent", "--config-file", conf,
+             *args], cwd=harness.REPO, input=stdin, capture_output=True,
+            timeout=120)
+        return out.returncode, out.stdout, out.stderr.decode(errors="replace")
+    return run
+
+
+def _ok(result):
+    code, stdout, stderr = result
+    assert code == 0, stderr[-2000:]
+    return stdout
+
+
+def test_volume_lifecycle_makes_and_removes_the_image(deployment, ceph):
+    _dep, client = deployment
+    pool = next(iter(client.pools().values()))
+    assert pool["storage_protocol"] == "ceph" and pool["multiattach"] is True
+    vid = _volume(client, "rbd-shared")
+    assert _features(ceph, vid) == {"layering", "deep-flatten"}
+    plain = _volume(client, "rbd-plain")
+    assert "exclusive-lock" in _features(ceph, plain)
+    assert client.post("/volumes/%s/action" % vid,
+                       {"os-extend": {"new_size": 2}}).status_code == 202
+    harness.wait_for(lambda: client.get("/volumes/%s" % vid).json()[
+        "volume"]["size"] == 2, what="the extend")
+    for volume_id in (vid, plain):
+        assert client.delete("/volumes/%s" % volume_id).status_code == 202
+        client.wait_status(volume_id, None)
+        assert not _image_exists(ceph, volume_id)
+
+
+def test_retype_of_an_available_volume_changes_the_features(deployment, ceph):
+    _dep, client = deployment
+    vid = _volume(client, "rbd-plain")
+    answer = client.post("/volumes/%s/action" % vid, {"os-retype": {
+        "new_type": "rbd-shared", "migration_policy": "never"}})
+    assert answer.status_code == 202, answer.text
+    harness.wait_for(lambda: client.get("/volumes/%s" % vid).json()[
+        "volume"]["volume_type"] == "rbd-shared", what="the retype")
+    assert not _features(ceph, vid) & LOCK_FEATURES
+    assert client.delete("/volumes/%s" % vid).status_code == 202
+
+
+def test_bytes_written_on_one_host_are_read_on_another(deployment, ceph):
+    dep, client = deployment
+    vid = _volume(client, "rbd-shared")
+    host_a, host_b = _agent(dep, ceph, "compute-a"), _agent(dep, ceph,
+                                                            "compute-b")
+    att_a = json.loads(_ok(host_a("attach", vid)))
+    att_b = json.loads(_ok(host_b("attach", vid, "--mode", "ro")))
+    assert att_a["device"] == {"type": "librbd",
+                               "name": "%s/volume-%s" % (ceph.pool, vid)}
+    payload = b"written on compute-a " + uuid.uuid4().bytes
+    written = json.loads(_ok(host_a("write", att_a["id"], "--offset", "4096",
+                                    stdin=payload)))
+    assert written["written"] == len(payload)
+    read = _ok(host_b("read", att_b["id"], "--offset", "4096",
+                      "--length", str(len(payload))))
+    assert read == payload
+    # the read-only attachment's handle refuses the write (librbd)
+    code, _out, err = host_b("write", att_b["id"], stdin=b"not allowed")
+    assert code != 0 and "read-only" in err and "ReadOnlyImage" in err
+    assert _ok(host_a("read", att_a["id"], "--length", "11")) == bytes(11)
+    for run, att in ((host_a, att_a), (host_b, att_b)):
+        _ok(run("detach", att["id"]))
+    client.wait_status(vid, "available")
+
+
+def test_a_plain_volume_refuses_the_second_host(deployment, ceph):
+    dep, client = deployment
+    vid = _volume(client, "rbd-plain")
+    host_a, host_b = _agent(dep, ceph, "compute-a"), _agent(dep, ceph,
+                                                            "compute-b")
+    att_a = json.loads(_ok(host_a("attach", vid)))
+    code, _out, err = host_b("attach", vid)
+    assert code != 0 and "multiattach" in err.lower(), err[-1000:]
+    _ok(host_a("write", att_a["id"], stdin=b"only one host"))
+    assert _ok(host_a("read", att_a["id"], "--length", "13")) == b"only one host"
+    _ok(host_a("detach", att_a["id"]))
+    client.wait_status(vid, "available")
