@@ -32,7 +32,21 @@ class VolumeStatus:
     EXTENDING = "extending"
     ERROR_EXTENDING = "error_extending"
     RETYPING = "retyping"
+    REVERTING = "reverting"
     MAINTENANCE = "maintenance"
+
+
+class SnapshotStatus:
+    """Values of ``snapshots.status`` (Cinder's)."""
+
+    CREATING = "creating"
+    AVAILABLE = "available"
+    DELETING = "deleting"
+    ERROR = "error"
+    ERROR_DELETING = "error_deleting"
+    #: While a volume reverts to it.
+    RESTORING = "restoring"
+    ALL = (CREATING, AVAILABLE, DELETING, ERROR, ERROR_DELETING, RESTORING)
 
 
 class AttachStatus:

@@ -57,6 +57,11 @@ class InvalidVolume(Invalid):
     prefix = "Invalid volume: "
 
 
+class InvalidSnapshot(Invalid):
+    msg_fmt = "%(reason)s"
+    prefix = "Invalid snapshot: "
+
+
 class InvalidVolumeType(Invalid):
     msg_fmt = "%(reason)s"
     prefix = "Invalid volume type: "
@@ -78,6 +83,17 @@ class UnsatisfiableVolumeSize(Invalid):
 
     msg_fmt = ("No backend can hold a volume of %(size)s GiB: it is larger "
                "than any pool, even an empty one.")
+
+
+class UnsatisfiableSource(Invalid):
+    """The pool that holds a clone's source cannot take the new volume."""
+
+    msg_fmt = ("A volume made from %(source)s is made where that source "
+               "is, and that backend cannot take it: %(unsatisfied)s.")
+
+
+class NotSupported(Invalid):
+    msg_fmt = "%(what)s is not supported by Ashlar yet."
 
 
 class NotAuthenticated(AshlarException):
@@ -117,6 +133,15 @@ class NotFound(AshlarException):
 
 class VolumeNotFound(NotFound):
     msg_fmt = "Volume %(volume_id)s could not be found."
+
+
+class SnapshotNotFound(NotFound):
+    msg_fmt = "Snapshot %(snapshot_id)s could not be found."
+
+
+class SnapshotMetadataNotFound(NotFound):
+    msg_fmt = ("Snapshot %(snapshot_id)s has no metadata with key "
+               "%(metadata_key)s.")
 
 
 class VolumeTypeNotFound(NotFound):
@@ -159,6 +184,10 @@ class QuotaError(AshlarException):
 class VolumeLimitExceeded(QuotaError):
     msg_fmt = ("Maximum number of volumes allowed (%(allowed)d) exceeded for "
                "quota '%(name)s'.")
+
+
+class SnapshotLimitExceeded(QuotaError):
+    msg_fmt = "Maximum number of snapshots allowed (%(allowed)d) exceeded"
 
 
 class VolumeSizeExceedsAvailableQuota(QuotaError):

@@ -80,6 +80,23 @@ class DriverVolume:
     multiattach: bool = False
 
 
+@dataclasses.dataclass(frozen=True)
+class DriverSnapshot:
+    """What a driver knows of a snapshot.
+
+    :ivar id: The snapshot's id (a UUID in practice).
+    :ivar volume: The snapshotted volume.
+    :ivar size: Size in GiB: the volume's size when it was snapshotted.
+    :ivar provider_location: What the driver returned under that key from
+        :meth:`VolumeDriver.create_snapshot`, or ``None``.
+    """
+
+    id: str
+    volume: DriverVolume        # the snapshotted volume
+    size: int                   # GiB: the volume's size when snapshotted
+    provider_location: str | None = None
+
+
 def validate_size(size: int) -> None:
     """Check that ``size`` is a usable volume size.
 
@@ -101,6 +118,19 @@ def validate_new_size(volume: DriverVolume, new_size: int) -> None:
         raise exception.InvalidInput(
             reason=f"New size {new_size} GiB must be larger than the "
             f"current size {volume.size} GiB of volume {volume.id}.")
+
+
+def validate_clone_size(volume: DriverVolume, source_size: int) -> None:
+    """Check that ``volume`` can hold a copy of ``source_size`` GiB.
+
+    :raises InvalidInput: ``volume.size`` is not a size, or is smaller than
+        ``source_size`` (a snapshot's or source volume's size).
+    """
+    validate_size(volume.size)
+    if volume.size < source_size:
+        raise exception.InvalidInput(
+            reason=f"Volume size {volume.size} GiB is smaller than the "
+            f"size {source_size} GiB of its source.")
 
 
 class VolumeDriver(abc.ABC):
@@ -203,8 +233,11 @@ class VolumeDriver(abc.ABC):
         """Delete a volume and its data.
 
         Idempotent: a volume the backend does not have is not an error.
+        Volumes cloned from it keep their data.  The service deletes a
+        volume's snapshots first.
 
-        :raises VolumeBackendAPIException: The backend failed.
+        :raises VolumeBackendAPIException: The backend failed, or the
+            volume still has snapshots.
         """
 
     @abc.abstractmethod
@@ -217,6 +250,73 @@ class VolumeDriver(abc.ABC):
         :raises InvalidInput: ``new_size`` is not larger than ``volume.size``.
         :raises VolumeNotFound: The backend does not have the volume.
         :raises VolumeBackendAPIException: The backend cannot grow it.
+        """
+
+    @abc.abstractmethod
+    def create_snapshot(self, snapshot: DriverSnapshot) -> dict[str, Any]:
+        """Make a point-in-time copy of ``snapshot.volume``.
+
+        Also called while the volume is attached (the API's ``force``).
+
+        :returns: A model update for the snapshot row; may be empty.
+        :raises VolumeNotFound: The backend does not have the volume.
+        :raises VolumeBackendAPIException: A snapshot with this id exists,
+            or the backend failed; nothing is left behind.
+        """
+
+    @abc.abstractmethod
+    def delete_snapshot(self, snapshot: DriverSnapshot) -> None:
+        """Delete a snapshot, also one that volumes were created from
+        (they keep their data).
+
+        Idempotent: a snapshot (or volume) the backend does not have is
+        not an error.
+
+        :raises VolumeBackendAPIException: The backend failed.
+        """
+
+    @abc.abstractmethod
+    def create_volume_from_snapshot(self, volume: DriverVolume,
+                                    snapshot: DriverSnapshot
+                                    ) -> dict[str, Any]:
+        """Create a volume holding the snapshot's data, grown to
+        ``volume.size`` GiB, shared or not as ``volume.multiattach`` says
+        (as :meth:`create_volume`).  Never overwrites a volume.
+
+        :returns: A model update for the volume row; may be empty.
+        :raises InvalidInput: ``volume.size`` is not a size, or is smaller
+            than ``snapshot.size``.
+        :raises SnapshotNotFound: The backend does not have the snapshot.
+        :raises VolumeBackendAPIException: A volume with this id exists, or
+            the backend failed; nothing is left behind.
+        """
+
+    @abc.abstractmethod
+    def create_cloned_volume(self, volume: DriverVolume,
+                             source: DriverVolume) -> dict[str, Any]:
+        """Create a volume holding the data of the live volume ``source``,
+        grown to ``volume.size`` GiB, as :meth:`create_volume_from_snapshot`
+        does.
+
+        :returns: A model update for the volume row; may be empty.
+        :raises InvalidInput: ``volume.size`` is smaller than
+            ``source.size``.
+        :raises VolumeNotFound: The backend does not have ``source``.
+        :raises VolumeBackendAPIException: A volume with this id exists, or
+            the backend failed; nothing is left behind.
+        """
+
+    @abc.abstractmethod
+    def revert_to_snapshot(self, volume: DriverVolume,
+                           snapshot: DriverSnapshot) -> None:
+        """Make the volume's content the snapshot's; the volume keeps
+        ``volume.size`` (grown back when the snapshot is smaller).
+
+        Called on an available (detached) volume.
+
+        :raises VolumeNotFound: The backend does not have the volume.
+        :raises SnapshotNotFound: The backend does not have the snapshot.
+        :raises VolumeBackendAPIException: The backend failed.
         """
 
     def retype(self, volume: DriverVolume, multiattach: bool) -> None:

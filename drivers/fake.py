@@ -1,6 +1,6 @@
 """In-memory driver for unit tests of the volume service.
 
-It keeps volumes and connections in dicts and follows the same contract as a
+It keeps volumes, snapshots and connections in dicts and follows the same contract as a
 real backend, so manager tests can assert what reached the driver.  Capacity
 and multiattach come from options or constructor keywords.
 """
@@ -32,8 +32,8 @@ FAKE_OPTS = [
 
 
 class FakeDriver(base.VolumeDriver):
-    """Volumes as entries of :attr:`volumes`; connections in
-    :attr:`connections`.
+    """Volumes as entries of :attr:`volumes`, snapshots of
+    :attr:`snapshots`; connections in :attr:`connections`.
 
     :param total_capacity_gb: Overrides ``fake_total_capacity_gb``.
     :param multiattach: Overrides ``fake_multiattach``.
@@ -56,6 +56,12 @@ class FakeDriver(base.VolumeDriver):
         self.volumes: dict[str, int] = {}
         #: Volume id -> connectors given to initialize_connection.
         self.connections: dict[str, list[dict[str, Any]]] = {}
+        #: Snapshot id -> (volume id, size in GiB).
+        self.snapshots: dict[str, tuple[str, int]] = {}
+        #: Volume id -> what it was made from: ("snapshot" or "volume", id).
+        self.origins: dict[str, tuple[str, str]] = {}
+        #: (volume id, snapshot id) of each revert, in order.
+        self.reverts: list[tuple[str, str]] = []
         self._lock = threading.Lock()
 
     def do_setup(self) -> None:
@@ -77,6 +83,8 @@ class FakeDriver(base.VolumeDriver):
             thin_provisioning_support=True,
             thick_provisioning_support=False,
             multiattach=self.multiattach,
+            snapshot_support=True,
+            revert_to_snapshot_support=True,
             backend_state="up",
             total_volumes=count,
         )
@@ -93,10 +101,17 @@ class FakeDriver(base.VolumeDriver):
         return {"provider_location": f"fake://{volume.id}"}
 
     def delete_volume(self, volume: base.DriverVolume) -> None:
-        """Forget the volume and its connections."""
+        """Forget the volume and its connections; refuse while it has
+        snapshots (the service deletes those first)."""
         with self._lock:
+            left = sorted(snap for snap, (vol, _size) in self.snapshots.items()
+                          if vol == volume.id)
+            if left:
+                raise exception.VolumeBackendAPIException(
+                    data=f"volume {volume.id} still has snapshots {left}")
             self.volumes.pop(volume.id, None)
             self.connections.pop(volume.id, None)
+            self.origins.pop(volume.id, None)
 
     def extend_volume(self, volume: base.DriverVolume, new_size: int) -> None:
         """Record the new size."""
@@ -104,6 +119,59 @@ class FakeDriver(base.VolumeDriver):
         with self._lock:
             self._require(volume.id)
             self.volumes[volume.id] = new_size
+
+    def create_snapshot(self, snapshot: base.DriverSnapshot
+                        ) -> dict[str, Any]:
+        """Record the snapshot with its volume's current size."""
+        with self._lock:
+            self._require(snapshot.volume.id)
+            if snapshot.id in self.snapshots:
+                raise exception.VolumeBackendAPIException(
+                    data=f"snapshot {snapshot.id} already exists")
+            self.snapshots[snapshot.id] = (
+                snapshot.volume.id, self.volumes[snapshot.volume.id])
+        return {"provider_location": f"fake://snapshot/{snapshot.id}"}
+
+    def delete_snapshot(self, snapshot: base.DriverSnapshot) -> None:
+        """Forget the snapshot (volumes made from it stay)."""
+        with self._lock:
+            self.snapshots.pop(snapshot.id, None)
+
+    def create_volume_from_snapshot(self, volume: base.DriverVolume,
+                                    snapshot: base.DriverSnapshot
+                                    ) -> dict[str, Any]:
+        """Record a volume made from a recorded snapshot."""
+        base.validate_clone_size(volume, snapshot.size)
+        with self._lock:
+            if snapshot.id not in self.snapshots:
+                raise exception.SnapshotNotFound(snapshot_id=snapshot.id)
+            return self._add_copy(volume, ("snapshot", snapshot.id))
+
+    def create_cloned_volume(self, volume: base.DriverVolume,
+                             source: base.DriverVolume) -> dict[str, Any]:
+        """Record a volume made from a recorded volume."""
+        base.validate_clone_size(volume, source.size)
+        with self._lock:
+            self._require(source.id)
+            return self._add_copy(volume, ("volume", source.id))
+
+    def revert_to_snapshot(self, volume: base.DriverVolume,
+                           snapshot: base.DriverSnapshot) -> None:
+        """Record the revert; the volume keeps its size."""
+        with self._lock:
+            self._require(volume.id)
+            if snapshot.id not in self.snapshots:
+                raise exception.SnapshotNotFound(snapshot_id=snapshot.id)
+            self.reverts.append((volume.id, snapshot.id))
+
+    def _add_copy(self, volume: base.DriverVolume,
+                  origin: tuple[str, str]) -> dict[str, Any]:
+        if volume.id in self.volumes:
+            raise exception.VolumeBackendAPIException(
+                data=f"volume {volume.id} already exists")
+        self.volumes[volume.id] = volume.size
+        self.origins[volume.id] = origin
+        return {"provider_location": f"fake://{volume.id}"}
 
     def initialize_connection(self, volume: base.DriverVolume,
                               connector: dict[str, Any]) -> dict[str, Any]:

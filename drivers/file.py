@@ -6,13 +6,23 @@ v3 image, written here without qemu-img).  The suffix records the format, so
 volumes keep theirs when ``file_volume_format`` changes, and a raw volume's
 content is never probed.  Hosts reach the files through os-brick's ``local``
 connector.
+
+A snapshot is ``<file_volume_dir>/snapshot-<id>.<format>``, a whole copy of
+its volume in the volume's format; volumes made from snapshots or other
+volumes are whole copies too.  Copies are reflinks where the file system
+shares blocks (``FICLONE``: btrfs, XFS), else sparse copies that keep holes.
 """
 
+import contextlib
+import errno
+import fcntl
 import os
 import re
 import struct
 import tempfile
 import typing
+from collections.abc import Callable
+from collections.abc import Iterator
 from typing import Any
 
 from oslo_config import cfg
@@ -49,13 +59,20 @@ FILE_OPTS = [
 ]
 
 _NAME_RE = re.compile(
-    r"^volume-(?P<id>[A-Za-z0-9][A-Za-z0-9_-]{0,127})\.(?P<fmt>raw|qcow2)$")
+    r"^(?P<kind>volume|snapshot)-(?P<id>[A-Za-z0-9][A-Za-z0-9_-]{0,127})"
+    r"\.(?P<fmt>raw|qcow2)$")
 _FORMATS = ("raw", "qcow2")
 _TMP_PREFIX = ".volume-"
 _TMP_SUFFIX = ".tmp"
 # NOTE(ashlar): the service user and its group (the hypervisor's, on a
 # compute host) read and write volumes; nobody else.
 _FILE_MODE = 0o660
+# ioctl FICLONE (linux/fs.h): make the destination share the source's blocks.
+_FICLONE = 0x40049409
+# errnos of a file system (or kernel) that cannot reflink or copy_file_range.
+_NO_REFLINK = frozenset({errno.EOPNOTSUPP, errno.ENOTTY, errno.EXDEV,
+                         errno.EINVAL, errno.ENOSYS})
+_COPY_CHUNK = 8 * units.Mi
 
 # qcow2 layout, from qemu docs/interop/qcow2.txt.  Images are written as
 # header | refcount table | refcount block | L1 table, one 64 KiB cluster
@@ -155,7 +172,9 @@ class FileDriver(base.VolumeDriver):
             raise exception.VolumeBackendAPIException(
                 data=f"volume {volume.id} already exists at {existing[0]}")
         path = self._path(volume.id, self.volume_format)
-        self._write_atomically(path, volume.size * units.Gi)
+        size_bytes = volume.size * units.Gi
+        self._write_atomically(
+            path, lambda fd: _WRITERS[self.volume_format](fd, size_bytes))
         LOG.info("Created %(fmt)s volume %(id)s of %(size)s GiB at %(path)s",
                  {"fmt": self.volume_format, "id": volume.id,
                   "size": volume.size, "path": path})
@@ -168,14 +187,8 @@ class FileDriver(base.VolumeDriver):
             LOG.info("Volume %(id)s has no file; nothing to delete",
                      {"id": volume.id})
             return
-        try:
-            os.unlink(found[0])
-        except FileNotFoundError:
-            return
-        except OSError as exc:
-            raise exception.VolumeBackendAPIException(
-                data=f"cannot delete {found[0]}: {exc}") from exc
-        LOG.info("Deleted volume %(id)s", {"id": volume.id})
+        if _unlink(found[0]):
+            LOG.info("Deleted volume %(id)s", {"id": volume.id})
 
     def extend_volume(self, volume: base.DriverVolume, new_size: int) -> None:
         """Grow the file (raw) or the image's virtual size (qcow2).
@@ -186,12 +199,118 @@ class FileDriver(base.VolumeDriver):
         base.validate_new_size(volume, new_size)
         path, fmt = self._require(volume.id)
         try:
-            _EXTENDERS[fmt](path, new_size * units.Gi)
+            with open(path, "r+b") as image:
+                _EXTENDERS[fmt](image.fileno(), path, new_size * units.Gi)
         except OSError as exc:
             raise exception.VolumeBackendAPIException(
                 data=f"cannot extend {path}: {exc}") from exc
         LOG.info("Extended volume %(id)s to %(size)s GiB",
                  {"id": volume.id, "size": new_size})
+
+    # -- snapshots and clones ---------------------------------------------
+    def create_snapshot(self, snapshot: base.DriverSnapshot
+                        ) -> dict[str, Any]:
+        """Copy the volume's file to ``snapshot-<id>.<format>``.
+
+        NOTE(ashlar): a reflink is instantaneous; a sparse copy of a volume
+        that a host writes meanwhile is not a point in time, no more than
+        any snapshot taken without the guest's help is consistent.
+        """
+        existing = self._find(snapshot.id, "snapshot")
+        if existing is not None:
+            raise exception.VolumeBackendAPIException(
+                data=f"snapshot {snapshot.id} already exists at "
+                f"{existing[0]}")
+        source, fmt = self._require(snapshot.volume.id)
+        path = self._path(snapshot.id, fmt, "snapshot")
+        self._copy_atomically(source, path, fmt)
+        LOG.info("Created snapshot %(id)s of volume %(vol)s at %(path)s",
+                 {"id": snapshot.id, "vol": snapshot.volume.id,
+                  "path": path})
+        return {"provider_location": path}
+
+    def delete_snapshot(self, snapshot: base.DriverSnapshot) -> None:
+        """Remove the snapshot's file, if any (volumes made from it are
+        copies of their own)."""
+        found = self._find(snapshot.id, "snapshot")
+        if found is None:
+            LOG.info("Snapshot %(id)s has no file; nothing to delete",
+                     {"id": snapshot.id})
+            return
+        if _unlink(found[0]):
+            LOG.info("Deleted snapshot %(id)s", {"id": snapshot.id})
+
+    def create_volume_from_snapshot(self, volume: base.DriverVolume,
+                                    snapshot: base.DriverSnapshot
+                                    ) -> dict[str, Any]:
+        """Copy the snapshot's file to a new volume in its format."""
+        base.validate_clone_size(volume, snapshot.size)
+        found = self._find(snapshot.id, "snapshot")
+        if found is None:
+            raise exception.SnapshotNotFound(snapshot_id=snapshot.id)
+        return self._create_copy(volume, *found)
+
+    def create_cloned_volume(self, volume: base.DriverVolume,
+                             source: base.DriverVolume) -> dict[str, Any]:
+        """Copy the source volume's file to a new volume in its format.
+
+        NOTE(ashlar): as for create_snapshot, only a reflink copies an
+        attached volume at one point in time.
+        """
+        base.validate_clone_size(volume, source.size)
+        return self._create_copy(volume, *self._require(source.id))
+
+    def revert_to_snapshot(self, volume: base.DriverVolume,
+                           snapshot: base.DriverSnapshot) -> None:
+        """Replace the volume's file by a copy of the snapshot's, grown to
+        ``volume.size``, in one rename."""
+        path, fmt = self._require(volume.id)
+        found = self._find(snapshot.id, "snapshot")
+        if found is None:
+            raise exception.SnapshotNotFound(snapshot_id=snapshot.id)
+        if found[1] != fmt:
+            raise exception.VolumeBackendAPIException(
+                data=f"snapshot {snapshot.id} is {found[1]}, volume "
+                f"{volume.id} is {fmt}")
+        self._copy_atomically(found[0], path, fmt, volume.size * units.Gi,
+                              replace=True)
+        LOG.info("Reverted volume %(id)s to snapshot %(snap)s",
+                 {"id": volume.id, "snap": snapshot.id})
+
+    def _create_copy(self, volume: base.DriverVolume, source: str,
+                     fmt: str) -> dict[str, Any]:
+        """Make volume ``volume`` a copy of the file ``source``, grown to
+        its size; a raw copy stays raw, so it may be shared.
+
+        NOTE(ashlar): a qcow2 copy is whole too; a qcow2 overlay on a
+        backing file would be cheaper, once chains are tracked.
+        """
+        existing = self._find(volume.id)
+        if existing is not None:
+            raise exception.VolumeBackendAPIException(
+                data=f"volume {volume.id} already exists at {existing[0]}")
+        if volume.multiattach and fmt != "raw":
+            raise exception.VolumeBackendAPIException(
+                data=f"a copy of {source} would be {fmt}, which cannot be "
+                f"shared, but volume {volume.id} is multiattach")
+        path = self._path(volume.id, fmt)
+        self._copy_atomically(source, path, fmt, volume.size * units.Gi)
+        LOG.info("Created %(fmt)s volume %(id)s of %(size)s GiB from "
+                 "%(src)s", {"fmt": fmt, "id": volume.id,
+                             "size": volume.size, "src": source})
+        return {"provider_location": path}
+
+    def _copy_atomically(self, source: str, path: str, fmt: str,
+                         size_bytes: int | None = None,
+                         replace: bool = False) -> None:
+        """Copy ``source`` to ``path`` (grown to ``size_bytes``) through a
+        temporary file; see :meth:`_write_atomically`."""
+        def fill(fd: int) -> None:
+            with open(source, "rb") as source_file:
+                _copy_file(source_file.fileno(), fd)
+            if size_bytes is not None:
+                _EXTENDERS[fmt](fd, path, size_bytes)
+        self._write_atomically(path, fill, replace=replace)
 
     def initialize_connection(self, volume: base.DriverVolume,
                               connector: dict[str, Any]) -> dict[str, Any]:
@@ -235,6 +354,8 @@ class FileDriver(base.VolumeDriver):
             total, free, provisioned, count, state,
             multiattach=(self.volume_format == "raw"
                          and self.conf.file_multiattach),
+            snapshot_support=True,
+            revert_to_snapshot_support=True,
             # NOTE(ashlar): a running qemu caches the qcow2 header, so an
             # attached qcow2 volume must not be extended under it.
             online_extend_support=self.volume_format == "raw")
@@ -245,7 +366,8 @@ class FileDriver(base.VolumeDriver):
         with os.scandir(self.volume_dir) as entries:
             for entry in entries:
                 match = _NAME_RE.match(entry.name)
-                if match is None or not entry.is_file():
+                if (match is None or match["kind"] != "volume"
+                        or not entry.is_file()):
                     continue
                 try:
                     total += _virtual_size(entry.path, match["fmt"])
@@ -254,17 +376,21 @@ class FileDriver(base.VolumeDriver):
                 count += 1
         return count, total
 
-    def _path(self, volume_id: str, fmt: str) -> str:
-        name = f"volume-{volume_id}.{fmt}"
+    def _path(self, object_id: str, fmt: str, kind: str = "volume") -> str:
+        """The file of volume (or snapshot, by ``kind``) ``object_id``."""
+        name = f"{kind}-{object_id}.{fmt}"
         if not _NAME_RE.match(name):
             raise exception.InvalidInput(
-                reason=f"Volume id {volume_id!r} is not a valid identifier.")
+                reason=f"{kind.capitalize()} id {object_id!r} is not a "
+                f"valid identifier.")
         return os.path.join(self.volume_dir, name)
 
-    def _find(self, volume_id: str) -> tuple[str, str] | None:
-        """Return the path and format of a volume's file, or None."""
+    def _find(self, object_id: str, kind: str = "volume"
+              ) -> tuple[str, str] | None:
+        """Return the path and format of a volume's (or snapshot's) file,
+        or None."""
         for fmt in _FORMATS:
-            path = self._path(volume_id, fmt)
+            path = self._path(object_id, fmt, kind)
             if os.path.lexists(path):
                 return path, fmt
         return None
@@ -275,15 +401,26 @@ class FileDriver(base.VolumeDriver):
             raise exception.VolumeNotFound(volume_id=volume_id)
         return found
 
-    def _write_atomically(self, path: str, size_bytes: int) -> None:
+    def _write_atomically(self, path: str, fill: Callable[[int], None],
+                          replace: bool = False) -> None:
+        """Let ``fill`` write a hidden temporary file, then put it at
+        ``path``: hard-linked, which never overwrites, or renamed over
+        ``path`` when ``replace``.  Nothing is left behind on failure.
+
+        :raises VolumeBackendAPIException: ``path`` exists (unless
+            ``replace``), or a file operation failed.
+        """
         fd, tmp = tempfile.mkstemp(
             dir=self.volume_dir, prefix=_TMP_PREFIX, suffix=_TMP_SUFFIX)
         try:
             with os.fdopen(fd, "r+b") as tmp_file:
-                _WRITERS[self.volume_format](tmp_file.fileno(), size_bytes)
+                fill(tmp_file.fileno())
                 os.fchmod(tmp_file.fileno(), _FILE_MODE)
                 os.fsync(tmp_file.fileno())
-            os.link(tmp, path)
+            if replace:
+                os.replace(tmp, path)
+            else:
+                os.link(tmp, path)
             _fsync_dir(self.volume_dir)
         except FileExistsError as exc:
             raise exception.VolumeBackendAPIException(
@@ -292,7 +429,8 @@ class FileDriver(base.VolumeDriver):
             raise exception.VolumeBackendAPIException(
                 data=f"cannot create {path}: {exc}") from exc
         finally:
-            os.unlink(tmp)
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(tmp)
 
     def _remove_partial_files(self) -> None:
         with os.scandir(self.volume_dir) as entries:
@@ -302,6 +440,73 @@ class FileDriver(base.VolumeDriver):
                     LOG.warning("Removing %(path)s, left by an interrupted "
                                 "create", {"path": entry.path})
                     os.unlink(entry.path)
+
+
+def _unlink(path: str) -> bool:
+    """Remove ``path``; False when it was gone already.
+
+    :raises VolumeBackendAPIException: It cannot be removed.
+    """
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        return False
+    except OSError as exc:
+        raise exception.VolumeBackendAPIException(
+            data=f"cannot delete {path}: {exc}") from exc
+    return True
+
+
+def _copy_file(source: int, target: int) -> None:
+    """Copy the file ``source`` into the empty file ``target``: a reflink
+    where the file system can make one, else a sparse copy."""
+    try:
+        fcntl.ioctl(target, _FICLONE, source)
+    except OSError as exc:
+        if exc.errno not in _NO_REFLINK:
+            raise
+        _sparse_copy(source, target)
+
+
+def _sparse_copy(source: int, target: int) -> None:
+    """Copy the data segments of ``source``; its holes stay holes."""
+    os.ftruncate(target, os.fstat(source).st_size)
+    for start, end in _data_segments(source):
+        _copy_range(source, target, start, end)
+
+
+def _data_segments(fd: int) -> Iterator[tuple[int, int]]:
+    """Yield the (start, end) offsets of the data (non-hole) segments."""
+    size = os.fstat(fd).st_size
+    offset = 0
+    while offset < size:
+        try:
+            start = os.lseek(fd, offset, os.SEEK_DATA)
+        except OSError as exc:
+            if exc.errno == errno.ENXIO:
+                return  # only a hole is left
+            raise
+        end = min(os.lseek(fd, start, os.SEEK_HOLE), size)
+        if end > start:
+            yield start, end
+        offset = end
+
+
+def _copy_range(source: int, target: int, start: int, end: int) -> None:
+    """Copy bytes [start, end) at the same offsets, in the kernel when it
+    can (copy_file_range), else by reading and writing."""
+    while start < end:
+        count = min(end - start, _COPY_CHUNK)
+        try:
+            done = os.copy_file_range(source, target, count, start, start)
+        except OSError as exc:
+            if exc.errno not in _NO_REFLINK:
+                raise
+            done = os.pwrite(target, os.pread(source, count, start), start)
+        if done == 0:
+            raise exception.VolumeBackendAPIException(
+                data="the source shrank while it was copied")
+        start += done
 
 
 def _fsync_dir(path: str) -> None:
@@ -329,13 +534,15 @@ def _write_raw(fd: int, size_bytes: int) -> None:
     os.ftruncate(fd, size_bytes)
 
 
-def _extend_raw(path: str, size_bytes: int) -> None:
-    current = os.stat(path).st_size
+def _extend_raw(fd: int, path: str, size_bytes: int) -> None:
+    """Grow the open raw file ``fd`` (``path``, for messages)."""
+    current = os.fstat(fd).st_size
     if current > size_bytes:
         raise exception.VolumeBackendAPIException(
             data=f"{path} is {current} bytes; refusing to shrink it to "
             f"{size_bytes}")
-    os.truncate(path, size_bytes)
+    if current < size_bytes:
+        os.ftruncate(fd, size_bytes)
 
 
 def _l1_entries(size_bytes: int, cluster_bits: int) -> int:
@@ -387,17 +594,18 @@ def read_qcow2_header(fd: int) -> Qcow2Header:
     return header
 
 
-def _extend_qcow2(path: str, size_bytes: int) -> None:
-    """Raise the virtual size, growing the L1 table within its clusters."""
-    with open(path, "r+b") as image:
-        fd = image.fileno()
-        header = read_qcow2_header(fd)
-        _check_qcow2_extend(path, header, size_bytes)
-        l1_size = max(header.l1_size,
-                      _l1_entries(size_bytes, header.cluster_bits))
-        os.pwrite(fd, _QCOW2_SIZE_FIELDS.pack(
-            size_bytes, header.crypt_method, l1_size), _QCOW2_SIZE_OFFSET)
-        os.fsync(fd)
+def _extend_qcow2(fd: int, path: str, size_bytes: int) -> None:
+    """Raise the virtual size of the open image ``fd`` (``path``, for
+    messages), growing the L1 table within its clusters."""
+    header = read_qcow2_header(fd)
+    if header.size == size_bytes:
+        return
+    _check_qcow2_extend(path, header, size_bytes)
+    l1_size = max(header.l1_size,
+                  _l1_entries(size_bytes, header.cluster_bits))
+    os.pwrite(fd, _QCOW2_SIZE_FIELDS.pack(
+        size_bytes, header.crypt_method, l1_size), _QCOW2_SIZE_OFFSET)
+    os.fsync(fd)
 
 
 def _check_qcow2_extend(path: str, header: Qcow2Header,

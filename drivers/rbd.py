@@ -9,14 +9,23 @@ forth on every write (object-map, fast-diff and journaling need it), as
 Cinder's RBD driver does.  Hosts reach images through os-brick's ``rbd``
 connector (``connection_info`` in Cinder's ``rbd`` format); the cephx key
 is never sent in it: a host reads its keyring from its own files.
+
+Snapshots and clones follow Cinder's names too: a snapshot is
+``volume-<volume id>@snapshot-<id>``, protected; a volume made from it is a
+copy-on-write clone of it.  A clone of a live volume hangs from a hidden
+snapshot ``volume-<source id>@volume-<new id>.clone_snap``.  Deleting an
+image or a snapshot first flattens the clones that hang from it.
 """
 
+import contextlib
 import json
 import threading
+from collections.abc import Iterator
 from typing import Any
 
 from oslo_config import cfg
 from oslo_log import log as logging
+from oslo_utils import excutils
 from oslo_utils import units
 
 from common import exception
@@ -49,10 +58,23 @@ RBD_OPTS = [
                help="Seconds to wait for the cluster when connecting."),
     cfg.BoolOpt("rbd_multiattach", default=True,
                 help="Report the backend as multiattach capable."),
+    cfg.BoolOpt("rbd_flatten_volume_from_snapshot", default=False,
+                help="Flatten volumes created from snapshots, so that they "
+                "do not depend on the snapshot."),
+    cfg.IntOpt("rbd_max_clone_depth", default=5, min=0,
+               help="Longest chain of clones (a clone of a clone ...) that a "
+               "new clone may end; a clone that would be deeper is "
+               "flattened. 0 flattens every clone. Lowering it does not "
+               "change existing volumes."),
 ]
 
 #: Image name of a volume; Cinder's, so images move between the two.
 NAME_FORMAT = "volume-%s"
+#: Snapshot name of a volume snapshot (on the volume's image); Cinder's.
+SNAP_FORMAT = "snapshot-%s"
+#: Suffix of the hidden snapshot ``volume-<clone id>.clone_snap`` that a
+#: clone of a live volume hangs from; Cinder's.
+CLONE_SNAP_SUFFIX = ".clone_snap"
 
 
 def _features(rbd_mod: Any, multiattach: bool) -> int:
@@ -177,10 +199,9 @@ class RBDDriver(base.VolumeDriver):
         base.validate_size(volume.size)
         name = NAME_FORMAT % volume.id
         size = volume.size * units.Gi
-        order = (self.conf.rbd_store_chunk_size * units.Mi).bit_length() - 1
         try:
             self._rbd.RBD().create(
-                self._ioctx, name, size, order=order, old_format=False,
+                self._ioctx, name, size, order=self._order(), old_format=False,
                 features=_features(self._rbd, volume.multiattach))
         except self._rbd.ImageExists as exc:
             raise exception.VolumeBackendAPIException(
@@ -196,8 +217,30 @@ class RBDDriver(base.VolumeDriver):
         return {}
 
     def delete_volume(self, volume: base.DriverVolume) -> None:
-        """Remove the image; one that is already gone is not an error."""
+        """Remove the image; one that is already gone is not an error.
+
+        The clones hanging from its hidden clone snapshots are flattened
+        and those snapshots removed first; other snapshots make it fail.
+        The hidden snapshot it hangs from itself, if any, goes after it.
+        """
         name = NAME_FORMAT % volume.id
+        try:
+            image = self._rbd.Image(self._ioctx, name)
+        except self._rbd.ImageNotFound:
+            image = None
+        except self._rbd.Error as exc:
+            raise exception.VolumeBackendAPIException(
+                data="cannot open image %s: %s" % (name, exc)) from exc
+        parent = None
+        if image is not None:
+            with image, self._failing("delete image %s" % name):
+                self._drop_clone_snaps(image, name)
+                parent = self._parent(image)
+        self._remove_image(name)
+        if parent is not None and parent[2] == name + CLONE_SNAP_SUFFIX:
+            self._drop_snap_quietly(*parent)
+
+    def _remove_image(self, name: str) -> None:
         try:
             self._rbd.RBD().remove(self._ioctx, name)
         except self._rbd.ImageNotFound:
@@ -207,6 +250,18 @@ class RBDDriver(base.VolumeDriver):
                 data="cannot delete image %s: %s" % (name, exc)) from exc
         self._set_size(name, None)
         LOG.info("Deleted image %s", name)
+
+    def _drop_clone_snaps(self, image: Any, name: str) -> None:
+        """Remove the image's hidden clone snapshots (flattening their
+        clones), refusing while it has other snapshots."""
+        snaps = [snap["name"] for snap in image.list_snaps()]
+        kept = [snap for snap in snaps
+                if not snap.endswith(CLONE_SNAP_SUFFIX)]
+        if kept:
+            raise exception.VolumeBackendAPIException(
+                data="image %s still has snapshots %s" % (name, kept))
+        for snap in snaps:
+            self._remove_snap(image, name, snap)
 
     def extend_volume(self, volume: base.DriverVolume, new_size: int) -> None:
         """Resize the image (also while hosts have it open)."""
@@ -248,6 +303,245 @@ class RBDDriver(base.VolumeDriver):
         LOG.info("Image %(name)s now %(what)s",
                  {"name": name, "what": "shared (no exclusive-lock)"
                   if multiattach else "single-host (exclusive-lock)"})
+
+    # -- snapshots and clones ---------------------------------------------
+    def create_snapshot(self, snapshot: base.DriverSnapshot
+                        ) -> dict[str, Any]:
+        """Snapshot the volume's image as ``snapshot-<id>``, protected so
+        that volumes can be cloned from it (also while it is attached)."""
+        name = NAME_FORMAT % snapshot.volume.id
+        with self._image(name) as image:
+            self._protected_snap(image, name, SNAP_FORMAT % snapshot.id)
+        LOG.info("Created snapshot %(name)s@%(snap)s",
+                 {"name": name, "snap": SNAP_FORMAT % snapshot.id})
+        return {}
+
+    def delete_snapshot(self, snapshot: base.DriverSnapshot) -> None:
+        """Flatten the clones made from the snapshot, then unprotect and
+        remove it; a snapshot or image already gone is not an error."""
+        name = NAME_FORMAT % snapshot.volume.id
+        snap = SNAP_FORMAT % snapshot.id
+        try:
+            image = self._image(name)
+        except exception.VolumeNotFound:
+            LOG.info("Image %s not found; no snapshot to delete", name)
+            return
+        with image:
+            removed = self._remove_snap(image, name, snap)
+        LOG.info("%(what)s snapshot %(name)s@%(snap)s",
+                 {"what": "Deleted" if removed else "No", "name": name,
+                  "snap": snap})
+
+    def create_volume_from_snapshot(self, volume: base.DriverVolume,
+                                    snapshot: base.DriverSnapshot
+                                    ) -> dict[str, Any]:
+        """Clone the snapshot, grown to the volume's size; flattened when
+        ``rbd_flatten_volume_from_snapshot`` is set or the chain of clones
+        would pass ``rbd_max_clone_depth``."""
+        base.validate_clone_size(volume, snapshot.size)
+        parent = NAME_FORMAT % snapshot.volume.id
+        snap = SNAP_FORMAT % snapshot.id
+        try:
+            with self._rbd.Image(self._ioctx, parent, snapshot=snap,
+                                 read_only=True) as image:
+                depth = self._clone_depth(image)
+        except self._rbd.ImageNotFound as exc:
+            raise exception.SnapshotNotFound(snapshot_id=snapshot.id) from exc
+        except self._rbd.Error as exc:
+            raise exception.VolumeBackendAPIException(
+                data="cannot open %s@%s: %s" % (parent, snap, exc)) from exc
+        self._clone(volume, parent, snap, flatten=(
+            self.conf.rbd_flatten_volume_from_snapshot
+            or depth >= self.conf.rbd_max_clone_depth))
+        return {}
+
+    def create_cloned_volume(self, volume: base.DriverVolume,
+                             source: base.DriverVolume) -> dict[str, Any]:
+        """Clone the source through the hidden snapshot
+        ``volume-<new id>.clone_snap``, grown to the volume's size.  A clone
+        that would pass ``rbd_max_clone_depth`` is flattened and the hidden
+        snapshot removed again."""
+        base.validate_clone_size(volume, source.size)
+        parent = NAME_FORMAT % source.id
+        snap = NAME_FORMAT % volume.id + CLONE_SNAP_SUFFIX
+        with self._image(parent) as image:
+            with self._failing("inspect image %s" % parent):
+                depth = self._clone_depth(image)
+            self._protected_snap(image, parent, snap)
+        flatten = depth >= self.conf.rbd_max_clone_depth
+        try:
+            self._clone(volume, parent, snap, flatten)
+        except Exception:
+            with excutils.save_and_reraise_exception():
+                self._drop_snap_quietly(self.conf.rbd_pool, parent, snap)
+        if flatten:
+            self._drop_snap_quietly(self.conf.rbd_pool, parent, snap)
+        return {}
+
+    def revert_to_snapshot(self, volume: base.DriverVolume,
+                           snapshot: base.DriverSnapshot) -> None:
+        """Roll the image back to the snapshot, then grow it back to the
+        volume's size."""
+        name = NAME_FORMAT % volume.id
+        snap = SNAP_FORMAT % snapshot.id
+        with self._image(name) as image, self._failing(
+                "revert image %s to %s" % (name, snap)):
+            if not image.snap_exists(snap):
+                raise exception.SnapshotNotFound(snapshot_id=snapshot.id)
+            image.rollback_to_snap(snap)
+            if image.size() < volume.size * units.Gi:
+                image.resize(volume.size * units.Gi)
+            self._set_size(name, image.size())
+        LOG.info("Reverted image %(name)s to %(snap)s",
+                 {"name": name, "snap": snap})
+
+    def _protected_snap(self, image: Any, name: str, snap: str) -> None:
+        """Make and protect snapshot ``snap``; nothing is left on failure."""
+        try:
+            image.create_snap(snap)
+        except self._rbd.ImageExists as exc:
+            raise exception.VolumeBackendAPIException(
+                data="snapshot %s@%s already exists" % (name, snap)) from exc
+        except self._rbd.Error as exc:
+            raise exception.VolumeBackendAPIException(
+                data="cannot snapshot %s@%s: %s" % (name, snap, exc)) from exc
+        try:
+            with self._failing("protect %s@%s" % (name, snap)):
+                image.protect_snap(snap)
+        except exception.VolumeBackendAPIException:
+            with excutils.save_and_reraise_exception():
+                image.remove_snap(snap)
+
+    def _clone(self, volume: base.DriverVolume, parent: str, snap: str,
+               flatten: bool) -> None:
+        """Clone ``parent@snap`` as the volume's image, flatten it if asked
+        and grow it to the volume's size; remove it again on failure."""
+        name = NAME_FORMAT % volume.id
+        try:
+            self._rbd.RBD().clone(
+                self._ioctx, parent, snap, self._ioctx, name,
+                features=_features(self._rbd, volume.multiattach),
+                order=self._order())
+        except self._rbd.ImageExists as exc:
+            raise exception.VolumeBackendAPIException(
+                data="image %s already exists" % name) from exc
+        except self._rbd.Error as exc:
+            raise exception.VolumeBackendAPIException(
+                data="cannot clone %s@%s as %s: %s" % (parent, snap, name,
+                                                       exc)) from exc
+        try:
+            with self._image(name) as image, self._failing(
+                    "finish clone %s" % name):
+                if flatten:
+                    image.flatten()
+                if image.size() < volume.size * units.Gi:
+                    image.resize(volume.size * units.Gi)
+        except Exception:
+            with excutils.save_and_reraise_exception():
+                self._remove_image(name)
+        self._set_size(name, volume.size * units.Gi)
+        LOG.info("Cloned %(parent)s@%(snap)s as %(name)s of %(size)s GiB "
+                 "(flattened %(flat)s, multiattach %(ma)s)",
+                 {"parent": parent, "snap": snap, "name": name,
+                  "size": volume.size, "flat": flatten,
+                  "ma": volume.multiattach})
+
+    def _remove_snap(self, image: Any, name: str, snap: str) -> bool:
+        """Flatten the clones of ``name@snap``, unprotect and remove it;
+        False when it did not exist."""
+        with self._failing("remove snapshot %s@%s" % (name, snap)):
+            if not image.snap_exists(snap):
+                return False
+            image.set_snap(snap)
+            try:
+                children = self._children(image)
+            finally:
+                image.set_snap(None)
+            for pool, namespace, child in children:
+                self._flatten(pool, namespace, child)
+            if image.is_protected_snap(snap):
+                image.unprotect_snap(snap)
+            image.remove_snap(snap)
+        return True
+
+    def _drop_snap_quietly(self, pool: str, name: str, snap: str) -> None:
+        """Remove ``pool/name@snap`` if it is there; log a failure (a
+        leftover hidden snapshot goes with its image)."""
+        try:
+            with self._pool(pool) as ioctx, \
+                    self._rbd.Image(ioctx, name) as image:
+                self._remove_snap(image, name, snap)
+        except self._rbd.ImageNotFound:
+            return
+        except (self._rbd.Error, self._rados.Error,
+                exception.VolumeBackendAPIException) as exc:
+            LOG.warning("Could not remove snapshot %(name)s@%(snap)s: "
+                        "%(err)s", {"name": name, "snap": snap, "err": exc})
+
+    def _children(self, image: Any) -> list[tuple[str, str, str]]:
+        """(pool, namespace, image) of the clones of the image's current
+        snapshot."""
+        if not hasattr(image, "list_children2"):
+            return [(pool, "", child)
+                    for pool, child in image.list_children()]
+        return [(child["pool"], child.get("pool_namespace", ""),
+                 child["image"]) for child in image.list_children2()]
+
+    def _flatten(self, pool: str, namespace: str, name: str) -> None:
+        """Copy into clone ``pool/name`` all it reads from its parent."""
+        LOG.info("Flattening image %(pool)s/%(name)s",
+                 {"pool": pool, "name": name})
+        try:
+            with self._pool(pool, namespace) as ioctx, \
+                    self._rbd.Image(ioctx, name) as image:
+                image.flatten()
+        except self._rbd.ImageNotFound:
+            LOG.info("Clone %s is gone; nothing to flatten", name)
+
+    def _clone_depth(self, image: Any) -> int:
+        """How many ancestors the image (at its snapshot, if one is set)
+        has: 0 for an image that is no clone."""
+        parent = self._parent(image)
+        if parent is None:
+            return 0
+        with self._pool(parent[0]) as ioctx, self._rbd.Image(
+                ioctx, parent[1], read_only=True) as parent_image:
+            return 1 + self._clone_depth(parent_image)
+
+    def _parent(self, image: Any) -> tuple[str, str, str] | None:
+        """(pool, image, snapshot) the image is a clone of, or None."""
+        try:
+            pool, name, snap = image.parent_info()
+        except self._rbd.ImageNotFound:
+            return None
+        return pool, name, snap
+
+    @contextlib.contextmanager
+    def _pool(self, pool: str, namespace: str = "") -> Iterator[Any]:
+        """An I/O context on ``pool``: ours, or one opened for the call."""
+        if pool == self.conf.rbd_pool and not namespace:
+            yield self._ioctx
+            return
+        ioctx = self._client.open_ioctx(pool)
+        try:
+            if namespace:
+                ioctx.set_namespace(namespace)
+            yield ioctx
+        finally:
+            ioctx.close()
+
+    @contextlib.contextmanager
+    def _failing(self, what: str) -> Iterator[None]:
+        """Turn librbd errors into VolumeBackendAPIException."""
+        try:
+            yield
+        except self._rbd.Error as exc:
+            raise exception.VolumeBackendAPIException(
+                data="cannot %s: %s" % (what, exc)) from exc
+
+    def _order(self) -> int:
+        """log2 of the object size of new images."""
+        return (self.conf.rbd_store_chunk_size * units.Mi).bit_length() - 1
 
     def _image(self, name: str) -> Any:
         try:
@@ -318,7 +612,9 @@ class RBDDriver(base.VolumeDriver):
         return self._capacity_report(
             free + stored, free, provisioned, count, state,
             multiattach=self.conf.rbd_multiattach,
-            online_extend_support=True)
+            online_extend_support=True,
+            snapshot_support=True,
+            revert_to_snapshot_support=True)
 
 
 def list_opts() -> list[tuple[str, list[cfg.Opt]]]:

@@ -3,7 +3,8 @@
 Tables: services, volume types (+ extra specs, project access), volumes
 (+ metadata), attachments (+ attachment specs: the connector as key/value
 rows, one row per key), quota limits of projects and classes, and one
-lock row per project that the quota checks serialise on.  Status columns
+lock row per project that the quota checks serialise on; snapshots of
+volumes (+ metadata).  Status columns
 hold the strings of ``common.constants``; every change to them is a
 compare-and-swap in ``common/db/api``.
 """
@@ -126,6 +127,15 @@ class Volume(BASE):
     #: service settles them (NULL at rest).
     pending_size = Column(Integer)
     pending_type_id = Column(String(36))
+    #: What the volume was made from, if anything (no foreign keys: a
+    #: source may go before the volumes made from it).
+    snapshot_id = Column(String(36))
+    source_volid = Column(String(36))
+    #: Live snapshot rows of the volume, changed by conditional UPDATEs
+    #: only (``common/db/api/snapshots.py``), as ``attachment_count``: a
+    #: delete that expects 0 can never pass a snapshot being created.
+    snapshot_count = Column(Integer, nullable=False, default=0,
+                            server_default="0")
     volume_type = orm.relationship("VolumeType", lazy="joined")
     volume_metadata = orm.relationship(
         "VolumeMetadata", lazy="selectin", cascade="all, delete-orphan")
@@ -212,3 +222,44 @@ class ProjectLock(BASE):
     __tablename__ = "project_locks"
 
     project_id = Column(String(255), primary_key=True)
+
+
+class Snapshot(BASE):
+    """A snapshot of a volume; the volume stays while it has any (its
+    ``snapshot_count``)."""
+
+    __tablename__ = "snapshots"
+    __table_args__ = (Index("ix_snapshots_project_created", "project_id",
+                            "created_at"),)
+
+    id = Column(String(36), primary_key=True)
+    volume_id = Column(String(36), ForeignKey("volumes.id"), nullable=False,
+                       index=True)
+    project_id = Column(String(255), nullable=False)
+    user_id = Column(String(255))
+    status = Column(String(255), nullable=False)
+    progress = Column(String(255))
+    #: The volume's size in GiB when it was snapshotted (counted by the
+    #: ``gigabytes`` quotas).
+    volume_size = Column(Integer, nullable=False)
+    display_name = Column(String(255))
+    display_description = Column(String(255))
+    provider_location = Column(String(255))
+    #: Why the snapshot is in an error status, in words a user can act on.
+    error_reason = Column(Text)
+    volume = orm.relationship("Volume", lazy="joined", viewonly=True)
+    snapshot_metadata = orm.relationship(
+        "SnapshotMetadata", lazy="selectin", cascade="all, delete-orphan",
+        passive_deletes=True)
+
+
+class SnapshotMetadata(BASE):
+    __tablename__ = "snapshot_metadata"
+    __table_args__ = (UniqueConstraint("snapshot_id", "key"),)
+
+    id = Column(Integer, primary_key=True, autoincrement=True)
+    snapshot_id = Column(String(36), ForeignKey("snapshots.id",
+                                                ondelete="CASCADE"),
+                         nullable=False)
+    key = Column(String(255), nullable=False)
+    value = Column(String(255))

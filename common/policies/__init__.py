@@ -6,6 +6,7 @@ from common.policies import attachments
 from common.policies import base
 from common.policies import quotas
 from common.policies import services
+from common.policies import snapshots
 from common.policies import types
 from common.policies import volumes
 
@@ -14,4 +15,5 @@ def list_rules() -> list:
     """Return every default rule (oslo.policy.policies entry point)."""
     return list(itertools.chain(base.list_rules(), volumes.list_rules(),
                                 types.list_rules(), attachments.list_rules(),
-                                services.list_rules(), quotas.list_rules()))
+                                services.list_rules(), quotas.list_rules(),
+                                snapshots.list_rules()))

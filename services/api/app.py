@@ -13,6 +13,7 @@ from services.api import rpc_door
 from services.api.operations import attachments as attachment_ops
 from services.api.operations import backends as backend_ops
 from services.api.operations import quotas as quota_ops
+from services.api.operations import snapshots as snapshot_ops
 from services.api.operations import types as type_ops
 from services.api.operations import usage as usage_ops
 from services.api.operations import volumes as volume_ops
@@ -30,6 +31,7 @@ class Operations:
     cache: capability_cache.CapabilityCache
     usage: usage_ops.UsageOperations
     quotas: quota_ops.QuotaOperations
+    snapshots: snapshot_ops.SnapshotOperations
 
 
 def build_operations(conf: cfg.ConfigOpts) -> Operations:
@@ -42,15 +44,17 @@ def build_operations(conf: cfg.ConfigOpts) -> Operations:
     volume = volume_rpcapi.VolumeAPI(conf)
     cache = capability_cache.CapabilityCache(conf, scheduler, volume=volume)
     cache.start()
+    volumes = volume_ops.VolumeOperations(conf, scheduler, volume,
+                                          early_check=cache.check_type)
     ops = Operations(
-        volumes=volume_ops.VolumeOperations(conf, scheduler, volume,
-                                            early_check=cache.check_type),
+        volumes=volumes,
         attachments=attachment_ops.AttachmentOperations(conf, volume),
         types=type_ops.TypeOperations(),
         backends=backend_ops.BackendOperations(conf, scheduler),
         cache=cache,
         usage=usage_ops.UsageOperations(conf),
-        quotas=quota_ops.QuotaOperations(conf))
+        quotas=quota_ops.QuotaOperations(conf),
+        snapshots=snapshot_ops.SnapshotOperations(conf, volumes, volume))
     rpc_door.start(conf, ops.attachments)
     return ops
 

@@ -228,6 +228,30 @@ class CapabilityCache:
         if size is not None:
             self._check_size(ctxt, specs, size)
 
+    def check_pool(self, pool_name: str, source: str, vtype: Any,
+                   specs: dict, size: int) -> None:
+        """Reject a create bound to one pool (where its ``source`` is) when
+        that pool's fresh report says it cannot take the type or could
+        never hold ``size``; without a fresh report of it, accept (the
+        volume service decides).
+
+        :raises UnsatisfiableSource:
+        """
+        caps = self.store.fresh_pools().get(pool_name)
+        if caps is None or not self.trusted():
+            return
+        wanted = extra_specs.capability_specs(specs)
+        missing = extra_specs.unsatisfied_specs(caps, wanted)
+        if missing:
+            raise exception.UnsatisfiableSource(
+                source=source, unsatisfied="volume type %s needs %s" % (
+                    vtype.name, ", ".join("%s=%s" % (k, wanted[k])
+                                          for k in missing)))
+        if not capacity.could_ever_hold(caps, size, specs):
+            raise exception.UnsatisfiableSource(
+                source=source, unsatisfied="%s GiB is more than it holds"
+                % size)
+
     def _check_size(self, ctxt: Any, specs: dict, size: int) -> None:
         """Rule 4 for capacity: refuse only when every running backend was
         heard and no pool of theirs, judged empty, would hold ``size``."""

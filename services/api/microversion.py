@@ -67,7 +67,7 @@ _HISTORY: tuple[tuple[str, str], ...] = (
     ("3.27", "Attachments API: create/list/detail/show/update/delete."),
     ("3.28", "Filters on scheduler-stats/get_pools."),
     ("3.29", "Group snapshot filter/sort/pagination (not in Ashlar)."),
-    ("3.30", "Snapshot sort by name (not in Ashlar)."),
+    ("3.30", "Snapshot sort by name."),
     ("3.31", "Configurable resource filters: list filters are checked."),
     ("3.32", "Services set-log and get-log actions."),
     ("3.33", "GET /resource_filters."),
@@ -77,8 +77,8 @@ _HISTORY: tuple[tuple[str, str], ...] = (
     ("3.37", "Backup sort by name (not in Ashlar)."),
     ("3.38", "Replication groups (not in Ashlar)."),
     ("3.39", "Admin 'project_id' filter on limits."),
-    ("3.40", "Revert a volume to its latest snapshot (not in Ashlar)."),
-    ("3.41", "'user_id' in snapshot views (not in Ashlar)."),
+    ("3.40", "Revert a volume to its latest snapshot."),
+    ("3.41", "'user_id' in snapshot views."),
     ("3.42", "os-extend of in-use volumes."),
     ("3.43", "Backup metadata (not in Ashlar)."),
     ("3.44", "Attachment os-complete action."),
@@ -103,7 +103,7 @@ _HISTORY: tuple[tuple[str, str], ...] = (
     ("3.63", "'volume_type_id' in volume detail; 'volume_type' always a name."),
     ("3.64", "'encryption_key_id' in volume detail of encrypted volumes."),
     ("3.65", "'consumes_quota' volume field and filter."),
-    ("3.66", "Snapshots of in-use volumes without 'force' (not in Ashlar)."),
+    ("3.66", "Snapshots of in-use volumes without 'force'."),
     ("3.67", "project_id optional in URLs (announcement only)."),
     ("3.68", "os-reimage volume action."),
     ("3.69", "'shared_targets' may be null (tri-state)."),
@@ -114,8 +114,9 @@ _HISTORY: tuple[tuple[str, str], ...] = (
 #: The highest microversion Ashlar advertises and accepts.
 #: NOTE(ashlar): 3.68 adds the os-reimage volume action (refused for more
 #: than one attachment), which Ashlar does not serve yet; 3.61-3.67 change
-#: only fields and filters Ashlar implements (3.62, 3.66 and 3.70 concern
-#: resources it does not serve: default types, snapshots, transfers).
+#: only fields and filters Ashlar implements, or snapshot rules it follows
+#: (3.62 and 3.70 concern resources it does not serve: default types,
+#: transfers).
 _MAX = "3.67"
 
 VERSIONS: tuple[tuple[str, str], ...] = _HISTORY[

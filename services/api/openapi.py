@@ -21,6 +21,7 @@ from services.api.schemas import Schema, Versioned
 from services.api.schemas import attachments as attachment_schemas
 from services.api.schemas import quotas as quota_schemas
 from services.api.schemas import services as service_schemas
+from services.api.schemas import snapshots as snapshot_schemas
 from services.api.schemas import types as type_schemas
 from services.api.schemas import volumes as volume_schemas
 
@@ -65,6 +66,12 @@ def body_schemas() -> dict[str, Schema]:
         "QuotaClassSetUpdateRequest": _at_max(quota_schemas.CLASS_UPDATE),
         "ServiceActionRequest": _at_max(
             service_schemas.ACTIONS["disable-log-reason"]),
+        "SnapshotCreateRequest": _at_max(snapshot_schemas.CREATE),
+        "SnapshotUpdateRequest": _at_max(snapshot_schemas.UPDATE),
+        "SnapshotMetadataRequest": _at_max(snapshot_schemas.METADATA),
+        "SnapshotMetadataItemRequest": _at_max(
+            snapshot_schemas.METADATA_ITEM),
+        "SnapshotActionRequest": _one_of(snapshot_schemas.ACTIONS),
     }
 
 

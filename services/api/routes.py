@@ -7,6 +7,7 @@ from services.api.resources import availability_zones
 from services.api.resources import backends
 from services.api.resources import limits
 from services.api.resources import quotas
+from services.api.resources import snapshots
 from services.api.resources import types
 from services.api.resources import versions
 from services.api.resources import volume_actions
@@ -51,4 +52,5 @@ def route_table(ops: Any, conf: Any) -> list[tuple[str, Any]]:
          quotas.QuotaClassSet(ops.quotas)),
         ("/v3/os-availability-zone",
          availability_zones.AvailabilityZones(ops.usage)),
+        *snapshots.routes(ops, max_limit),
     ]

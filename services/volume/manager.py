@@ -23,17 +23,20 @@ from common import service
 from common import states
 from common.db.api import attachments as attachments_db
 from common.db.api import older_than
+from common.db.api import snapshots as snapshots_db
 from common.db.api import types as types_db
 from common.db.api import volumes as volumes_db
 from drivers import base as driver_base
 from services.scheduler import rpcapi as scheduler_rpcapi
 from services.volume import attach
 from services.volume import rpcapi as volume_rpcapi
+from services.volume import snapshots
 
 LOG = logging.getLogger(__name__)
 #: Seconds between a capacity change and the report that tells about it.
 REPORT_COALESCE_DELAY = 0.2
 STATUS = constants.VolumeStatus
+SNAP = constants.SnapshotStatus
 
 _driver_volume = attach.driver_volume
 
@@ -51,6 +54,7 @@ class VolumeManager(service.Manager):
         self.driver = driver
         self.capabilities_rpcapi = scheduler_rpcapi.CapabilitiesAPI(conf)
         self.attacher = attach.Attacher(conf, driver, self.service_host)
+        self.snapshots = snapshots.SnapshotWorker(driver, self.service_host)
         self._report_lock = threading.Lock()
         self._report_pending = False
         #: Serialises reports with the withdrawal; none is sent after it.
@@ -107,14 +111,22 @@ class VolumeManager(service.Manager):
         process died is not redelivered.
         """
         ctxt = ashlar_context.get_admin_context()
-        for status, method in ((STATUS.CREATING, self.create_volume),
-                               (STATUS.DELETING, self.delete_volume)):
-            for row in self._my_volumes(status):
+        snaps = self.snapshots
+        for kind, rows, method in (
+                ("volume", self._my_volumes(STATUS.CREATING),
+                 self.create_volume),
+                ("volume", self._my_volumes(STATUS.DELETING),
+                 self.delete_volume),
+                ("snapshot", snaps.mine(ctxt, SNAP.CREATING),
+                 self.create_snapshot),
+                ("snapshot", snaps.mine(ctxt, SNAP.DELETING),
+                 self.delete_snapshot)):
+            for row in rows:
                 if min_age and not older_than(row.updated_at or row.created_at,
                                               min_age):
                     continue
-                LOG.info("Resuming %(status)s volume %(id)s",
-                         {"status": status, "id": row.id})
+                LOG.info("Resuming %(status)s %(kind)s %(id)s",
+                         {"status": row.status, "kind": kind, "id": row.id})
                 method(ctxt, row.id)
 
     def _finish_lost_work(self) -> None:
@@ -151,15 +163,18 @@ class VolumeManager(service.Manager):
         return row
 
     def _driver_call(self, ctxt: Any, row: Any, action: str,
-                     failed_status: str) -> dict | None:
-        """Run the driver's ``<action>_volume``; on failure set
-        ``failed_status`` with a reason the user can read.
+                     failed_status: str,
+                     call: Callable[[], dict] | None = None) -> dict | None:
+        """Run ``call`` (default: the driver's ``<action>_volume``); on
+        failure set ``failed_status`` with a reason the user can read.
 
         :returns: the driver's model update ({} when none), None on failure.
         """
         try:
-            return getattr(self.driver, "%s_volume" % action)(
-                _driver_volume(row)) or {}
+            if call is None:
+                return getattr(self.driver, "%s_volume" % action)(
+                    _driver_volume(row)) or {}
+            return call() or {}
         except Exception as exc:
             LOG.exception("Driver failed to %(action)s volume %(id)s",
                           {"action": action, "id": row.id})
@@ -188,7 +203,8 @@ class VolumeManager(service.Manager):
         row = self._volume_in(ctxt, volume_id, STATUS.CREATING)
         if row is None:
             return
-        update = self._driver_call(ctxt, row, "create", STATUS.ERROR)
+        update = self._driver_call(ctxt, row, "create", STATUS.ERROR,
+                                   self._maker(ctxt, row))
         if update is None:
             return
         values = dict(update, status=STATUS.AVAILABLE,
@@ -201,6 +217,19 @@ class VolumeManager(service.Manager):
                  {"id": volume_id, "host": self.service_host})
         self._capacity_changed()
 
+    def _maker(self, ctxt: Any, row: Any) -> Callable[[], dict]:
+        """The driver call that makes ``row``: empty, or from its source."""
+        volume = _driver_volume(row)
+        if row.snapshot_id:
+            return lambda: self.driver.create_volume_from_snapshot(
+                volume, snapshots.driver_snapshot(
+                    snapshots_db.snapshot_get(ctxt, row.snapshot_id)))
+        if row.source_volid:
+            return lambda: self.driver.create_cloned_volume(
+                volume, _driver_volume(
+                    volumes_db.volume_get(ctxt, row.source_volid)))
+        return lambda: self.driver.create_volume(volume)
+
     def _delete(self, ctxt: Any, volume_id: str) -> None:
         row = self._volume_in(ctxt, volume_id, STATUS.DELETING)
         if row is None or self._driver_call(
@@ -209,6 +238,28 @@ class VolumeManager(service.Manager):
         volumes_db.volume_destroy(ctxt, volume_id)
         LOG.info("Deleted volume %s", volume_id)
         self._capacity_changed()
+
+    @messaging.expose
+    def create_snapshot(self, ctxt: Any, snapshot_id: str) -> None:
+        """Snapshot on the backend; ``creating`` -> ``available``."""
+        with self._in_hand(snapshot_id) as mine:
+            if mine and self.snapshots.create(ctxt, snapshot_id):
+                self._capacity_changed()
+
+    @messaging.expose
+    def delete_snapshot(self, ctxt: Any, snapshot_id: str) -> None:
+        """Remove the snapshot from the backend, then its row."""
+        with self._in_hand(snapshot_id) as mine:
+            if mine and self.snapshots.delete(ctxt, snapshot_id):
+                self._capacity_changed()
+
+    @messaging.expose
+    def revert_to_snapshot(self, ctxt: Any, volume_id: str,
+                           snapshot_id: str) -> None:
+        """Revert the volume to the snapshot; both back to ``available``."""
+        with self._in_hand(volume_id) as mine:
+            if mine:
+                self.snapshots.revert(ctxt, volume_id, snapshot_id)
 
     @messaging.expose
     def attachment_connect(self, ctxt: Any, attachment_id: str,

@@ -56,11 +56,14 @@ class VolumeAPI(rpc.RPCAPI):
         1.2 - attachment_connect, attachment_disconnect take the
               ``snapshot`` of the row; attachment_connect answers the
               values it wrote.
+        1.3 - create_snapshot, delete_snapshot, revert_to_snapshot
+              (casts); create_volume makes a volume from its
+              ``snapshot_id`` or ``source_volid``.
     """
 
     TOPIC = constants.VOLUME_TOPIC
     BINARY = constants.VOLUME_BINARY
-    RPC_API_VERSION = "1.2"
+    RPC_API_VERSION = "1.3"
 
     def create_volume(self, ctxt: Any, volume_id: str, host: str) -> None:
         self._prepare(server=backend_of(host), version="1.0").cast(
@@ -109,3 +112,28 @@ class VolumeAPI(rpc.RPCAPI):
         self._prepare(server=backend_of(host), version="1.1").cast(
             ctxt, "retype_volume", volume_id=volume_id,
             new_type_id=new_type_id, migration_policy=migration_policy)
+
+    @rpc.assert_min_rpc_version("1.3")
+    def create_volume_from_source(self, ctxt: Any, volume_id: str,
+                                  host: str) -> None:
+        """``create_volume`` of a row with a ``snapshot_id`` or
+        ``source_volid`` (an older node would make it blank)."""
+        self._prepare(server=backend_of(host), version="1.3").cast(
+            ctxt, "create_volume", volume_id=volume_id)
+
+    @rpc.assert_min_rpc_version("1.3")
+    def create_snapshot(self, ctxt: Any, snapshot_id: str, host: str) -> None:
+        self._prepare(server=backend_of(host), version="1.3").cast(
+            ctxt, "create_snapshot", snapshot_id=snapshot_id)
+
+    @rpc.assert_min_rpc_version("1.3")
+    def delete_snapshot(self, ctxt: Any, snapshot_id: str, host: str) -> None:
+        self._prepare(server=backend_of(host), version="1.3").cast(
+            ctxt, "delete_snapshot", snapshot_id=snapshot_id)
+
+    @rpc.assert_min_rpc_version("1.3")
+    def revert_to_snapshot(self, ctxt: Any, volume_id: str, host: str,
+                           snapshot_id: str) -> None:
+        self._prepare(server=backend_of(host), version="1.3").cast(
+            ctxt, "revert_to_snapshot", volume_id=volume_id,
+            snapshot_id=snapshot_id)

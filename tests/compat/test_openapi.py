@@ -15,6 +15,7 @@ import requests
 from services.api import microversion
 from services.api import openapi
 from tests.compat.conftest import PROJECT, VOLUME_HOST
+from tests.functional import harness
 
 MAX = str(microversion.MAX_VERSION)
 DOC = openapi.load()
@@ -74,7 +75,19 @@ def objects(ashlar):
     found["attachment_id"] = resp.json()["attachment"]["id"]
     client.post("/attachments/%s/action" % found["attachment_id"],
                 {"os-complete": None})
+    # metadata under the key the type paths use, so both key paths answer
+    resp = client.post("/snapshots", {"snapshot": {
+        "volume_id": volume["id"], "force": True,
+        "metadata": {found["key"]: "v"}}})
+    assert resp.status_code == 202, resp.text
+    found["snapshot_id"] = resp.json()["snapshot"]["id"]
+    harness.wait_for(lambda: client.get("/snapshots/%s" % found[
+        "snapshot_id"]).json()["snapshot"]["status"] == "available",
+        timeout=60, what="the snapshot")
     yield found
+    client.delete("/snapshots/%s" % found["snapshot_id"])
+    harness.wait_for(lambda: client.get("/snapshots/%s" % found[
+        "snapshot_id"]).status_code == 404, timeout=60, what="its deletion")
     if found["attachment_id"]:
         client.delete("/attachments/%s" % found["attachment_id"])
     client.wait_status(volume["id"], "available", timeout=60)

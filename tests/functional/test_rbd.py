@@ -7,8 +7,6 @@ librbd with their own keyring.
 """
 
 import json
-import subprocess
-import sys
 import uuid
 
 import pytest
@@ -18,6 +16,7 @@ from common.conf import opts as conf_opts  # noqa: F401 - registers options
 from drivers import base
 from drivers import rbd as rbd_driver
 from tests.functional import harness
+from tests.functional import storage_story
 
 MA_TYPE = {"volume_type": {"name": "rbd-shared", "extra_specs": {
     "multiattach": "<is> True", "volume_backend_name": "ceph"}}}
@@ -138,23 +137,11 @@ def _volume(client, type_name: str, size: int = 1) -> str:
 
 
 def _agent(dep, ceph, host: str):
-    """Run ``ashlar-agent`` as ``host``; (returncode, stdout, stderr)."""
-    conf = dep.config("agent-%s" % host, host, extra=(
+    return storage_story.agent(dep, host, extra=(
         "[agent]\nrbd_keyring_dir = %s\n" % ceph.dir))
 
-    def run(*args, stdin: bytes = b""):
-        out = subprocess.run(
-            [sys.executable, "-m", "services.agent", "--config-file", conf,
-             *args], cwd=harness.REPO, input=stdin, capture_output=True,
-            timeout=120)
-        return out.returncode, out.stdout, out.stderr.decode(errors="replace")
-    return run
 
-
-def _ok(result):
-    code, stdout, stderr = result
-    assert code == 0, stderr[-2000:]
-    return stdout
+_ok = storage_story.ok
 
 
 def test_volume_lifecycle_makes_and_removes_the_image(deployment, ceph):
@@ -224,3 +211,9 @@ def test_a_plain_volume_refuses_the_second_host(deployment, ceph):
     assert _ok(host_a("read", att_a["id"], "--length", "13")) == b"only one host"
     _ok(host_a("detach", att_a["id"]))
     client.wait_status(vid, "available")
+
+
+def test_snapshot_story_on_rbd(deployment, ceph):
+    dep, client = deployment
+    storage_story.tell(client, _agent(dep, ceph, "compute-a"), "rbd-shared")
+    storage_story.tell(client, _agent(dep, ceph, "compute-a"), "rbd-plain")

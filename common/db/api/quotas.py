@@ -4,7 +4,8 @@
 (a volume's insert, an extend's or a retype's compare-and-swap): it locks
 the project's row in ``project_locks`` (``SELECT ... FOR UPDATE``; SQLite
 transactions already take the database's write lock at BEGIN), counts
-what the project has, and refuses what would go over a limit.  Two changes
+what the project has (its volumes, and its snapshots by their volume's
+type), and refuses what would go over a limit.  Two changes
 of one project are so counted one after the other, whatever their number,
 and nothing is counted but rows that exist.
 """
@@ -26,6 +27,7 @@ from common.db.api import writer
 _Q = models.Quota
 _QC = models.QuotaClass
 _VOL = models.Volume.__table__
+_SNAP = models.Snapshot.__table__
 _LOCKS = models.ProjectLock.__table__
 
 
@@ -124,35 +126,59 @@ def _of_type(type_id: str) -> Any:
 
 
 def _usage(session: Any, project_id: str, type_id: str) -> quota.Usage:
-    """What the project has, in all and of one type, in one statement."""
+    """What the project has, in all and of one type, in one statement:
+    its volumes, and its snapshots (of the type of their volume)."""
     of_type = _of_type(type_id)
-    row = session.execute(sa.select(
-        sa.func.count(),
-        sa.func.coalesce(sa.func.sum(_gigabytes()), 0),
-        sa.func.coalesce(sa.func.sum(sa.case((of_type, 1), else_=0)), 0),
-        sa.func.coalesce(sa.func.sum(sa.case((of_type, _gigabytes()),
-                                             else_=0)), 0)).where(
-        _VOL.c.project_id == project_id)).one()
-    return quota.Usage(*(int(value) for value in row))
+    size = _SNAP.c.volume_size
+
+    def counts(snapshots: bool, gigabytes: Any) -> Any:
+        return sa.select(
+            sa.literal(snapshots).label("snapshots"), sa.func.count(),
+            sa.func.coalesce(sa.func.sum(gigabytes), 0),
+            sa.func.coalesce(sa.func.sum(sa.case((of_type, 1), else_=0)), 0),
+            sa.func.coalesce(sa.func.sum(sa.case((of_type, gigabytes),
+                                                 else_=0)), 0))
+    rows = session.execute(sa.union_all(
+        counts(False, _gigabytes()).where(_VOL.c.project_id == project_id),
+        counts(True, size).select_from(_SNAP.join(
+            _VOL, _VOL.c.id == _SNAP.c.volume_id)).where(
+            _SNAP.c.project_id == project_id)))
+    found = {bool(snapshots): [int(value) for value in values]
+             for snapshots, *values in rows}
+    (volumes, gigabytes, type_volumes, type_gigabytes) = found[False]
+    (snapshots, snapshot_gb, type_snapshots, type_snapshot_gb) = found[True]
+    return quota.Usage(volumes, gigabytes + snapshot_gb, type_volumes,
+                       type_gigabytes + type_snapshot_gb, snapshots,
+                       type_snapshots)
 
 
 @reader
 def usage(context: Any, project_id: str) -> dict[str, int]:
-    """Resource name -> what the project has (``in_use``)."""
+    """Resource name -> what the project has (``in_use``): volumes,
+    snapshots, and the GiB of both, in all and per type."""
     session = context.session
-    by_type = session.execute(sa.select(
-        models.VolumeType.name, sa.func.count(_VOL.c.id),
-        sa.func.coalesce(sa.func.sum(_gigabytes()), 0)).select_from(
-        models.VolumeType.__table__.join(
-            _VOL, sa.and_(_VOL.c.volume_type_id == models.VolumeType.id,
-                          _VOL.c.project_id == project_id))).group_by(
-        models.VolumeType.name))
+    types = models.VolumeType.__table__
+
+    def by_type(resource: str, table: Any, joined: Any,
+                gigabytes: Any) -> Any:
+        return sa.select(sa.literal(resource).label("resource"), types.c.name,
+                         sa.func.count(table.c.id),
+                         sa.func.coalesce(sa.func.sum(gigabytes), 0)) \
+            .select_from(joined).where(table.c.project_id == project_id) \
+            .group_by(types.c.name)
+    rows = session.execute(sa.union_all(
+        by_type(quota.VOLUMES, _VOL, types.join(
+            _VOL, _VOL.c.volume_type_id == types.c.id), _gigabytes()),
+        by_type(quota.SNAPSHOTS, _SNAP, types.join(
+            _VOL, _VOL.c.volume_type_id == types.c.id).join(
+            _SNAP, _SNAP.c.volume_id == _VOL.c.id), _SNAP.c.volume_size)))
     # Every volume has a type: the project's totals are the types' sums.
-    found = {quota.VOLUMES: 0, quota.GIGABYTES: 0}
-    for name, count, size in by_type:
-        found[quota.type_resource(quota.VOLUMES, name)] = int(count)
-        found[quota.type_resource(quota.GIGABYTES, name)] = int(size)
-        found[quota.VOLUMES] += int(count)
+    found = {quota.VOLUMES: 0, quota.SNAPSHOTS: 0, quota.GIGABYTES: 0}
+    for resource, name, count, size in rows:
+        gigabytes = quota.type_resource(quota.GIGABYTES, name)
+        found[quota.type_resource(resource, name)] = int(count)
+        found[gigabytes] = found.get(gigabytes, 0) + int(size)
+        found[resource] += int(count)
         found[quota.GIGABYTES] += int(size)
     return found
 

@@ -40,7 +40,8 @@ class UsageOperations:
         used = quotas_db.usage(ctxt, project_id)
         result.update(totalVolumesUsed=used[quota.VOLUMES],
                       totalGigabytesUsed=used[quota.GIGABYTES],
-                      totalSnapshotsUsed=0, totalBackupsUsed=0,
+                      totalSnapshotsUsed=used[quota.SNAPSHOTS],
+                      totalBackupsUsed=0,
                       totalBackupGigabytesUsed=0)
         return result
 

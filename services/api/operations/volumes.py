@@ -15,16 +15,20 @@ from common import constants
 from common import exception
 from common import extra_specs
 from common import quota
+from common import rpc
 from common import states
 from common.db import api as db_api
 from common.db.api import quotas as quotas_db
+from common.db.api import snapshots as snapshots_db
 from common.db.api import types as types_db
 from common.db.api import volumes as volumes_db
+from services.api.operations import sources
 from services.scheduler import rpcapi as scheduler_rpcapi
 from services.volume import rpcapi as volume_rpcapi
 
 LOG = logging.getLogger(__name__)
 STATUS = constants.VolumeStatus
+SNAP = constants.SnapshotStatus
 
 DELETABLE = (STATUS.AVAILABLE, STATUS.ERROR, "error_restoring",
              STATUS.ERROR_EXTENDING, "error_managing")
@@ -100,27 +104,43 @@ class VolumeOperations:
             ctxt, name_or_id or self.conf.default_volume_type,
             project_id=None if ctxt.is_admin else ctxt.project_id)
 
-    def create(self, ctxt: Any, size: int, name: str | None = None,
+    def snapshot(self, ctxt: Any, snapshot_id: str) -> Any:
+        """Return a snapshot ``volume:get_snapshot`` lets the caller see,
+        else SnapshotNotFound."""
+        row = snapshots_db.snapshot_get(ctxt, snapshot_id)
+        if not ctxt.can("volume:get_snapshot", {"project_id": row.project_id},
+                        fatal=False):
+            raise exception.SnapshotNotFound(snapshot_id=snapshot_id)
+        return row
+
+    def create(self, ctxt: Any, size: int | None, name: str | None = None,
                description: str | None = None, volume_type: str | None = None,
                availability_zone: str | None = None,
-               metadata: dict | None = None,
-               multiattach: bool = False) -> Any:
-        """Write a ``creating`` row and cast it to the scheduler.
+               metadata: dict | None = None, multiattach: bool = False,
+               snapshot_id: str | None = None,
+               source_volid: str | None = None) -> Any:
+        """Write a ``creating`` row and cast it to the scheduler, or, made
+        from a snapshot or a volume, to the source's volume node.
 
-        :raises InvalidInput: the removed ``multiattach`` flag was set.
+        :raises InvalidInput: the removed ``multiattach`` flag was set, or
+            no size and no source, or two sources.
         :raises UnsatisfiableVolumeType: no fresh pool could place the type.
+        :raises UnsatisfiableSource: the source's pool cannot take it.
         """
         project = ctxt.require_project()
         ctxt.can("volume:create", {"project_id": project})
         if multiattach:
             raise exception.InvalidInput(reason=_MULTIATTACH_REMOVED)
+        source = self._source(ctxt, snapshot_id, source_volid)
+        size = sources.checked_size(size, source)
         # NOTE(ashlar): one reader transaction (a connection, no ORM
         # session) for the type and, when the early check has to read the
         # services table, that read too (the inner functions join it
         # through ctxt): one connection checkout and ping fewer on the path
         # of an early 400.
         with db_api.reader.connection.using(ctxt):
-            vtype, specs = self._resolve_type(ctxt, volume_type)
+            vtype, specs = self._resolve_type(
+                ctxt, volume_type or (source and source.volume_type_id))
             is_multiattach = extra_specs.is_multiattach_spec(specs)
             encrypted = states.is_encrypted(specs)
             if is_multiattach:
@@ -129,8 +149,7 @@ class VolumeOperations:
                     raise exception.InvalidVolume(
                         reason="Multiattach cannot be used with encrypted "
                                "volumes.")
-            if self.early_check is not None:
-                self.early_check(ctxt, vtype, specs, size)
+            self._check_place(ctxt, source, vtype, specs, size)
         change = quota.Change(vtype.name, volumes=1, gigabytes=size,
                               size=size)
         row = volumes_db.volume_create(ctxt, {
@@ -142,12 +161,49 @@ class VolumeOperations:
             "availability_zone": (availability_zone
                                   or self.conf.storage_availability_zone),
             "volume_type_id": vtype.id, "multiattach": is_multiattach,
-            "encrypted": encrypted,
+            "encrypted": encrypted, **sources.columns(source),
         }, metadata, check=self._quota(project, vtype.id, change))
-        self.scheduler.create_volume(ctxt, row.id)
-        LOG.info("Volume %(id)s of %(size)s GiB accepted",
-                 {"id": row.id, "size": size})
+        if source is None:
+            self.scheduler.create_volume(ctxt, row.id)
+        else:
+            self._cast_from_source(ctxt, row)
+        LOG.info("Volume %(id)s of %(size)s GiB accepted%(src)s",
+                 {"id": row.id, "size": size,
+                  "src": " from %s" % source.describe() if source else ""})
         return row
+
+    def _cast_from_source(self, ctxt: Any, row: Any) -> None:
+        """Cast the create to the source's node; a node too old to copy
+        sources gets nothing, and the row goes."""
+        try:
+            self.volume.create_volume_from_source(ctxt, row.id, row.host)
+        except rpc.ServiceTooOld:
+            volumes_db.volume_destroy(ctxt, row.id)
+            raise
+
+    def _source(self, ctxt: Any, snapshot_id: str | None,
+                source_volid: str | None) -> "sources.Source | None":
+        """The snapshot or volume a create copies, checked as Cinder does."""
+        if snapshot_id and source_volid:
+            raise exception.InvalidInput(
+                reason="Only one of snapshot_id and source_volid may be "
+                "given.")
+        if snapshot_id:
+            return sources.of_snapshot(self.snapshot(ctxt, snapshot_id))
+        if source_volid:
+            return sources.of_volume(self.get(ctxt, source_volid))
+        return None
+
+    def _check_place(self, ctxt: Any, source: "sources.Source | None",
+                     vtype: Any, specs: dict, size: int) -> None:
+        """The early rejection: a type no fresh pool offers, or a source
+        whose pool cannot take the new volume."""
+        if source is not None:
+            if self.cache is not None:
+                self.cache.check_pool(source.pool, source.describe(), vtype,
+                                      specs, size)
+        elif self.early_check is not None:
+            self.early_check(ctxt, vtype, specs, size)
 
     def update(self, ctxt: Any, volume_id: str, values: dict,
                metadata: dict | None) -> Any:
@@ -175,7 +231,11 @@ class VolumeOperations:
                        "attachments cannot be deleted. Delete the "
                        "attachments first." % (volume_id,
                                                row.attachment_count))
-        expected: dict = {"attachment_count": 0, "migration_status": None}
+        if row.snapshot_count:
+            raise exception.InvalidVolume(
+                reason=_DELETE_REFUSED % ("" if not force else " "))
+        expected: dict = {"attachment_count": 0, "snapshot_count": 0,
+                          "migration_status": None}
         if not force:
             expected["status"] = DELETABLE
         if not volumes_db.volume_cas(
@@ -248,6 +308,53 @@ class VolumeOperations:
         self.volume.extend_volume(ctxt, volume_id, row.host, new_size)
         LOG.info("Volume %(id)s extending to %(size)s GiB",
                  {"id": volume_id, "size": new_size})
+
+    def revert(self, ctxt: Any, volume_id: str, snapshot_id: str) -> None:
+        """``revert`` (3.40): an ``available`` volume to its latest
+        snapshot; ``reverting`` and ``restoring`` until the node is done.
+
+        :raises InvalidVolume: not available, or the snapshot is not its.
+        :raises InvalidSnapshot: not its latest snapshot, or not available.
+        """
+        row = self.get(ctxt, volume_id)
+        ctxt.can("volume:revert_to_snapshot", {"project_id": row.project_id})
+        snap = self.snapshot(ctxt, snapshot_id)
+        if snap.volume_id != volume_id:
+            raise exception.InvalidVolume(
+                reason="Snapshot %s is not a snapshot of volume %s."
+                % (snapshot_id, volume_id))
+        latest = snapshots_db.snapshots_of_volume(ctxt, volume_id)[-1]
+        if latest.id != snapshot_id or snap.status != SNAP.AVAILABLE:
+            raise exception.InvalidSnapshot(
+                reason="Snapshot %s is not the latest one of volume %s, or "
+                "not available." % (snapshot_id, volume_id))
+        if not snapshots_db.snapshot_cas(ctxt, snapshot_id,
+                                         {"status": SNAP.AVAILABLE},
+                                         {"status": SNAP.RESTORING}):
+            raise exception.InvalidSnapshot(
+                reason="Snapshot %s changed status." % snapshot_id)
+        try:
+            self._cas(row, {"status": STATUS.AVAILABLE,
+                            "attachment_count": 0},
+                      {"status": STATUS.REVERTING}, "a revert", ctxt)
+        except exception.InvalidVolume:
+            snapshots_db.snapshot_cas(ctxt, snapshot_id,
+                                      {"status": SNAP.RESTORING},
+                                      {"status": SNAP.AVAILABLE})
+            raise
+        try:
+            self.volume.revert_to_snapshot(ctxt, volume_id, row.host,
+                                           snapshot_id)
+        except rpc.ServiceTooOld:
+            volumes_db.volume_cas(ctxt, volume_id,
+                                  {"status": STATUS.REVERTING},
+                                  {"status": STATUS.AVAILABLE})
+            snapshots_db.snapshot_cas(ctxt, snapshot_id,
+                                      {"status": SNAP.RESTORING},
+                                      {"status": SNAP.AVAILABLE})
+            raise
+        LOG.info("Volume %(id)s reverting to snapshot %(snap)s",
+                 {"id": volume_id, "snap": snapshot_id})
 
     def _needs_migration(self, row: Any, specs: dict) -> bool | None:
         """Whether the volume's pool fails the new type's capability specs;

@@ -2,8 +2,9 @@
 
 os-extend, os-retype, os-set_bootable, os-update_readonly_flag,
 os-reset_status, os-force_delete, os-migrate_volume (refused with several
-attachments), and the legacy os-detach / os-force_detach, which delete one
-attachment and refuse to guess which one when several exist.
+attachments), revert (3.40: to the latest snapshot), and the legacy
+os-detach / os-force_detach, which delete one attachment and refuse to
+guess which one when several exist.
 """
 
 from typing import Any
@@ -16,6 +17,7 @@ from services.api.operations import attachments as attachment_ops
 from services.api.operations import volumes as volume_ops
 from services.api.resources import base
 from services.api.schemas import OPTIONAL_UUID
+from services.api.schemas import UUID
 from services.api.schemas import envelope
 from services.api.schemas import unversioned
 from services.api.schemas import volumes as schemas
@@ -37,8 +39,13 @@ _FORCE_DETACH = unversioned(envelope("os-force_detach", {
                    "attachment_id": OPTIONAL_UUID},
     "additionalProperties": False}))
 
+#: ``revert`` to the latest snapshot, from 3.40.
+_REVERT = ((APIVersion(3, 40), envelope("revert", {
+    "type": "object", "properties": {"snapshot_id": UUID},
+    "required": ["snapshot_id"], "additionalProperties": False})),)
 ACTIONS = dict(schemas.ACTIONS, **{"os-migrate_volume": _MIGRATE,
-                                   "os-force_detach": _FORCE_DETACH})
+                                   "os-force_detach": _FORCE_DETACH,
+                                   "revert": _REVERT})
 #: Actions answered with 200 (the others 202); both have an empty body.
 _OK = frozenset(["os-set_bootable"])
 
@@ -56,6 +63,7 @@ class Action:
             "os-force_delete": self._force_delete,
             "os-migrate_volume": self._migrate,
             "os-detach": self._detach, "os-force_detach": self._force_detach,
+            "revert": self._revert,
         }
 
     def on_post(self, req: falcon.Request, resp: falcon.Response,
@@ -105,6 +113,10 @@ class Action:
     def _migrate(self, req: falcon.Request, volume_id: str,
                  value: Any) -> None:
         self.volumes.migrate(base.ctxt(req), volume_id)
+
+    def _revert(self, req: falcon.Request, volume_id: str,
+                value: Any) -> None:
+        self.volumes.revert(base.ctxt(req), volume_id, value["snapshot_id"])
 
     def _detach(self, req: falcon.Request, volume_id: str,
                 value: Any) -> None:

@@ -50,6 +50,18 @@ NULLABLE_VOLUME_SIZE: Schema = {**VOLUME_SIZE,
                                 "type": ["integer", "string", "null"]}
 
 
+_NULLABLE_NAME: Schema = {"type": ["string", "null"],
+                          "format": "name_non_mandatory_remove_white_spaces"}
+_NULLABLE_DESCRIPTION: Schema = {
+    "type": ["string", "null"],
+    "format": "description_non_mandatory_remove_white_spaces"}
+#: The name and description keys of volume and snapshot bodies (and their
+#: v1 ``display_`` spellings).
+NAMES: Schema = {"name": _NULLABLE_NAME, "description": _NULLABLE_DESCRIPTION,
+                 "display_name": _NULLABLE_NAME,
+                 "display_description": _NULLABLE_DESCRIPTION}
+
+
 def _string_map(key_pattern: str, value: Schema) -> Schema:
     """Return an object schema whose keys match key_pattern."""
     return {"type": "object", "patternProperties": {key_pattern: value},

@@ -7,6 +7,7 @@ create schema at every version; the caller rejects a true value.
 
 from services.api.microversion import APIVersion
 from services.api.schemas import (
+    NAMES,
     BOOLEAN,
     EXTRA_SPECS,
     NULLABLE_METADATA,
@@ -22,16 +23,10 @@ from services.api.schemas import (
     unversioned,
 )
 
-_NAME: Schema = {"type": ["string", "null"],
-                 "format": "name_non_mandatory_remove_white_spaces"}
-_DESCRIPTION: Schema = {"type": ["string", "null"],
-                        "format": "description_non_mandatory_remove_white_spaces"}
-_NAMES: Schema = {"name": _NAME, "description": _DESCRIPTION,
-                  "display_name": _NAME, "display_description": _DESCRIPTION}
 _IMAGE: Schema = {"type": ["string", "null"], "minLength": 0, "maxLength": 255}
 
 _CREATE_KEYS: Schema = {
-    **_NAMES,
+    **NAMES,
     # NOTE: a type name or id, looked up by the caller.
     "volume_type": NULLABLE_NAME,
     "metadata": NULLABLE_METADATA,
@@ -65,11 +60,11 @@ def _create(extra_keys: Schema, strict: bool) -> Schema:
 def _update(needs_a_key: bool) -> Schema:
     """Return an update schema; needs_a_key rejects ``{"volume": {}}``."""
     volume: Schema = {"type": "object",
-                      "properties": {**_NAMES, "metadata": EXTRA_SPECS},
+                      "properties": {**NAMES, "metadata": EXTRA_SPECS},
                       "additionalProperties": False}
     if needs_a_key:
         volume["anyOf"] = [{"required": [key]}
-                           for key in (*_NAMES, "metadata")]
+                           for key in (*NAMES, "metadata")]
     return envelope("volume", volume)
 
 

@@ -15,6 +15,7 @@ from drivers import fake as fake_driver
 from services.api import app as api_app
 from services.api.operations import attachments as attachment_ops
 from services.api.operations import quotas as quota_ops
+from services.api.operations import snapshots as snapshot_ops
 from services.api.operations import types as type_ops
 from services.api.operations import usage as usage_ops
 from services.api.operations import volumes as volume_ops
@@ -108,8 +109,10 @@ def make_api():
     dconf([], default_config_files=[])
     driver = fake_driver.FakeDriver(dconf["b1"], "b1", "node1")
     rpc = FakeVolumeRPC(attach.Attacher(conf, driver, HOST))
+    volumes = volume_ops.VolumeOperations(conf, mock.Mock(), rpc)
     ops = types.SimpleNamespace(
-        volumes=volume_ops.VolumeOperations(conf, mock.Mock(), rpc),
+        volumes=volumes,
+        snapshots=snapshot_ops.SnapshotOperations(conf, volumes, rpc),
         attachments=attachment_ops.AttachmentOperations(conf, rpc),
         types=type_ops.TypeOperations(), backends=mock.Mock(), cache=None,
         usage=usage_ops.UsageOperations(conf),

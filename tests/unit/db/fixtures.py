@@ -62,12 +62,15 @@ def setup() -> None:
 
 
 def clean() -> None:
-    """Empty every table but keep the default volume type."""
+    """Empty every table but keep the default volume type (quota limits
+    too: a limit one test set must not refuse another's creates)."""
     engine = db_api.get_engine()
     with engine.begin() as conn:
         for table in ("attachment_specs", "volume_attachment",
+                      "snapshot_metadata", "snapshots",
                       "volume_metadata", "volumes", "volume_type_extra_specs",
-                      "volume_type_projects", "services"):
+                      "volume_type_projects", "services", "quotas",
+                      "quota_classes", "project_locks"):
             conn.execute(sa.text("DELETE FROM %s" % table))
         conn.execute(sa.text("DELETE FROM volume_types WHERE name != "
                              "'__DEFAULT__'"))
@@ -125,3 +128,40 @@ def reserve(volume_id: str, guard, values: dict, connector=None):
         lambda _vol, _specs: attachments_db.Reservation(guard, values,
                                                         connector))
     return row
+
+
+def make_snapshot(volume, status: str = "available", metadata=None,
+                  expected=None, check=None, **values) -> models.Snapshot:
+    """A snapshot of ``volume`` (counted on it), as ``snapshot_create``
+    makes them; ``expected`` defaults to the volume's status as given."""
+    from common.db.api import snapshots as snapshots_db
+    row = dict(id=str(uuid.uuid4()), volume_id=volume.id,
+               project_id=volume.project_id, user_id="u", status=status,
+               volume_size=volume.size)
+    row.update(values)
+    return snapshots_db.snapshot_create(
+        admin(), row, metadata,
+        {"status": volume.status} if expected is None else expected, check)
+
+
+def race(n: int, fn, errors: bool = True) -> list:
+    """Run ``fn(i)`` in n threads released at once; each one's result, or
+    the exception it raised (``errors=False``: none may raise)."""
+    import threading
+    barrier = threading.Barrier(n)
+    results: list = [None] * n
+
+    def run(i: int) -> None:
+        barrier.wait()
+        try:
+            results[i] = fn(i)
+        except Exception as exc:  # noqa: BLE001 - the caller sorts them
+            results[i] = exc
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(n)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors or not [r for r in results if isinstance(r, Exception)], \
+        results
+    return results

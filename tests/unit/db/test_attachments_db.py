@@ -1,6 +1,5 @@
 """The attachment DB layer: reservations under races, CAS, recompute."""
 
-import threading
 import types
 import uuid
 
@@ -42,22 +41,7 @@ def _vol(volume_id):
 
 
 def _race(n, fn):
-    barrier = threading.Barrier(n)
-    results = [None] * n
-
-    def run(i):
-        barrier.wait()
-        try:
-            results[i] = fn(i)
-        except Exception as exc:  # reported by the assertion below
-            results[i] = exc
-    threads = [threading.Thread(target=run, args=(i,)) for i in range(n)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert not [r for r in results if isinstance(r, Exception)], results
-    return results
+    return fixtures.race(n, fn, errors=False)
 
 
 def test_reserve_sets_reserved_and_counts():

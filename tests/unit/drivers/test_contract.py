@@ -207,6 +207,131 @@ def test_terminate_connection_unknown_volume(driver):
     driver.terminate_connection(new_volume(), None)
 
 
+# Snapshots and clones.
+
+def new_snapshot(volume):
+    return base.DriverSnapshot(id=str(uuid.uuid4()), volume=volume,
+                               size=volume.size)
+
+
+def test_stats_report_snapshots(driver):
+    pool = only_pool(driver)
+    assert pool["snapshot_support"] is True
+    assert pool["revert_to_snapshot_support"] is True
+
+
+def test_snapshot_is_not_a_volume(driver):
+    volume = new_volume(size=2)
+    driver.create_volume(volume)
+    update = driver.create_snapshot(new_snapshot(volume))
+    assert isinstance(update, dict)
+    pool = only_pool(driver)
+    assert pool["total_volumes"] == 1
+    assert pool["provisioned_capacity_gb"] == 2.0
+
+
+def test_create_snapshot_twice_refuses(driver):
+    volume = new_volume()
+    driver.create_volume(volume)
+    snapshot = new_snapshot(volume)
+    driver.create_snapshot(snapshot)
+    with pytest.raises(exception.VolumeBackendAPIException):
+        driver.create_snapshot(snapshot)
+
+
+def test_create_snapshot_of_missing_volume(driver):
+    with pytest.raises(exception.VolumeNotFound):
+        driver.create_snapshot(new_snapshot(new_volume()))
+
+
+def test_delete_snapshot_is_idempotent(driver):
+    volume = new_volume()
+    driver.create_volume(volume)
+    snapshot = new_snapshot(volume)
+    driver.create_snapshot(snapshot)
+    driver.delete_snapshot(snapshot)
+    driver.delete_snapshot(snapshot)
+    driver.delete_snapshot(new_snapshot(new_volume()))
+    driver.create_snapshot(snapshot)  # the id is free again
+
+
+def test_volume_from_snapshot(driver):
+    volume = new_volume(size=1)
+    driver.create_volume(volume)
+    snapshot = new_snapshot(volume)
+    driver.create_snapshot(snapshot)
+    driver.extend_volume(volume, 2)
+    copy = new_volume(size=3)
+    assert isinstance(driver.create_volume_from_snapshot(copy, snapshot),
+                      dict)
+    pool = only_pool(driver)
+    assert pool["total_volumes"] == 2
+    assert pool["provisioned_capacity_gb"] == 5.0
+    with pytest.raises(exception.VolumeBackendAPIException):
+        driver.create_volume_from_snapshot(copy, snapshot)
+    driver.extend_volume(copy, 4)
+    # the copy outlives its snapshot and the snapshot's volume
+    driver.delete_snapshot(snapshot)
+    driver.delete_volume(volume)
+    assert only_pool(driver)["provisioned_capacity_gb"] == 4.0
+    driver.initialize_connection(copy, CONNECTOR)
+
+
+def test_volume_from_snapshot_refuses_smaller_size(driver):
+    volume = new_volume(size=2)
+    driver.create_volume(volume)
+    snapshot = new_snapshot(volume)
+    driver.create_snapshot(snapshot)
+    with pytest.raises(exception.InvalidInput):
+        driver.create_volume_from_snapshot(new_volume(size=1), snapshot)
+    assert only_pool(driver)["total_volumes"] == 1
+
+
+def test_volume_from_missing_snapshot(driver):
+    volume = new_volume()
+    driver.create_volume(volume)
+    with pytest.raises(exception.SnapshotNotFound):
+        driver.create_volume_from_snapshot(new_volume(), new_snapshot(volume))
+    assert only_pool(driver)["total_volumes"] == 1
+
+
+def test_cloned_volume(driver):
+    source = new_volume(size=2)
+    driver.create_volume(source)
+    clone = new_volume(size=2)
+    assert isinstance(driver.create_cloned_volume(clone, source), dict)
+    pool = only_pool(driver)
+    assert pool["total_volumes"] == 2
+    assert pool["provisioned_capacity_gb"] == 4.0
+    with pytest.raises(exception.VolumeBackendAPIException):
+        driver.create_cloned_volume(clone, source)
+    with pytest.raises(exception.InvalidInput):
+        driver.create_cloned_volume(new_volume(size=1), source)
+    driver.delete_volume(source)
+    driver.extend_volume(clone, 3)
+    assert only_pool(driver)["provisioned_capacity_gb"] == 3.0
+
+
+def test_cloned_volume_of_missing_source(driver):
+    with pytest.raises(exception.VolumeNotFound):
+        driver.create_cloned_volume(new_volume(), new_volume())
+    assert only_pool(driver)["total_volumes"] == 0
+
+
+def test_revert_keeps_the_volume_size(driver):
+    volume = new_volume(size=1)
+    driver.create_volume(volume)
+    snapshot = new_snapshot(volume)
+    driver.create_snapshot(snapshot)
+    driver.extend_volume(volume, 3)
+    driver.revert_to_snapshot(base.DriverVolume(volume.id, 3), snapshot)
+    assert only_pool(driver)["provisioned_capacity_gb"] == 3.0
+    with pytest.raises(exception.SnapshotNotFound):
+        driver.revert_to_snapshot(volume, new_snapshot(volume))
+    with pytest.raises(exception.VolumeNotFound):
+        driver.revert_to_snapshot(new_volume(), snapshot)
+
+
 @pytest.fixture
 def fresh_entry_points(monkeypatch):
     # NOTE(ashlar): stevedore remembers each namespace's entry points for the
@@ -250,6 +375,26 @@ def test_load_driver_refuses_other_classes(tmp_path, monkeypatch):
 
 
 # The fake's own knobs, which volume-manager tests rely on.
+
+def test_fake_records_snapshots_and_origins():
+    driver = make_driver(fake_driver.FakeDriver, {})
+    volume = new_volume(size=2)
+    driver.create_volume(volume)
+    snapshot = new_snapshot(volume)
+    driver.create_snapshot(snapshot)
+    assert driver.snapshots == {snapshot.id: (volume.id, 2)}
+    with pytest.raises(exception.VolumeBackendAPIException):
+        driver.delete_volume(volume)  # the service deletes snapshots first
+    copy, clone = new_volume(size=2), new_volume(size=2)
+    driver.create_volume_from_snapshot(copy, snapshot)
+    driver.create_cloned_volume(clone, volume)
+    assert driver.origins == {copy.id: ("snapshot", snapshot.id),
+                              clone.id: ("volume", volume.id)}
+    driver.revert_to_snapshot(volume, snapshot)
+    assert driver.reverts == [(volume.id, snapshot.id)]
+    driver.delete_snapshot(snapshot)
+    driver.delete_volume(volume)
+    assert volume.id not in driver.volumes
 
 def test_fake_constructor_overrides_options():
     conf = cfg.ConfigOpts()

@@ -1,5 +1,6 @@
 """Tests of the file backend beyond the contract: files, qcow2, os-brick."""
 
+import errno
 import os
 import stat
 import struct
@@ -382,3 +383,239 @@ def test_local_connector_needs_device_path():
     # above passes because the driver provides it.
     with pytest.raises(ValueError):
         local.LocalConnector(None).connect_volume({"volume_id": "v"})
+
+
+# Snapshots and clones.
+
+WRITES = {0: b"first block", 300 * units.Mi: b"middle", units.Gi - 5: b"tail!"}
+
+
+def write_blocks(path, writes=WRITES):
+    with open(path, "r+b") as handle:
+        for offset, data in writes.items():
+            handle.seek(offset)
+            handle.write(data)
+
+
+def read_blocks(path, writes=WRITES):
+    with open(path, "rb") as handle:
+        found = {}
+        for offset, data in writes.items():
+            handle.seek(offset)
+            found[offset] = handle.read(len(data))
+    return found
+
+
+def snapshot_of(volume, snapshot_id=None):
+    return base.DriverSnapshot(snapshot_id or str(uuid.uuid4()), volume,
+                               volume.size)
+
+
+def no_reflink(monkeypatch):
+    def refuse(fd, request, arg=0):
+        assert request == file_driver._FICLONE
+        raise OSError(errno.EOPNOTSUPP, "Operation not supported")
+
+    monkeypatch.setattr(file_driver.fcntl, "ioctl", refuse)
+
+
+@pytest.mark.parametrize("copy_file_range", [True, False])
+def test_sparse_copy_keeps_holes(tmp_path, monkeypatch, copy_file_range):
+    no_reflink(monkeypatch)
+    if not copy_file_range:
+        def unsupported(*args):
+            raise OSError(errno.EXDEV, "Invalid cross-device link")
+        monkeypatch.setattr(file_driver.os, "copy_file_range", unsupported)
+    driver = make_driver(tmp_path)
+    volume, path = create(driver, size=1)
+    write_blocks(path)
+    update = driver.create_snapshot(snapshot_of(volume))
+    copy = os.stat(update["provider_location"])
+    assert copy.st_size == units.Gi
+    assert copy.st_blocks * 512 < units.Mi
+    assert read_blocks(update["provider_location"]) == WRITES
+    with open(update["provider_location"], "rb") as handle:
+        handle.seek(units.Mi)
+        assert handle.read(units.Mi) == bytes(units.Mi)
+
+
+def test_copy_stays_sparse_with_or_without_reflink(tmp_path):
+    # NOTE(ashlar): whichever the file system of tmp_path offers.
+    driver = make_driver(tmp_path)
+    volume, path = create(driver, size=1)
+    write_blocks(path)
+    clone = new_volume(size=1)
+    clone_path = driver.create_cloned_volume(clone, volume)[
+        "provider_location"]
+    assert os.stat(clone_path).st_blocks * 512 < units.Mi
+    assert read_blocks(clone_path) == WRITES
+
+
+def test_reflink_is_tried_first(tmp_path, monkeypatch):
+    calls = []
+
+    def reflink(fd, request, arg=0):
+        calls.append(request)
+        os.ftruncate(fd, os.fstat(arg).st_size)
+        os.pwrite(fd, os.pread(arg, 11, 0), 0)
+
+    monkeypatch.setattr(file_driver.fcntl, "ioctl", reflink)
+    monkeypatch.setattr(file_driver, "_sparse_copy", None)  # never called
+    driver = make_driver(tmp_path)
+    volume, path = create(driver)
+    write_blocks(path, {0: b"first block"})
+    snap = driver.create_snapshot(snapshot_of(volume))["provider_location"]
+    assert calls == [file_driver._FICLONE]
+    assert read_blocks(snap, {0: b"first block"}) == {0: b"first block"}
+
+
+def test_volume_from_snapshot_has_the_data_of_then(tmp_path):
+    driver = make_driver(tmp_path)
+    volume, path = create(driver, size=1)
+    write_blocks(path, {0: b"before"})
+    snapshot = snapshot_of(volume)
+    snap_path = driver.create_snapshot(snapshot)["provider_location"]
+    assert os.path.basename(snap_path) == f"snapshot-{snapshot.id}.raw"
+    assert stat.S_IMODE(os.stat(snap_path).st_mode) == 0o660
+    write_blocks(path, {0: b"after!"})
+    copy = new_volume(size=2)
+    copy_path = driver.create_volume_from_snapshot(copy, snapshot)[
+        "provider_location"]
+    assert copy_path.endswith(f"volume-{copy.id}.raw")
+    assert read_blocks(copy_path, {0: b"before"}) == {0: b"before"}
+    info = os.stat(copy_path)
+    assert info.st_size == 2 * units.Gi
+    assert info.st_blocks * 512 < units.Mi
+    assert stat.S_IMODE(info.st_mode) == 0o660
+    # the copy is a file of its own: the snapshot and source may go
+    driver.delete_snapshot(snapshot)
+    driver.delete_volume(volume)
+    assert read_blocks(copy_path, {0: b"before"}) == {0: b"before"}
+
+
+def test_clone_of_raw_is_raw_and_may_be_shared(tmp_path):
+    driver = make_driver(tmp_path, file_multiattach=True)
+    volume, path = create(driver)
+    write_blocks(path, {4096: b"shared data"})
+    clone = base.DriverVolume(str(uuid.uuid4()), 1, multiattach=True)
+    clone_path = driver.create_cloned_volume(clone, volume)[
+        "provider_location"]
+    assert clone_path.endswith(".raw")
+    assert read_blocks(clone_path, {4096: b"shared data"}) == {
+        4096: b"shared data"}
+    info = driver.initialize_connection(clone, CONNECTOR)
+    assert info["data"]["format"] == "raw"
+
+
+def test_clone_keeps_the_source_format(tmp_path):
+    raw_volume, _ = create(make_driver(tmp_path, "raw"))
+    qcow2_driver = make_driver(tmp_path, "qcow2")
+    clone = new_volume(size=2)
+    clone_path = qcow2_driver.create_cloned_volume(clone, raw_volume)[
+        "provider_location"]
+    assert clone_path.endswith(".raw")
+    assert os.stat(clone_path).st_size == 2 * units.Gi
+
+
+def test_qcow2_clone_is_a_grown_copy(tmp_path):
+    driver = make_driver(tmp_path, "qcow2")
+    volume, path = create(driver, size=1)
+    clone = new_volume(size=3)
+    clone_path = driver.create_cloned_volume(clone, volume)[
+        "provider_location"]
+    assert clone_path.endswith(".qcow2")
+    header, data = parse_qcow2(clone_path)
+    assert header["size"] == 3 * units.Gi
+    assert parse_qcow2(path)[0]["size"] == units.Gi
+    assert len(data) == os.stat(path).st_size
+    shared = base.DriverVolume(str(uuid.uuid4()), 1, multiattach=True)
+    with pytest.raises(exception.VolumeBackendAPIException):
+        driver.create_cloned_volume(shared, volume)
+    assert driver._find(shared.id) is None
+
+
+def test_copy_never_overwrites(tmp_path):
+    driver = make_driver(tmp_path)
+    volume, _ = create(driver)
+    other, other_path = create(driver)
+    write_blocks(other_path, {0: b"precious"})
+    snapshot = snapshot_of(volume)
+    driver.create_snapshot(snapshot)
+    with pytest.raises(exception.VolumeBackendAPIException):
+        driver.create_cloned_volume(other, volume)
+    with pytest.raises(exception.VolumeBackendAPIException):
+        driver.create_volume_from_snapshot(other, snapshot)
+    with pytest.raises(exception.VolumeBackendAPIException):
+        driver.create_snapshot(snapshot_of(other, snapshot.id))
+    assert read_blocks(other_path, {0: b"precious"}) == {0: b"precious"}
+
+
+def test_failed_copy_leaves_nothing(tmp_path, monkeypatch):
+    driver = make_driver(tmp_path)
+    volume, _ = create(driver)
+    before = sorted(os.listdir(driver.volume_dir))
+
+    def crash(source, target):
+        os.ftruncate(target, units.Mi)
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(file_driver, "_copy_file", crash)
+    with pytest.raises(exception.VolumeBackendAPIException):
+        driver.create_snapshot(snapshot_of(volume))
+    with pytest.raises(exception.VolumeBackendAPIException):
+        driver.create_cloned_volume(new_volume(), volume)
+    assert sorted(os.listdir(driver.volume_dir)) == before
+
+
+@pytest.mark.parametrize("fmt", ["raw", "qcow2"])
+def test_revert_restores_the_data_and_keeps_the_size(tmp_path, fmt):
+    driver = make_driver(tmp_path, fmt)
+    volume, path = create(driver, size=1)
+    write_blocks(path, {2 * units.Mi: b"good state"})
+    snapshot = snapshot_of(volume)
+    driver.create_snapshot(snapshot)
+    write_blocks(path, {2 * units.Mi: b"BAD STATE!"})
+    driver.extend_volume(volume, 2)
+    grown = base.DriverVolume(volume.id, 2)
+    driver.revert_to_snapshot(grown, snapshot)
+    assert read_blocks(path, {2 * units.Mi: b"good state"}) == {
+        2 * units.Mi: b"good state"}
+    assert pool(driver)["provisioned_capacity_gb"] == 2.0
+    if fmt == "raw":
+        assert os.stat(path).st_size == 2 * units.Gi
+        assert os.stat(path).st_blocks * 512 < units.Mi
+    else:
+        assert parse_qcow2(path)[0]["size"] == 2 * units.Gi
+    assert stat.S_IMODE(os.stat(path).st_mode) == 0o660
+    with pytest.raises(exception.SnapshotNotFound):
+        driver.revert_to_snapshot(grown, snapshot_of(volume))
+    with pytest.raises(exception.VolumeNotFound):
+        driver.revert_to_snapshot(new_volume(), snapshot)
+
+
+def test_snapshot_files_are_not_volumes(tmp_path):
+    driver = make_driver(tmp_path)
+    volume, _ = create(driver, size=3)
+    snapshot = snapshot_of(volume)
+    snap_path = driver.create_snapshot(snapshot)["provider_location"]
+    stats = pool(driver)
+    assert stats["total_volumes"] == 1
+    assert stats["provisioned_capacity_gb"] == 3.0
+    driver.do_setup()  # drops partial files only
+    assert os.path.exists(snap_path)
+    driver.delete_volume(volume)
+    assert pool(driver)["total_volumes"] == 0
+    assert os.path.exists(snap_path)
+    driver.delete_snapshot(snapshot)
+    driver.delete_snapshot(snapshot)
+    assert os.listdir(driver.volume_dir) == []
+
+
+def test_unsafe_snapshot_ids_are_refused(tmp_path):
+    driver = make_driver(tmp_path)
+    volume, _ = create(driver)
+    bad = base.DriverSnapshot("../escape", volume, 1)
+    with pytest.raises(exception.InvalidInput):
+        driver.create_snapshot(bad)
+    with pytest.raises(exception.InvalidInput):
+        driver.delete_snapshot(bad)

@@ -12,7 +12,6 @@ from common.db import api as db_api
 from common.db import models
 from common.db.api import attachments as db
 from common.db.api import volumes as volumes_db
-from drivers import fake as fake_driver
 from services.volume import manager
 from services.volume import rpcapi
 
@@ -23,17 +22,6 @@ except ImportError:  # pytest put tests/unit on sys.path instead
 
 
 database = fixtures.database
-
-
-@pytest.fixture
-def mgr():
-    conf = fixtures.make_conf()
-    fake_driver.register_opts(conf, "b1")
-    driver = fake_driver.FakeDriver(conf["b1"], "b1", "node1")
-    with mock.patch.object(manager.scheduler_rpcapi, "CapabilitiesAPI"):
-        mgr = manager.VolumeManager(conf, "node1", "b1", driver)
-    mgr.service_uuid = "svc"
-    return mgr
 
 
 def _vol(mgr, **kwargs):
@@ -140,9 +128,9 @@ def _conf_for_client():
         yield
 
 
-def test_rpc_version_is_one_two():
-    assert rpcapi.VolumeAPI.RPC_API_VERSION == "1.2"
-    assert manager.VolumeManager.target.version == "1.2"
+def test_rpc_version_is_one_three():
+    assert rpcapi.VolumeAPI.RPC_API_VERSION == "1.3"
+    assert manager.VolumeManager.target.version == "1.3"
 
 
 @pytest.mark.parametrize("method, kind, args, kwargs, version", [
@@ -155,6 +143,12 @@ def test_rpc_version_is_one_two():
     ("retype_volume", "cast", ("v1", "h@b#p", "t1", "never"),
      {"volume_id": "v1", "new_type_id": "t1",
       "migration_policy": "never"}, "1.1"),
+    ("create_snapshot", "cast", ("s1", "h@b#p"), {"snapshot_id": "s1"},
+     "1.3"),
+    ("delete_snapshot", "cast", ("s1", "h@b#p"), {"snapshot_id": "s1"},
+     "1.3"),
+    ("revert_to_snapshot", "cast", ("v1", "h@b#p", "s1"),
+     {"volume_id": "v1", "snapshot_id": "s1"}, "1.3"),
 ])
 def test_rpc_methods(client, method, kind, args, kwargs, version):
     api, raw = client
@@ -162,6 +156,17 @@ def test_rpc_methods(client, method, kind, args, kwargs, version):
     raw.prepare.assert_called_with(server="h@b", version=version)
     getattr(raw.prepare.return_value, kind).assert_called_once_with(
         "ctxt", method, **kwargs)
+
+
+def test_a_create_from_a_source_is_create_volume_at_1_3(client):
+    api, raw = client
+    api.create_volume_from_source("ctxt", "v1", "h@b#p")
+    raw.prepare.assert_called_with(server="h@b", version="1.3")
+    raw.prepare.return_value.cast.assert_called_once_with(
+        "ctxt", "create_volume", volume_id="v1")
+    raw.can_send_version.return_value = False
+    with pytest.raises(rpcapi.rpc.ServiceTooOld):
+        api.create_volume_from_source("ctxt", "v1", "h@b#p")
 
 
 def test_rpc_refuses_old_servers(client):

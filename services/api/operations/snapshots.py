@@ -1,0 +1,153 @@
+"""Snapshot operations: create, show, list, update, delete, metadata, and
+the reset/force-delete admin actions.
+
+A snapshot is counted on its volume (``snapshot_count``) in the statement
+that makes it, which also checks the volume's status, so a volume being
+deleted never gains one and a volume with snapshots is never deleted.
+"""
+
+import uuid
+from typing import Any
+
+from oslo_config import cfg
+from oslo_log import log as logging
+
+from common import constants
+from common import exception
+from common import quota
+from common import rpc
+from common.db.api import quotas as quotas_db
+from common.db.api import snapshots as snapshots_db
+from services.api.operations import volumes as volume_ops
+from services.volume import rpcapi as volume_rpcapi
+
+LOG = logging.getLogger(__name__)
+STATUS = constants.VolumeStatus
+SNAP = constants.SnapshotStatus
+
+DELETABLE = (SNAP.AVAILABLE, SNAP.ERROR)
+
+
+class SnapshotOperations:
+    def __init__(self, conf: cfg.ConfigOpts,
+                 volumes: volume_ops.VolumeOperations,
+                 volume: volume_rpcapi.VolumeAPI) -> None:
+        self.conf = conf
+        self.volumes = volumes
+        self.volume = volume
+
+    def get(self, ctxt: Any, snapshot_id: str) -> Any:
+        """A snapshot ``volume:get_snapshot`` lets the caller see, else
+        SnapshotNotFound."""
+        return self.volumes.snapshot(ctxt, snapshot_id)
+
+    def list(self, ctxt: Any, all_tenants: bool = False,
+             **kwargs: Any) -> list:
+        project = volume_ops.listed_project(ctxt, all_tenants)
+        ctxt.can("volume:get_all_snapshots", {"project_id": project})
+        return snapshots_db.snapshot_list(ctxt, project_id=project, **kwargs)
+
+    def create(self, ctxt: Any, volume_id: str, force: bool = False,
+               name: str | None = None, description: str | None = None,
+               metadata: dict | None = None) -> Any:
+        """Write a ``creating`` snapshot and cast it to the volume's node.
+
+        :raises InvalidVolume: the volume is not ``available`` (or, with
+            ``force``, ``in-use``), or is migrating.
+        """
+        volume = self.volumes.get(ctxt, volume_id)
+        ctxt.can("volume:create_snapshot", {"project_id": volume.project_id})
+        allowed = ((STATUS.AVAILABLE, STATUS.IN_USE) if force
+                   else (STATUS.AVAILABLE,))
+        if volume.status not in allowed:
+            raise exception.InvalidVolume(
+                reason="Volume %s status must be available%s, but current "
+                "status is: %s." % (volume_id, " or in-use" if force else "",
+                                    volume.status))
+        change = quota.Change(volume.volume_type.name, snapshots=1,
+                              gigabytes=volume.size)
+        row = snapshots_db.snapshot_create(ctxt, {
+            "id": str(uuid.uuid4()), "volume_id": volume_id,
+            "project_id": volume.project_id, "user_id": ctxt.user_id,
+            "status": SNAP.CREATING, "progress": "0%",
+            "volume_size": volume.size, "display_name": name,
+            "display_description": description,
+        }, metadata, volume_expected={"status": allowed,
+                                      "migration_status": None},
+            check=self._quota(volume, change))
+        try:
+            self.volume.create_snapshot(ctxt, row.id, volume.host)
+        except rpc.ServiceTooOld:
+            snapshots_db.snapshot_destroy(ctxt, row.id)
+            raise
+        LOG.info("Snapshot %(id)s of volume %(vol)s accepted",
+                 {"id": row.id, "vol": volume_id})
+        return row
+
+    def _quota(self, volume: Any, change: quota.Change) -> Any:
+        def check(session: Any) -> None:
+            quotas_db.enforce(session, self.conf, volume.project_id,
+                              volume.volume_type_id, change)
+        return check
+
+    def update(self, ctxt: Any, snapshot_id: str, values: dict) -> Any:
+        row = self.get(ctxt, snapshot_id)
+        ctxt.can("volume:update_snapshot", {"project_id": row.project_id})
+        return snapshots_db.snapshot_update(ctxt, snapshot_id, values)
+
+    def delete(self, ctxt: Any, snapshot_id: str, force: bool = False) -> None:
+        """``deleting``, then the volume service removes it.
+
+        :raises InvalidSnapshot: not ``available`` or ``error`` (any status
+            but ``deleting`` with ``force``).
+        """
+        row = self.get(ctxt, snapshot_id)
+        ctxt.can("volume_extension:snapshot_admin_actions:force_delete"
+                 if force else "volume:delete_snapshot",
+                 {"project_id": row.project_id})
+        expected = ({"status": DELETABLE} if not force
+                    else {"status": row.status})
+        if row.status == SNAP.DELETING or not snapshots_db.snapshot_cas(
+                ctxt, snapshot_id, expected, {"status": SNAP.DELETING}):
+            raise exception.InvalidSnapshot(
+                reason="Snapshot status must be available or error")
+        try:
+            self.volume.delete_snapshot(ctxt, snapshot_id, row.volume.host)
+        except rpc.ServiceTooOld:
+            snapshots_db.snapshot_cas(ctxt, snapshot_id,
+                                      {"status": SNAP.DELETING},
+                                      {"status": row.status})
+            raise
+        LOG.info("Snapshot %s deleting", snapshot_id)
+
+    def reset_status(self, ctxt: Any, snapshot_id: str, status: str) -> None:
+        row = self.get(ctxt, snapshot_id)
+        ctxt.can("volume_extension:snapshot_admin_actions:reset_status",
+                 {"project_id": row.project_id})
+        if status not in SNAP.ALL:
+            raise exception.InvalidInput(
+                reason="Invalid status %r for a snapshot" % status)
+        snapshots_db.snapshot_update(ctxt, snapshot_id, {"status": status})
+
+    # -- metadata -------------------------------------------------------------
+    def metadata(self, ctxt: Any, snapshot_id: str) -> dict:
+        row = self.get(ctxt, snapshot_id)
+        ctxt.can("volume:get_snapshot_metadata",
+                 {"project_id": row.project_id})
+        return snapshots_db.metadata_of(row)
+
+    def set_metadata(self, ctxt: Any, snapshot_id: str, metadata: dict,
+                     replace: bool) -> dict:
+        """Merge ``metadata`` into the snapshot's, or replace it all."""
+        row = self.get(ctxt, snapshot_id)
+        ctxt.can("volume:update_snapshot_metadata",
+                 {"project_id": row.project_id})
+        row = snapshots_db.snapshot_update(ctxt, snapshot_id, {}, metadata,
+                                           delete_metadata=replace)
+        return snapshots_db.metadata_of(row)
+
+    def delete_metadata(self, ctxt: Any, snapshot_id: str, key: str) -> None:
+        row = self.get(ctxt, snapshot_id)
+        ctxt.can("volume:delete_snapshot_metadata",
+                 {"project_id": row.project_id})
+        snapshots_db.snapshot_metadata_delete(ctxt, snapshot_id, key)

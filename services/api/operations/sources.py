@@ -1,0 +1,80 @@
+"""What a volume is made from: a snapshot or another volume.
+
+A volume made from a source is made on the source's pool (the backend
+copies or clones it there), with the source's type unless another is
+asked for, and at least the source's size; Cinder's rules and messages.
+"""
+
+import dataclasses
+from typing import Any
+
+from common import constants
+from common import exception
+
+STATUS = constants.VolumeStatus
+SNAP = constants.SnapshotStatus
+
+
+@dataclasses.dataclass(frozen=True)
+class Source:
+    kind: str           # "snapshot" or "volume"
+    id: str
+    pool: str | None    # host@backend#pool of the data
+    size: int
+    volume_type_id: str
+
+    def describe(self) -> str:
+        return "%s %s" % (self.kind, self.id)
+
+
+def of_snapshot(row: Any) -> Source:
+    """:raises InvalidSnapshot: it is not ``available``."""
+    if row.status != SNAP.AVAILABLE:
+        raise exception.InvalidSnapshot(
+            reason="Originating snapshot status must be one of 'available' "
+            "values")
+    return Source("snapshot", row.id, row.volume.host, row.volume_size,
+                  row.volume.volume_type_id)
+
+
+def of_volume(row: Any) -> Source:
+    """:raises InvalidVolume: it is not ``available`` or ``in-use``."""
+    if row.status not in (STATUS.AVAILABLE, STATUS.IN_USE):
+        raise exception.InvalidVolume(
+            reason="Unable to create a volume from an originating source "
+            "volume when its status is not 'available' or 'in-use'.")
+    return Source("volume", row.id, row.host, row.size, row.volume_type_id)
+
+
+def checked_size(size: int | None, source: Source | None) -> int:
+    """The new volume's size: as asked, else the source's.
+
+    :raises InvalidInput: no size and no source, or smaller than the source.
+    """
+    if source is None:
+        if size is None:
+            raise exception.InvalidInput(
+                reason="Size is required unless a snapshot_id or "
+                "source_volid is given.")
+        return size
+    if size is None:
+        return source.size
+    if size < source.size:
+        what = "the snapshot size" if source.kind == "snapshot" else \
+            "original volume size"
+        raise exception.InvalidInput(
+            reason="Volume size '%(size)s'GB cannot be smaller than %(what)s "
+            "%(src)sGB. They must be >= %(orig)s size." % {
+                "size": size, "what": what, "src": source.size,
+                "orig": "original snapshot" if source.kind == "snapshot"
+                else "original volume"})
+    return size
+
+
+def columns(source: Source | None) -> dict:
+    """The new row's source columns, and its pool (placed already)."""
+    if source is None:
+        return {}
+    return {"snapshot_id": source.id if source.kind == "snapshot" else None,
+            "source_volid": source.id if source.kind == "volume" else None,
+            "host": source.pool}

@@ -1,0 +1,193 @@
+"""/snapshots, /snapshots/detail, /snapshots/{id}, their metadata and
+admin actions."""
+
+from typing import Any
+
+import falcon
+
+from common import exception
+from services.api import microversion
+from services.api import validation
+from services.api.operations import snapshots as snapshot_ops
+from services.api.resources import base
+from services.api.schemas import snapshots as schemas
+from services.api.views import snapshots as views
+
+#: Snapshots of in-use volumes without ``force``.
+IN_USE_VERSION = microversion.APIVersion(3, 66)
+SORT_MAP = {"created_at": "created_at", "updated_at": "updated_at",
+            "id": "id", "name": "display_name", "status": "status",
+            "size": "volume_size", "volume_id": "volume_id"}
+FILTER_MAP = {"name": "display_name", "display_name": "display_name",
+              "status": "status", "volume_id": "volume_id"}
+_NAME_KEYS = (("name", "display_name"), ("display_name", "display_name"),
+              ("description", "display_description"),
+              ("display_description", "display_description"))
+
+
+
+def _names(data: dict) -> dict:
+    values: dict = {}
+    for key, column in _NAME_KEYS:
+        if key in data and column not in values:
+            values[column] = data[key]
+    return values
+
+
+class _Lister:
+    def __init__(self, ops: snapshot_ops.SnapshotOperations,
+                 max_limit: int) -> None:
+        self.ops = ops
+        self.max_limit = max_limit
+
+    def _page(self, req: falcon.Request) -> tuple[list, dict]:
+        kwargs = base.list_params(req, self.max_limit, SORT_MAP)
+        limit = kwargs["limit"]
+        if not limit:
+            return [], {}
+        rows = self.ops.list(base.ctxt(req),
+                             all_tenants=base.flag(req, "all_tenants"),
+                             filters=base.filters(req, FILTER_MAP),
+                             **dict(kwargs, limit=limit + 1))
+        more = len(rows) > limit
+        rows = rows[:limit]
+        return rows, base.next_links(req, "snapshots", rows, limit, more)
+
+
+class Collection(_Lister):
+    def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
+        rows, extras = self._page(req)
+        version = base.version(req)
+        resp.media = {"snapshots": [views.summary(row, version)
+                                    for row in rows], **extras}
+
+    def on_post(self, req: falcon.Request, resp: falcon.Response) -> None:
+        data = base.body(req, schemas.CREATE)["snapshot"]
+        names = _names(data)
+        force = validation.parse_bool_param("force", data.get("force", False))
+        if base.version(req) >= IN_USE_VERSION:
+            # From 3.66 an in-use volume needs no force, and false is wrong.
+            if "force" in data and not force:
+                raise exception.InvalidInput(
+                    reason="Invalid value 'False' for force.")
+            force = True
+        row = self.ops.create(
+            base.ctxt(req), data["volume_id"], force=force,
+            name=names.get("display_name"),
+            description=names.get("display_description"),
+            metadata=data.get("metadata"))
+        resp.status = falcon.HTTP_202
+        resp.media = {"snapshot": views.summary(row, base.version(req))}
+
+
+class Detail(_Lister):
+    def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
+        rows, extras = self._page(req)
+        ctxt, version = base.ctxt(req), base.version(req)
+        resp.media = {"snapshots": [views.detail(row, ctxt, version)
+                                    for row in rows], **extras}
+
+
+class Item:
+    def __init__(self, ops: snapshot_ops.SnapshotOperations) -> None:
+        self.ops = ops
+
+    def on_get(self, req: falcon.Request, resp: falcon.Response,
+               snapshot_id: str) -> None:
+        row = self.ops.get(base.ctxt(req), snapshot_id)
+        resp.media = {"snapshot": views.detail(row, base.ctxt(req),
+                                               base.version(req))}
+
+    def on_put(self, req: falcon.Request, resp: falcon.Response,
+               snapshot_id: str) -> None:
+        data = base.body(req, schemas.UPDATE)["snapshot"]
+        row = self.ops.update(base.ctxt(req), snapshot_id, _names(data))
+        resp.media = {"snapshot": views.detail(row, base.ctxt(req),
+                                               base.version(req))}
+
+    def on_delete(self, req: falcon.Request, resp: falcon.Response,
+                  snapshot_id: str) -> None:
+        self.ops.delete(base.ctxt(req), snapshot_id)
+        resp.status = falcon.HTTP_202
+
+
+class Metadata:
+    def __init__(self, ops: snapshot_ops.SnapshotOperations) -> None:
+        self.ops = ops
+
+    def on_get(self, req: falcon.Request, resp: falcon.Response,
+               snapshot_id: str) -> None:
+        resp.media = {"metadata": self.ops.metadata(base.ctxt(req),
+                                                    snapshot_id)}
+
+    def on_post(self, req: falcon.Request, resp: falcon.Response,
+                snapshot_id: str) -> None:
+        self._set(req, resp, snapshot_id, replace=False)
+
+    def on_put(self, req: falcon.Request, resp: falcon.Response,
+               snapshot_id: str) -> None:
+        self._set(req, resp, snapshot_id, replace=True)
+
+    def _set(self, req: falcon.Request, resp: falcon.Response,
+             snapshot_id: str, replace: bool) -> None:
+        metadata = base.body(req, schemas.METADATA)["metadata"]
+        resp.media = {"metadata": self.ops.set_metadata(
+            base.ctxt(req), snapshot_id, metadata, replace)}
+
+
+class MetadataItem:
+    def __init__(self, ops: snapshot_ops.SnapshotOperations) -> None:
+        self.ops = ops
+
+    def on_get(self, req: falcon.Request, resp: falcon.Response,
+               snapshot_id: str, key: str) -> None:
+        metadata = self.ops.metadata(base.ctxt(req), snapshot_id)
+        if key not in metadata:
+            raise exception.SnapshotMetadataNotFound(snapshot_id=snapshot_id,
+                                                     metadata_key=key)
+        resp.media = {"meta": {key: metadata[key]}}
+
+    def on_put(self, req: falcon.Request, resp: falcon.Response,
+               snapshot_id: str, key: str) -> None:
+        meta = base.body(req, schemas.METADATA_ITEM)["meta"]
+        if key not in meta:
+            raise exception.Invalid("Request body and URI mismatch")
+        self.ops.set_metadata(base.ctxt(req), snapshot_id, meta,
+                              replace=False)
+        resp.media = {"meta": meta}
+
+    def on_delete(self, req: falcon.Request, resp: falcon.Response,
+                  snapshot_id: str, key: str) -> None:
+        self.ops.delete_metadata(base.ctxt(req), snapshot_id, key)
+        resp.content_type = falcon.MEDIA_JSON
+        resp.data = b""
+
+
+class Action:
+    def __init__(self, ops: snapshot_ops.SnapshotOperations) -> None:
+        self.ops = ops
+
+    def on_post(self, req: falcon.Request, resp: falcon.Response,
+                snapshot_id: str) -> None:
+        name, value = base.action_body(req, schemas.ACTIONS)
+        ctxt = base.ctxt(req)
+        if name == "os-reset_status":
+            self.ops.reset_status(ctxt, snapshot_id, value["status"].lower())
+        else:
+            self.ops.delete(ctxt, snapshot_id, force=True)
+        resp.status = falcon.HTTP_202
+        resp.content_type = falcon.MEDIA_JSON
+        resp.data = b""
+
+
+def routes(ops: Any, max_limit: int) -> list[tuple[str, Any]]:
+    """The snapshot routes, for ``services.api.routes``."""
+    snaps = ops.snapshots
+    return [
+        ("/v3/snapshots", Collection(snaps, max_limit)),
+        ("/v3/snapshots/detail", Detail(snaps, max_limit)),
+        ("/v3/snapshots/{snapshot_id}", Item(snaps)),
+        ("/v3/snapshots/{snapshot_id}/metadata", Metadata(snaps)),
+        ("/v3/snapshots/{snapshot_id}/metadata/{key}", MetadataItem(snaps)),
+        ("/v3/snapshots/{snapshot_id}/action", Action(snaps)),
+    ]

@@ -1,0 +1,36 @@
+"""Snapshot views: Cinder's summary (lists, create) and detail."""
+
+from typing import Any
+
+from common.db.api import snapshots as snapshots_db
+from services.api import microversion
+from services.api import views
+
+V = microversion.APIVersion
+
+
+def summary(row: Any, version: V) -> dict:
+    body = {
+        "id": row.id, "created_at": views.timestamp(row.created_at),
+        "updated_at": views.timestamp(row.updated_at),
+        "name": row.display_name, "description": row.display_description,
+        "volume_id": row.volume_id, "status": row.status,
+        "size": row.volume_size, "metadata": snapshots_db.metadata_of(row),
+    }
+    if version >= V(3, 14):
+        body["group_snapshot_id"] = None
+    if version >= V(3, 41):
+        body["user_id"] = row.user_id
+    if version >= V(3, 65):
+        body["consumes_quota"] = True
+    return body
+
+
+def detail(row: Any, ctxt: Any, version: V) -> dict:
+    """The summary plus the extended attributes the caller may see."""
+    body = summary(row, version)
+    if ctxt.can("volume_extension:extended_snapshot_attributes",
+                {"project_id": row.project_id}, fatal=False):
+        body["os-extended-snapshot-attributes:progress"] = row.progress
+        body["os-extended-snapshot-attributes:project_id"] = row.project_id
+    return body

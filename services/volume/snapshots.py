@@ -1,0 +1,118 @@
+"""Snapshot work of one volume backend: create, delete, revert.
+
+Each step compare-and-swaps the snapshot's (and, for a revert, the
+volume's) status from what the API left, so a late cast and a resume never
+both act; a driver failure becomes an error status with a reason.
+"""
+
+from typing import Any
+
+from oslo_log import log as logging
+
+from common import constants
+from common import exception
+from common.db.api import snapshots as snapshots_db
+from common.db.api import volumes as volumes_db
+from drivers import base as driver_base
+from services.volume import attach
+
+LOG = logging.getLogger(__name__)
+STATUS = constants.VolumeStatus
+SNAP = constants.SnapshotStatus
+
+
+def driver_snapshot(row: Any) -> driver_base.DriverSnapshot:
+    return driver_base.DriverSnapshot(
+        id=row.id, volume=attach.driver_volume(row.volume),
+        size=row.volume_size, provider_location=row.provider_location)
+
+
+class SnapshotWorker:
+    def __init__(self, driver: driver_base.VolumeDriver,
+                 service_host: str) -> None:
+        self.driver = driver
+        self.service_host = service_host
+
+    def _in(self, ctxt: Any, snapshot_id: str, status: str) -> Any | None:
+        try:
+            row = snapshots_db.snapshot_get(ctxt, snapshot_id)
+        except exception.SnapshotNotFound:
+            return None
+        return row if row.status == status else None
+
+    def create(self, ctxt: Any, snapshot_id: str) -> bool:
+        """``creating`` -> ``available`` (or ``error``); True when made."""
+        row = self._in(ctxt, snapshot_id, SNAP.CREATING)
+        if row is None:
+            return False
+        try:
+            update = self.driver.create_snapshot(driver_snapshot(row)) or {}
+        except Exception as exc:
+            LOG.exception("Driver failed to snapshot volume %(vol)s as "
+                          "%(id)s", {"vol": row.volume_id, "id": snapshot_id})
+            snapshots_db.snapshot_cas(ctxt, snapshot_id,
+                                      {"status": SNAP.CREATING},
+                                      {"status": SNAP.ERROR,
+                                       "error_reason": self._why(
+                                           "snapshot", exc)})
+            return False
+        snapshots_db.snapshot_cas(ctxt, snapshot_id, {"status": SNAP.CREATING},
+                                  dict(update, status=SNAP.AVAILABLE,
+                                       progress="100%"))
+        LOG.info("Created snapshot %(id)s of volume %(vol)s",
+                 {"id": snapshot_id, "vol": row.volume_id})
+        return True
+
+    def delete(self, ctxt: Any, snapshot_id: str) -> bool:
+        """``deleting`` -> gone (or ``error_deleting``); True when gone."""
+        row = self._in(ctxt, snapshot_id, SNAP.DELETING)
+        if row is None:
+            return False
+        try:
+            self.driver.delete_snapshot(driver_snapshot(row))
+        except Exception as exc:
+            LOG.exception("Driver failed to delete snapshot %s", snapshot_id)
+            snapshots_db.snapshot_cas(ctxt, snapshot_id,
+                                      {"status": SNAP.DELETING},
+                                      {"status": SNAP.ERROR_DELETING,
+                                       "error_reason": self._why(
+                                           "delete the snapshot", exc)})
+            return False
+        snapshots_db.snapshot_destroy(ctxt, snapshot_id)
+        LOG.info("Deleted snapshot %s", snapshot_id)
+        return True
+
+    def revert(self, ctxt: Any, volume_id: str, snapshot_id: str) -> None:
+        """``reverting``/``restoring`` -> ``available`` both; a failure
+        leaves the volume ``error`` (its data may be half reverted)."""
+        snap = self._in(ctxt, snapshot_id, SNAP.RESTORING)
+        volume = volumes_db.volume_get(ctxt, volume_id)
+        if snap is None or volume.status != STATUS.REVERTING:
+            return
+        values: dict = {"status": STATUS.AVAILABLE}
+        try:
+            self.driver.revert_to_snapshot(attach.driver_volume(volume),
+                                           driver_snapshot(snap))
+        except Exception as exc:
+            LOG.exception("Driver failed to revert volume %(vol)s to "
+                          "%(id)s", {"vol": volume_id, "id": snapshot_id})
+            values = {"status": STATUS.ERROR,
+                      "error_reason": self._why("revert the volume", exc)}
+        volumes_db.volume_cas(ctxt, volume_id, {"status": STATUS.REVERTING},
+                              values)
+        snapshots_db.snapshot_cas(ctxt, snapshot_id,
+                                  {"status": SNAP.RESTORING},
+                                  {"status": SNAP.AVAILABLE})
+        LOG.info("Volume %(vol)s reverted to snapshot %(id)s: %(st)s",
+                 {"vol": volume_id, "id": snapshot_id,
+                  "st": values["status"]})
+
+    def _why(self, what: str, exc: Exception) -> str:
+        return "Backend %s failed to %s: %s" % (self.service_host, what, exc)
+
+    def mine(self, ctxt: Any, status: str) -> list:
+        """This backend's snapshots in ``status``."""
+        prefix = self.service_host + "#"
+        return [row for row in snapshots_db.snapshot_list(
+                    ctxt, filters={"status": status})
+                if (row.volume.host or "").startswith(prefix)]

@@ -1,0 +1,102 @@
+"""A user's snapshot story, told through the REST API and an agent's data
+path, shared by the file and RBD backends' functional tests.
+
+Bytes written through an attachment before a snapshot are in a volume made
+from it and come back after a revert; bytes written after it are in a clone
+of the volume; deleting the snapshot and then the source volume leaves
+what was made from them readable.
+"""
+
+import json
+import subprocess
+import sys
+
+from tests.functional import harness
+
+BEFORE = b"written before the snapshot"
+AFTER = b"WRITTEN AFTER THE SNAPSHOT!"
+
+
+def agent(dep, host: str, extra: str = ""):
+    """Run ``ashlar-agent`` as ``host``: ``run(*args, stdin=b"")`` gives
+    (returncode, stdout bytes, stderr text)."""
+    conf = dep.config("agent-%s" % host, host, extra=extra)
+
+    def run(*args, stdin: bytes = b""):
+        out = subprocess.run(
+            [sys.executable, "-m", "services.agent", "--config-file", conf,
+             *args], cwd=harness.REPO, input=stdin, capture_output=True,
+            timeout=120)
+        return out.returncode, out.stdout, out.stderr.decode(errors="replace")
+    return run
+
+
+def ok(result) -> bytes:
+    code, stdout, stderr = result
+    assert code == 0, stderr[-2000:]
+    return stdout
+
+
+def _volume(client, **fields) -> str:
+    resp = client.post("/volumes", {"volume": fields})
+    assert resp.status_code == 202, resp.text
+    volume_id = resp.json()["volume"]["id"]
+    client.wait_status(volume_id, "available", timeout=60)
+    return volume_id
+
+
+def _read_through(run, volume_id: str, length: int) -> bytes:
+    attachment = json.loads(ok(run("attach", volume_id)))
+    try:
+        return ok(run("read", attachment["id"], "--length", str(length)))
+    finally:
+        ok(run("detach", attachment["id"]))
+
+
+def _snapshot(client, volume_id: str, force: bool) -> object:
+    return client.post("/snapshots", {"snapshot": {
+        "volume_id": volume_id, "force": force, "name": "story"}})
+
+
+def _wait_snapshot(client, snapshot_id: str, status: str | None) -> None:
+    def now():
+        resp = client.get("/snapshots/%s" % snapshot_id)
+        if resp.status_code == 404:
+            return status is None
+        return resp.json()["snapshot"]["status"] == status
+    harness.wait_for(now, timeout=60, what="snapshot %s" % status)
+
+
+def tell(client, run, type_name: str) -> None:
+    """The story on a volume of ``type_name``; asserts each step."""
+    vid = _volume(client, size=1, volume_type=type_name)
+    attachment = json.loads(ok(run("attach", vid)))
+    ok(run("write", attachment["id"], stdin=BEFORE))
+    refused = _snapshot(client, vid, force=False)
+    assert refused.status_code == 400, refused.text
+    resp = _snapshot(client, vid, force=True)
+    assert resp.status_code == 202, resp.text
+    sid = resp.json()["snapshot"]["id"]
+    _wait_snapshot(client, sid, "available")
+    ok(run("write", attachment["id"], stdin=AFTER))
+    ok(run("detach", attachment["id"]))
+    from_snap = _volume(client, snapshot_id=sid, size=2)
+    clone = _volume(client, source_volid=vid)
+    assert _read_through(run, from_snap, len(BEFORE)) == BEFORE
+    assert _read_through(run, clone, len(AFTER)) == AFTER
+    resp = client.post("/volumes/%s/action" % vid, {"revert": {
+        "snapshot_id": sid}}, headers={
+            "OpenStack-API-Version": "volume 3.40"})
+    assert resp.status_code == 202, resp.text
+    client.wait_status(vid, "available", timeout=60)
+    assert _read_through(run, vid, len(BEFORE)) == BEFORE
+    assert client.delete("/volumes/%s" % vid).status_code == 400
+    assert client.delete("/snapshots/%s" % sid).status_code == 202
+    _wait_snapshot(client, sid, None)
+    assert client.delete("/volumes/%s" % vid).status_code == 202
+    client.wait_status(vid, None, timeout=60)
+    assert _read_through(run, from_snap, len(BEFORE)) == BEFORE
+    assert _read_through(run, clone, len(AFTER)) == AFTER
+    for made in (from_snap, clone):
+        assert client.delete("/volumes/%s" % made).status_code == 202
+        client.wait_status(made, None, timeout=60)

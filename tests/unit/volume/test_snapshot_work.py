@@ -1,0 +1,128 @@
+"""The volume node's snapshot work (services/volume/snapshots.py through
+the manager): create, delete, revert, volumes made from sources, failures
+that become error statuses, and work resumed after a crash."""
+
+import uuid
+from unittest import mock
+
+
+from common import exception
+from common.db.api import snapshots as snapshots_db
+from common.db.api import volumes as volumes_db
+from services.volume import manager
+
+try:
+    from tests.unit.db import fixtures
+except ImportError:  # pytest put tests/unit on sys.path instead
+    from db import fixtures
+
+
+database = fixtures.database
+
+
+def _vol(mgr, **kwargs):
+    vol = fixtures.make_volume(host="node1@b1#b1", **kwargs)
+    mgr.driver.create_volume(manager._driver_volume(vol))
+    return vol
+
+
+def _snap(vol, status="creating"):
+    return snapshots_db.snapshot_create(fixtures.admin(), {
+        "id": str(uuid.uuid4()), "volume_id": vol.id, "project_id": "p1",
+        "user_id": "u", "status": status, "volume_size": vol.size,
+        "progress": "0%"}, None, volume_expected={})
+
+
+def _snap_status(snapshot_id):
+    try:
+        return snapshots_db.snapshot_get(fixtures.admin(), snapshot_id).status
+    except exception.SnapshotNotFound:
+        return None
+
+
+def test_create_and_delete(mgr):
+    vol = _vol(mgr)
+    snap = _snap(vol)
+    mgr.create_snapshot(fixtures.admin(), snap.id)
+    row = snapshots_db.snapshot_get(fixtures.admin(), snap.id)
+    assert (row.status, row.progress) == ("available", "100%")
+    assert row.provider_location == "fake://snapshot/%s" % snap.id
+    snapshots_db.snapshot_cas(fixtures.admin(), snap.id, {},
+                              {"status": "deleting"})
+    mgr.delete_snapshot(fixtures.admin(), snap.id)
+    assert _snap_status(snap.id) is None and snap.id not in \
+        mgr.driver.snapshots
+    assert volumes_db.volume_get(fixtures.admin(), vol.id).snapshot_count == 0
+
+
+def test_driver_failures_become_error_statuses(mgr):
+    vol = _vol(mgr)
+    snap = _snap(vol)
+    with mock.patch.object(mgr.driver, "create_snapshot",
+                           side_effect=RuntimeError("pool full")):
+        mgr.create_snapshot(fixtures.admin(), snap.id)
+    row = snapshots_db.snapshot_get(fixtures.admin(), snap.id)
+    assert row.status == "error" and "pool full" in row.error_reason
+    snapshots_db.snapshot_cas(fixtures.admin(), snap.id, {},
+                              {"status": "deleting"})
+    with mock.patch.object(mgr.driver, "delete_snapshot",
+                           side_effect=RuntimeError("busy")):
+        mgr.delete_snapshot(fixtures.admin(), snap.id)
+    assert _snap_status(snap.id) == "error_deleting"
+
+
+def test_volumes_from_a_snapshot_and_from_a_volume(mgr):
+    source = _vol(mgr, size=2)
+    snap = _snap(source)
+    mgr.create_snapshot(fixtures.admin(), snap.id)
+    from_snap = fixtures.make_volume(host="node1@b1#b1", status="creating",
+                                     size=3, snapshot_id=snap.id)
+    clone = fixtures.make_volume(host="node1@b1#b1", status="creating",
+                                 size=2, source_volid=source.id)
+    for vol in (from_snap, clone):
+        mgr.create_volume(fixtures.admin(), vol.id)
+        assert volumes_db.volume_get(fixtures.admin(), vol.id).status == \
+            "available"
+    assert mgr.driver.origins == {from_snap.id: ("snapshot", snap.id),
+                                  clone.id: ("volume", source.id)}
+    assert mgr.driver.volumes[from_snap.id] == 3
+
+
+def test_a_source_gone_meanwhile_makes_an_error_not_a_blank_volume(mgr):
+    vol = fixtures.make_volume(host="node1@b1#b1", status="creating",
+                               snapshot_id=str(uuid.uuid4()))
+    mgr.create_volume(fixtures.admin(), vol.id)
+    row = volumes_db.volume_get(fixtures.admin(), vol.id)
+    assert row.status == "error" and "could not be found" in row.error_reason
+    assert vol.id not in mgr.driver.volumes
+
+
+def test_revert(mgr):
+    vol = _vol(mgr, status="reverting")
+    snap = _snap(vol, status="restoring")
+    mgr.driver.create_snapshot(manager.snapshots.driver_snapshot(snap))
+    mgr.revert_to_snapshot(fixtures.admin(), vol.id, snap.id)
+    assert volumes_db.volume_get(fixtures.admin(), vol.id).status == \
+        "available"
+    assert _snap_status(snap.id) == "available"
+    assert mgr.driver.reverts == [(vol.id, snap.id)]
+
+
+def test_failed_revert_leaves_the_volume_in_error(mgr):
+    vol = _vol(mgr, status="reverting")
+    snap = _snap(vol, status="restoring")
+    with mock.patch.object(mgr.driver, "revert_to_snapshot",
+                           side_effect=RuntimeError("io")):
+        mgr.revert_to_snapshot(fixtures.admin(), vol.id, snap.id)
+    row = volumes_db.volume_get(fixtures.admin(), vol.id)
+    assert row.status == "error" and "io" in row.error_reason
+    assert _snap_status(snap.id) == "available"
+
+
+def test_snapshot_work_is_resumed_at_start(mgr):
+    vol = _vol(mgr)
+    creating, deleting = _snap(vol), _snap(vol, status="deleting")
+    mgr.driver.create_snapshot(manager.snapshots.driver_snapshot(deleting))
+    mgr._finish_interrupted_work()
+    assert _snap_status(creating.id) == "available"
+    assert _snap_status(deleting.id) is None
