@@ -217,3 +217,18 @@ def test_snapshot_story_on_rbd(deployment, ceph):
     dep, client = deployment
     storage_story.tell(client, _agent(dep, ceph, "compute-a"), "rbd-shared")
     storage_story.tell(client, _agent(dep, ceph, "compute-a"), "rbd-plain")
+
+
+def test_a_clone_its_source_pool_cannot_take_is_refused_at_once(deployment):
+    _dep, client = deployment
+    assert client.post("/types", {"volume_type": {
+        "name": "elsewhere", "extra_specs": {
+            "volume_backend_name": "nowhere"}}}).status_code == 200
+    source = _volume(client, "rbd-plain")
+    resp = client.post("/volumes", {"volume": {
+        "source_volid": source, "volume_type": "elsewhere"}})
+    assert resp.status_code == 400, resp.text
+    message = resp.json()["badRequest"]["message"]
+    assert "volume %s" % source in message
+    assert "volume_backend_name=nowhere" in message
+    assert client.delete("/volumes/%s" % source).status_code == 202

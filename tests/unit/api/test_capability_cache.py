@@ -446,3 +446,22 @@ def test_reports_that_keep_arriving_mean_accept(conf, clock, monkeypatch):
         return real(wanted)
     monkeypatch.setattr(store, "find_satisfying", find_while_reports_arrive)
     cache.check_type(None, VTYPE, MA)        # accepted, not rejected
+
+
+def test_a_source_pool_that_cannot_take_the_type_is_rejected(cache):
+    """A clone is made where its source is: that pool's fresh report
+    decides, whatever other pools offer."""
+    with pytest.raises(exception.UnsatisfiableSource) as err:
+        cache.check_pool("plain@b#b", "snapshot s1", VTYPE, MA, 1)
+    assert err.value.code == 400
+    assert "snapshot s1" in err.value.msg and "multiattach" in err.value.msg
+    cache.check_pool("plain@b#b", "snapshot s1", VTYPE, {}, 10)
+    with pytest.raises(exception.UnsatisfiableSource, match="11 GiB"):
+        cache.check_pool("plain@b#b", "volume v1", VTYPE, {}, 11)
+
+
+def test_a_source_pool_without_a_fresh_report_is_left_to_its_node(
+        cache, clock):
+    cache.check_pool("gone@b#b", "volume v1", VTYPE, MA, 1)
+    clock.now += 60
+    cache.check_pool("plain@b#b", "volume v1", VTYPE, MA, 1)
