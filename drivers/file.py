@@ -2,27 +2,23 @@
 
 A volume is ``<file_volume_dir>/volume-<id>.<format>``, where the format is
 ``raw`` (a sparse file the size of the volume) or ``qcow2`` (a minimal qcow2
-v3 image, written here without qemu-img).  The suffix records the format, so
-volumes keep theirs when ``file_volume_format`` changes, and a raw volume's
-content is never probed.  Hosts reach the files through os-brick's ``local``
-connector.
+v3 image, written by :mod:`drivers.qcow2` without qemu-img).  The suffix
+records the format, so volumes keep theirs when ``file_volume_format``
+changes, and a raw volume's content is never probed.  Hosts reach the
+files through os-brick's ``local`` connector.
 
 A snapshot is ``<file_volume_dir>/snapshot-<id>.<format>``, a whole copy of
 its volume in the volume's format; volumes made from snapshots or other
 volumes are whole copies too.  Copies are reflinks where the file system
-shares blocks (``FICLONE``: btrfs, XFS), else sparse copies that keep holes.
+shares blocks (``FICLONE``: btrfs, XFS), else sparse copies that keep holes
+(:mod:`drivers.sparse_copy`).
 """
 
 import contextlib
-import errno
-import fcntl
 import os
 import re
-import struct
 import tempfile
-import typing
 from collections.abc import Callable
-from collections.abc import Iterator
 from typing import Any
 
 from oslo_config import cfg
@@ -31,6 +27,8 @@ from oslo_utils import units
 
 from common import exception
 from drivers import base
+from drivers import qcow2
+from drivers import sparse_copy
 
 LOG = logging.getLogger(__name__)
 
@@ -67,53 +65,6 @@ _TMP_SUFFIX = ".tmp"
 # NOTE(ashlar): the service user and its group (the hypervisor's, on a
 # compute host) read and write volumes; nobody else.
 _FILE_MODE = 0o660
-# ioctl FICLONE (linux/fs.h): make the destination share the source's blocks.
-_FICLONE = 0x40049409
-# errnos of a file system (or kernel) that cannot reflink or copy_file_range.
-_NO_REFLINK = frozenset({errno.EOPNOTSUPP, errno.ENOTTY, errno.EXDEV,
-                         errno.EINVAL, errno.ENOSYS})
-_COPY_CHUNK = 8 * units.Mi
-
-# qcow2 layout, from qemu docs/interop/qcow2.txt.  Images are written as
-# header | refcount table | refcount block | L1 table, one 64 KiB cluster
-# each (the L1 table may take more), with no L2 table: every guest cluster is
-# unallocated and reads as zeros.
-_QCOW2_MAGIC = b"QFI\xfb"
-_QCOW2_VERSION = 3
-_QCOW2_HEADER = struct.Struct(">4sIQIIQIIQQIIQQQQII")
-_QCOW2_CLUSTER_BITS = 16
-_QCOW2_REFCOUNT_ORDER = 4
-_QCOW2_REFCOUNT = struct.Struct(">H")
-_QCOW2_TABLE_ENTRY = struct.Struct(">Q")
-# NOTE(ashlar): qemu refuses L1 tables above 32 MiB, which caps a qcow2
-# image with 64 KiB clusters at 2 PiB.
-_QCOW2_MAX_L1_BYTES = 32 * units.Mi
-# Offset of the size field; crypt_method and l1_size follow it.
-_QCOW2_SIZE_OFFSET = 24
-_QCOW2_SIZE_FIELDS = struct.Struct(">QII")
-
-
-class Qcow2Header(typing.NamedTuple):
-    """The qcow2 v3 header fields, in file order."""
-
-    magic: bytes
-    version: int
-    backing_file_offset: int
-    backing_file_size: int
-    cluster_bits: int
-    size: int
-    crypt_method: int
-    l1_size: int
-    l1_table_offset: int
-    refcount_table_offset: int
-    refcount_table_clusters: int
-    nb_snapshots: int
-    snapshots_offset: int
-    incompatible_features: int
-    compatible_features: int
-    autoclear_features: int
-    refcount_order: int
-    header_length: int
 
 
 class FileDriver(base.VolumeDriver):
@@ -307,7 +258,7 @@ class FileDriver(base.VolumeDriver):
         temporary file; see :meth:`_write_atomically`."""
         def fill(fd: int) -> None:
             with open(source, "rb") as source_file:
-                _copy_file(source_file.fileno(), fd)
+                sparse_copy.copy(source_file.fileno(), fd)
             if size_bytes is not None:
                 _EXTENDERS[fmt](fd, path, size_bytes)
         self._write_atomically(path, fill, replace=replace)
@@ -457,58 +408,6 @@ def _unlink(path: str) -> bool:
     return True
 
 
-def _copy_file(source: int, target: int) -> None:
-    """Copy the file ``source`` into the empty file ``target``: a reflink
-    where the file system can make one, else a sparse copy."""
-    try:
-        fcntl.ioctl(target, _FICLONE, source)
-    except OSError as exc:
-        if exc.errno not in _NO_REFLINK:
-            raise
-        _sparse_copy(source, target)
-
-
-def _sparse_copy(source: int, target: int) -> None:
-    """Copy the data segments of ``source``; its holes stay holes."""
-    os.ftruncate(target, os.fstat(source).st_size)
-    for start, end in _data_segments(source):
-        _copy_range(source, target, start, end)
-
-
-def _data_segments(fd: int) -> Iterator[tuple[int, int]]:
-    """Yield the (start, end) offsets of the data (non-hole) segments."""
-    size = os.fstat(fd).st_size
-    offset = 0
-    while offset < size:
-        try:
-            start = os.lseek(fd, offset, os.SEEK_DATA)
-        except OSError as exc:
-            if exc.errno == errno.ENXIO:
-                return  # only a hole is left
-            raise
-        end = min(os.lseek(fd, start, os.SEEK_HOLE), size)
-        if end > start:
-            yield start, end
-        offset = end
-
-
-def _copy_range(source: int, target: int, start: int, end: int) -> None:
-    """Copy bytes [start, end) at the same offsets, in the kernel when it
-    can (copy_file_range), else by reading and writing."""
-    while start < end:
-        count = min(end - start, _COPY_CHUNK)
-        try:
-            done = os.copy_file_range(source, target, count, start, start)
-        except OSError as exc:
-            if exc.errno not in _NO_REFLINK:
-                raise
-            done = os.pwrite(target, os.pread(source, count, start), start)
-        if done == 0:
-            raise exception.VolumeBackendAPIException(
-                data="the source shrank while it was copied")
-        start += done
-
-
 def _fsync_dir(path: str) -> None:
     fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
     try:
@@ -523,7 +422,7 @@ def _virtual_size(path: str, fmt: str) -> int:
         return os.stat(path).st_size
     with open(path, "rb") as image:
         try:
-            return read_qcow2_header(image.fileno()).size
+            return qcow2.read_header(image.fileno()).size
         except exception.VolumeBackendAPIException:
             LOG.warning("%(path)s is not a qcow2 image; counting its file "
                         "size", {"path": path})
@@ -545,90 +444,8 @@ def _extend_raw(fd: int, path: str, size_bytes: int) -> None:
         os.ftruncate(fd, size_bytes)
 
 
-def _l1_entries(size_bytes: int, cluster_bits: int) -> int:
-    """Return how many L1 entries map ``size_bytes`` of guest data."""
-    cluster = 1 << cluster_bits
-    bytes_per_l2_table = cluster * (cluster // _QCOW2_TABLE_ENTRY.size)
-    return -(-size_bytes // bytes_per_l2_table)
-
-
-def _clusters(size_bytes: int, cluster_bits: int) -> int:
-    return max(1, -(-size_bytes // (1 << cluster_bits)))
-
-
-def _write_qcow2(fd: int, size_bytes: int) -> None:
-    """Write an empty qcow2 v3 image of ``size_bytes`` virtual bytes."""
-    bits = _QCOW2_CLUSTER_BITS
-    cluster = 1 << bits
-    l1_size = _l1_entries(size_bytes, bits)
-    if l1_size * _QCOW2_TABLE_ENTRY.size > _QCOW2_MAX_L1_BYTES:
-        raise exception.InvalidInput(
-            reason=f"{size_bytes} bytes is too large for a qcow2 volume.")
-    reftable, refblock, l1_table = cluster, 2 * cluster, 3 * cluster
-    used = 3 + _clusters(l1_size * _QCOW2_TABLE_ENTRY.size, bits)
-    header = Qcow2Header(
-        _QCOW2_MAGIC, _QCOW2_VERSION, 0, 0, bits, size_bytes, 0, l1_size,
-        l1_table, reftable, 1, 0, 0, 0, 0, 0, _QCOW2_REFCOUNT_ORDER,
-        _QCOW2_HEADER.size)
-    # NOTE(ashlar): the zeros after the header end the (empty) extension
-    # list, and the zeroed L1 table leaves every guest cluster unallocated.
-    os.pwrite(fd, _QCOW2_HEADER.pack(*header), 0)
-    os.pwrite(fd, _QCOW2_TABLE_ENTRY.pack(refblock), reftable)
-    os.pwrite(fd, _QCOW2_REFCOUNT.pack(1) * used, refblock)
-    os.ftruncate(fd, used * cluster)
-
-
-def read_qcow2_header(fd: int) -> Qcow2Header:
-    """Read and check the header of a qcow2 v3 image.
-
-    :raises VolumeBackendAPIException: The file is not a qcow2 v3 image.
-    """
-    raw = os.pread(fd, _QCOW2_HEADER.size, 0)
-    if len(raw) < _QCOW2_HEADER.size:
-        raise exception.VolumeBackendAPIException(
-            data="file too short for a qcow2 header")
-    header = Qcow2Header._make(_QCOW2_HEADER.unpack(raw))
-    if header.magic != _QCOW2_MAGIC or header.version != _QCOW2_VERSION:
-        raise exception.VolumeBackendAPIException(
-            data="not a qcow2 v3 image")
-    return header
-
-
-def _extend_qcow2(fd: int, path: str, size_bytes: int) -> None:
-    """Raise the virtual size of the open image ``fd`` (``path``, for
-    messages), growing the L1 table within its clusters."""
-    header = read_qcow2_header(fd)
-    if header.size == size_bytes:
-        return
-    _check_qcow2_extend(path, header, size_bytes)
-    l1_size = max(header.l1_size,
-                  _l1_entries(size_bytes, header.cluster_bits))
-    os.pwrite(fd, _QCOW2_SIZE_FIELDS.pack(
-        size_bytes, header.crypt_method, l1_size), _QCOW2_SIZE_OFFSET)
-    os.fsync(fd)
-
-
-def _check_qcow2_extend(path: str, header: Qcow2Header,
-                        size_bytes: int) -> None:
-    if header.incompatible_features:
-        raise exception.VolumeBackendAPIException(
-            data=f"{path} is in use or damaged (incompatible features "
-            f"{header.incompatible_features:#x})")
-    if header.size > size_bytes:
-        raise exception.VolumeBackendAPIException(
-            data=f"{path} is {header.size} bytes; refusing to shrink it to "
-            f"{size_bytes}")
-    l1_bytes = header.l1_size * _QCOW2_TABLE_ENTRY.size
-    room = (_clusters(l1_bytes, header.cluster_bits)
-            << header.cluster_bits) // _QCOW2_TABLE_ENTRY.size
-    if _l1_entries(size_bytes, header.cluster_bits) > room:
-        raise exception.VolumeBackendAPIException(
-            data=f"{path} cannot grow to {size_bytes} bytes without moving "
-            f"its L1 table")
-
-
-_WRITERS = {"raw": _write_raw, "qcow2": _write_qcow2}
-_EXTENDERS = {"raw": _extend_raw, "qcow2": _extend_qcow2}
+_WRITERS = {"raw": _write_raw, "qcow2": qcow2.write}
+_EXTENDERS = {"raw": _extend_raw, "qcow2": qcow2.extend}
 
 register_opts = FileDriver.register_opts
 list_opts = FileDriver.list_opts

@@ -14,13 +14,13 @@ Snapshots and clones follow Cinder's names too: a snapshot is
 ``volume-<volume id>@snapshot-<id>``, protected; a volume made from it is a
 copy-on-write clone of it.  A clone of a live volume hangs from a hidden
 snapshot ``volume-<source id>@volume-<new id>.clone_snap``.  Deleting an
-image or a snapshot first flattens the clones that hang from it.
+image or a snapshot first flattens the clones that hang from it.  That
+machinery is in :mod:`drivers.rbd_clones`.
 """
 
 import contextlib
 import json
 import threading
-from collections.abc import Iterator
 from typing import Any
 
 from oslo_config import cfg
@@ -30,6 +30,7 @@ from oslo_utils import units
 
 from common import exception
 from drivers import base
+from drivers import rbd_clones
 
 LOG = logging.getLogger(__name__)
 
@@ -109,6 +110,8 @@ class RBDDriver(base.VolumeDriver):
         self._rbd: Any = None
         self._client: Any = None
         self._ioctx: Any = None
+        #: rbd_clones.Clones on the connection, once set up.
+        self._clones: Any = None
         self._monitors: tuple[list[str], list[str]] = ([], [])
         #: Sizes (bytes) of this pool's volume images, kept as we change them.
         self._sizes: dict[str, int] = {}
@@ -143,6 +146,9 @@ class RBDDriver(base.VolumeDriver):
                     self.conf.rbd_pool, self.conf.rbd_ceph_conf,
                     self.conf.rbd_user, exc)) from exc
         self._client = client
+        self._clones = rbd_clones.Clones(rbd, rados, client, self._ioctx,
+                                         self.conf.rbd_pool,
+                                         self._remove_image)
         self._monitors = self._read_monitors()
         self._sizes = self._read_sizes()
         LOG.info("RBD backend %(name)s: pool %(pool)s, %(count)d volumes, "
@@ -235,10 +241,10 @@ class RBDDriver(base.VolumeDriver):
         if image is not None:
             with image, self._failing("delete image %s" % name):
                 self._drop_clone_snaps(image, name)
-                parent = self._parent(image)
+                parent = self._clones.parent(image)
         self._remove_image(name)
         if parent is not None and parent[2] == name + CLONE_SNAP_SUFFIX:
-            self._drop_snap_quietly(*parent)
+            self._clones.drop_snap_quietly(*parent)
 
     def _remove_image(self, name: str) -> None:
         try:
@@ -261,7 +267,7 @@ class RBDDriver(base.VolumeDriver):
             raise exception.VolumeBackendAPIException(
                 data="image %s still has snapshots %s" % (name, kept))
         for snap in snaps:
-            self._remove_snap(image, name, snap)
+            self._clones.remove_snap(image, name, snap)
 
     def extend_volume(self, volume: base.DriverVolume, new_size: int) -> None:
         """Resize the image (also while hosts have it open)."""
@@ -311,7 +317,8 @@ class RBDDriver(base.VolumeDriver):
         that volumes can be cloned from it (also while it is attached)."""
         name = NAME_FORMAT % snapshot.volume.id
         with self._image(name) as image:
-            self._protected_snap(image, name, SNAP_FORMAT % snapshot.id)
+            self._clones.protected_snap(image, name,
+                                        SNAP_FORMAT % snapshot.id)
         LOG.info("Created snapshot %(name)s@%(snap)s",
                  {"name": name, "snap": SNAP_FORMAT % snapshot.id})
         return {}
@@ -327,7 +334,7 @@ class RBDDriver(base.VolumeDriver):
             LOG.info("Image %s not found; no snapshot to delete", name)
             return
         with image:
-            removed = self._remove_snap(image, name, snap)
+            removed = self._clones.remove_snap(image, name, snap)
         LOG.info("%(what)s snapshot %(name)s@%(snap)s",
                  {"what": "Deleted" if removed else "No", "name": name,
                   "snap": snap})
@@ -344,7 +351,7 @@ class RBDDriver(base.VolumeDriver):
         try:
             with self._rbd.Image(self._ioctx, parent, snapshot=snap,
                                  read_only=True) as image:
-                depth = self._clone_depth(image)
+                depth = self._clones.clone_depth(image)
         except self._rbd.ImageNotFound as exc:
             raise exception.SnapshotNotFound(snapshot_id=snapshot.id) from exc
         except self._rbd.Error as exc:
@@ -366,16 +373,17 @@ class RBDDriver(base.VolumeDriver):
         snap = NAME_FORMAT % volume.id + CLONE_SNAP_SUFFIX
         with self._image(parent) as image:
             with self._failing("inspect image %s" % parent):
-                depth = self._clone_depth(image)
-            self._protected_snap(image, parent, snap)
+                depth = self._clones.clone_depth(image)
+            self._clones.protected_snap(image, parent, snap)
         flatten = depth >= self.conf.rbd_max_clone_depth
         try:
             self._clone(volume, parent, snap, flatten)
         except Exception:
             with excutils.save_and_reraise_exception():
-                self._drop_snap_quietly(self.conf.rbd_pool, parent, snap)
+                self._clones.drop_snap_quietly(self.conf.rbd_pool, parent,
+                                               snap)
         if flatten:
-            self._drop_snap_quietly(self.conf.rbd_pool, parent, snap)
+            self._clones.drop_snap_quietly(self.conf.rbd_pool, parent, snap)
         return {}
 
     def revert_to_snapshot(self, volume: base.DriverVolume,
@@ -395,50 +403,15 @@ class RBDDriver(base.VolumeDriver):
         LOG.info("Reverted image %(name)s to %(snap)s",
                  {"name": name, "snap": snap})
 
-    def _protected_snap(self, image: Any, name: str, snap: str) -> None:
-        """Make and protect snapshot ``snap``; nothing is left on failure."""
-        try:
-            image.create_snap(snap)
-        except self._rbd.ImageExists as exc:
-            raise exception.VolumeBackendAPIException(
-                data="snapshot %s@%s already exists" % (name, snap)) from exc
-        except self._rbd.Error as exc:
-            raise exception.VolumeBackendAPIException(
-                data="cannot snapshot %s@%s: %s" % (name, snap, exc)) from exc
-        try:
-            with self._failing("protect %s@%s" % (name, snap)):
-                image.protect_snap(snap)
-        except exception.VolumeBackendAPIException:
-            with excutils.save_and_reraise_exception():
-                image.remove_snap(snap)
-
     def _clone(self, volume: base.DriverVolume, parent: str, snap: str,
                flatten: bool) -> None:
         """Clone ``parent@snap`` as the volume's image, flatten it if asked
         and grow it to the volume's size; remove it again on failure."""
         name = NAME_FORMAT % volume.id
-        try:
-            self._rbd.RBD().clone(
-                self._ioctx, parent, snap, self._ioctx, name,
-                features=_features(self._rbd, volume.multiattach),
-                order=self._order())
-        except self._rbd.ImageExists as exc:
-            raise exception.VolumeBackendAPIException(
-                data="image %s already exists" % name) from exc
-        except self._rbd.Error as exc:
-            raise exception.VolumeBackendAPIException(
-                data="cannot clone %s@%s as %s: %s" % (parent, snap, name,
-                                                       exc)) from exc
-        try:
-            with self._image(name) as image, self._failing(
-                    "finish clone %s" % name):
-                if flatten:
-                    image.flatten()
-                if image.size() < volume.size * units.Gi:
-                    image.resize(volume.size * units.Gi)
-        except Exception:
-            with excutils.save_and_reraise_exception():
-                self._remove_image(name)
+        self._clones.clone(
+            parent, snap, name, volume.size * units.Gi,
+            features=_features(self._rbd, volume.multiattach),
+            order=self._order(), flatten=flatten)
         self._set_size(name, volume.size * units.Gi)
         LOG.info("Cloned %(parent)s@%(snap)s as %(name)s of %(size)s GiB "
                  "(flattened %(flat)s, multiattach %(ma)s)",
@@ -446,111 +419,16 @@ class RBDDriver(base.VolumeDriver):
                   "size": volume.size, "flat": flatten,
                   "ma": volume.multiattach})
 
-    def _remove_snap(self, image: Any, name: str, snap: str) -> bool:
-        """Flatten the clones of ``name@snap``, unprotect and remove it;
-        False when it did not exist."""
-        with self._failing("remove snapshot %s@%s" % (name, snap)):
-            if not image.snap_exists(snap):
-                return False
-            image.set_snap(snap)
-            try:
-                children = self._children(image)
-            finally:
-                image.set_snap(None)
-            for pool, namespace, child in children:
-                self._flatten(pool, namespace, child)
-            if image.is_protected_snap(snap):
-                image.unprotect_snap(snap)
-            image.remove_snap(snap)
-        return True
-
-    def _drop_snap_quietly(self, pool: str, name: str, snap: str) -> None:
-        """Remove ``pool/name@snap`` if it is there; log a failure (a
-        leftover hidden snapshot goes with its image)."""
-        try:
-            with self._pool(pool) as ioctx, \
-                    self._rbd.Image(ioctx, name) as image:
-                self._remove_snap(image, name, snap)
-        except self._rbd.ImageNotFound:
-            return
-        except (self._rbd.Error, self._rados.Error,
-                exception.VolumeBackendAPIException) as exc:
-            LOG.warning("Could not remove snapshot %(name)s@%(snap)s: "
-                        "%(err)s", {"name": name, "snap": snap, "err": exc})
-
-    def _children(self, image: Any) -> list[tuple[str, str, str]]:
-        """(pool, namespace, image) of the clones of the image's current
-        snapshot."""
-        if not hasattr(image, "list_children2"):
-            return [(pool, "", child)
-                    for pool, child in image.list_children()]
-        return [(child["pool"], child.get("pool_namespace", ""),
-                 child["image"]) for child in image.list_children2()]
-
-    def _flatten(self, pool: str, namespace: str, name: str) -> None:
-        """Copy into clone ``pool/name`` all it reads from its parent."""
-        LOG.info("Flattening image %(pool)s/%(name)s",
-                 {"pool": pool, "name": name})
-        try:
-            with self._pool(pool, namespace) as ioctx, \
-                    self._rbd.Image(ioctx, name) as image:
-                image.flatten()
-        except self._rbd.ImageNotFound:
-            LOG.info("Clone %s is gone; nothing to flatten", name)
-
-    def _clone_depth(self, image: Any) -> int:
-        """How many ancestors the image (at its snapshot, if one is set)
-        has: 0 for an image that is no clone."""
-        parent = self._parent(image)
-        if parent is None:
-            return 0
-        with self._pool(parent[0]) as ioctx, self._rbd.Image(
-                ioctx, parent[1], read_only=True) as parent_image:
-            return 1 + self._clone_depth(parent_image)
-
-    def _parent(self, image: Any) -> tuple[str, str, str] | None:
-        """(pool, image, snapshot) the image is a clone of, or None."""
-        try:
-            pool, name, snap = image.parent_info()
-        except self._rbd.ImageNotFound:
-            return None
-        return pool, name, snap
-
-    @contextlib.contextmanager
-    def _pool(self, pool: str, namespace: str = "") -> Iterator[Any]:
-        """An I/O context on ``pool``: ours, or one opened for the call."""
-        if pool == self.conf.rbd_pool and not namespace:
-            yield self._ioctx
-            return
-        ioctx = self._client.open_ioctx(pool)
-        try:
-            if namespace:
-                ioctx.set_namespace(namespace)
-            yield ioctx
-        finally:
-            ioctx.close()
-
-    @contextlib.contextmanager
-    def _failing(self, what: str) -> Iterator[None]:
+    def _failing(self, what: str) -> contextlib.AbstractContextManager[None]:
         """Turn librbd errors into VolumeBackendAPIException."""
-        try:
-            yield
-        except self._rbd.Error as exc:
-            raise exception.VolumeBackendAPIException(
-                data="cannot %s: %s" % (what, exc)) from exc
+        return rbd_clones.failing(self._rbd, what)
 
     def _order(self) -> int:
         """log2 of the object size of new images."""
         return (self.conf.rbd_store_chunk_size * units.Mi).bit_length() - 1
 
     def _image(self, name: str) -> Any:
-        try:
-            return self._rbd.Image(self._ioctx, name)
-        except self._rbd.ImageNotFound as exc:
-            raise exception.VolumeNotFound(volume_id=name) from exc
-        except self._rbd.Error as exc:
-            raise exception.VolumeBackendAPIException(
-                data="cannot open image %s: %s" % (name, exc)) from exc
+        return rbd_clones.open_image(self._rbd, self._ioctx, name)
 
     def _set_size(self, name: str, size: int | None) -> None:
         with self._sizes_lock:

@@ -10,6 +10,7 @@ compare-and-swap in ``common/db/api``.
 """
 
 from oslo_db.sqlalchemy import models as oslo_models
+from oslo_utils import timeutils
 from sqlalchemy import Boolean
 from sqlalchemy import Column
 from sqlalchemy import DateTime
@@ -21,6 +22,7 @@ from sqlalchemy import String
 from sqlalchemy import Text
 from sqlalchemy import UniqueConstraint
 from sqlalchemy import orm
+from sqlalchemy.dialects import mysql
 
 NAMING = {
     "ix": "ix_%(table_name)s_%(column_0_name)s",
@@ -28,6 +30,11 @@ NAMING = {
     "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
     "pk": "pk_%(table_name)s",
 }
+
+
+#: A DateTime that keeps microseconds on MySQL/MariaDB as elsewhere.
+PRECISE_DATETIME = DateTime().with_variant(mysql.DATETIME(fsp=6), "mysql",
+                                           "mariadb")
 
 
 class _Base(oslo_models.TimestampMixin, oslo_models.ModelBase):
@@ -156,6 +163,10 @@ class VolumeMetadata(BASE):
 class VolumeAttachment(BASE):
     __tablename__ = "volume_attachment"
 
+    #: Microseconds on MySQL too: the latest snapshot of a volume (the one
+    #: a revert may go to) is told by it.
+    created_at = Column(PRECISE_DATETIME,
+                        default=lambda: timeutils.utcnow())
     id = Column(String(36), primary_key=True)
     volume_id = Column(String(36), ForeignKey("volumes.id"), nullable=False,
                        index=True)
@@ -232,6 +243,10 @@ class Snapshot(BASE):
     __table_args__ = (Index("ix_snapshots_project_created", "project_id",
                             "created_at"),)
 
+    #: Microseconds on MySQL too: the latest snapshot of a volume (the one
+    #: a revert may go to) is told by it.
+    created_at = Column(PRECISE_DATETIME,
+                        default=lambda: timeutils.utcnow())
     id = Column(String(36), primary_key=True)
     volume_id = Column(String(36), ForeignKey("volumes.id"), nullable=False,
                        index=True)

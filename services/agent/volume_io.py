@@ -20,6 +20,9 @@ from oslo_log import log as logging
 from common import exception
 
 LOG = logging.getLogger(__name__)
+#: Seconds librados waits for the monitors before an open fails (instead of
+#: hanging with the volume's lock held).
+CONNECT_TIMEOUT = 30
 
 
 class ReadOnlyAttachment(exception.Invalid):
@@ -45,8 +48,12 @@ class VolumeHandle:
         :raises ReadOnlyAttachment: the volume was opened read-only.
         """
         self._raw.seek(offset)
+        view = memoryview(data)
         try:
-            self._raw.write(data)
+            while view:
+                # a file may write less than asked; librbd writes it all
+                written = self._raw.write(view)
+                view = view[len(view) if written is None else written:]
             self._raw.flush()
         except self._refusals as exc:
             raise ReadOnlyAttachment(attachment_id=self._attachment_id,
@@ -126,7 +133,9 @@ def _ceph_conf(info: dict, keyring: str) -> Iterator[str]:
     with tempfile.NamedTemporaryFile("w", prefix="ashlar-ceph-",
                                      suffix=".conf") as conf_file:
         conf_file.write("[global]\nmon_host = %s\nkeyring = %s\n"
-                        % (monitors, keyring))
+                        "client_mount_timeout = %d\nrados_mon_op_timeout = %d\n"
+                        % (monitors, keyring, CONNECT_TIMEOUT,
+                           CONNECT_TIMEOUT))
         conf_file.flush()
         yield conf_file.name
 

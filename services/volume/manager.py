@@ -104,7 +104,8 @@ class VolumeManager(service.Manager):
                 if (row.host or "").startswith(prefix)]
 
     def _finish_interrupted_work(self, min_age: float = 0.0) -> None:
-        """Finish creates and deletes of this backend no message will bring.
+        """Finish creates, deletes, snapshots and reverts of this backend
+        that no message will bring.
 
         At start, everything a previous run began: RPC messages are
         acknowledged before they are handled, so work in hand when the
@@ -120,7 +121,10 @@ class VolumeManager(service.Manager):
                 ("snapshot", snaps.mine(ctxt, SNAP.CREATING),
                  self.create_snapshot),
                 ("snapshot", snaps.mine(ctxt, SNAP.DELETING),
-                 self.delete_snapshot)):
+                 self.delete_snapshot),
+                ("volume", self._my_volumes(STATUS.REVERTING),
+                 lambda ctxt, volume_id: self.revert_to_snapshot(
+                     ctxt, volume_id, snaps.restoring_of(ctxt, volume_id)))):
             for row in rows:
                 if min_age and not older_than(row.updated_at or row.created_at,
                                               min_age):
@@ -255,7 +259,7 @@ class VolumeManager(service.Manager):
 
     @messaging.expose
     def revert_to_snapshot(self, ctxt: Any, volume_id: str,
-                           snapshot_id: str) -> None:
+                           snapshot_id: str | None) -> None:
         """Revert the volume to the snapshot; both back to ``available``."""
         with self._in_hand(volume_id) as mine:
             if mine:

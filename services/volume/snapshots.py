@@ -82,12 +82,22 @@ class SnapshotWorker:
         LOG.info("Deleted snapshot %s", snapshot_id)
         return True
 
-    def revert(self, ctxt: Any, volume_id: str, snapshot_id: str) -> None:
+    def revert(self, ctxt: Any, volume_id: str,
+               snapshot_id: str | None) -> None:
         """``reverting``/``restoring`` -> ``available`` both; a failure
         leaves the volume ``error`` (its data may be half reverted)."""
-        snap = self._in(ctxt, snapshot_id, SNAP.RESTORING)
         volume = volumes_db.volume_get(ctxt, volume_id)
-        if snap is None or volume.status != STATUS.REVERTING:
+        if volume.status != STATUS.REVERTING:
+            return
+        snap = self._in(ctxt, snapshot_id or "", SNAP.RESTORING)
+        if snap is None or snap.volume_id != volume_id:
+            LOG.warning("Volume %(vol)s was reverting, but its snapshot "
+                        "%(id)s is no longer restoring; volume in error",
+                        {"vol": volume_id, "id": snapshot_id})
+            volumes_db.volume_cas(ctxt, volume_id,
+                                  {"status": STATUS.REVERTING},
+                                  {"status": STATUS.ERROR, "error_reason":
+                                   "The snapshot it reverted to is gone."})
             return
         values: dict = {"status": STATUS.AVAILABLE}
         try:
@@ -109,6 +119,13 @@ class SnapshotWorker:
 
     def _why(self, what: str, exc: Exception) -> str:
         return "Backend %s failed to %s: %s" % (self.service_host, what, exc)
+
+    @staticmethod
+    def restoring_of(ctxt: Any, volume_id: str) -> str | None:
+        """The snapshot a reverting volume reverts to (None: none is
+        ``restoring`` any more)."""
+        return next((row.id for row in snapshots_db.snapshots_of_volume(
+            ctxt, volume_id) if row.status == SNAP.RESTORING), None)
 
     def mine(self, ctxt: Any, status: str) -> list:
         """This backend's snapshots in ``status``."""

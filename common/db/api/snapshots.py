@@ -214,12 +214,14 @@ def snapshot_update(context: Any, snapshot_id: str, values: dict,
 @retry_on_deadlock
 @writer
 def snapshot_cas(context: Any, snapshot_id: str, expected: dict,
-                 values: dict) -> bool:
+                 values: dict, check: Check | None = None) -> bool:
     """Compare-and-swap the snapshot's status fields; see
-    ``conditional_update``.
+    ``conditional_update``.  ``check`` first, in the same transaction.
 
     :returns: whether the snapshot matched ``expected`` (and changed).
     """
+    if check is not None:
+        check(context.session)
     return conditional_update(context.session, SNAP, snapshot_id, expected,
                               values)
 

@@ -16,8 +16,8 @@ from common import constants
 from common import exception
 from common import quota
 from common import rpc
-from common.db.api import quotas as quotas_db
 from common.db.api import snapshots as snapshots_db
+from common.db.api import sources as sources_db
 from services.api.operations import volumes as volume_ops
 from services.volume import rpcapi as volume_rpcapi
 
@@ -72,9 +72,12 @@ class SnapshotOperations:
             "status": SNAP.CREATING, "progress": "0%",
             "volume_size": volume.size, "display_name": name,
             "display_description": description,
-        }, metadata, volume_expected={"status": allowed,
-                                      "migration_status": None},
-            check=self._quota(volume, change))
+        }, metadata, volume_expected={
+            "status": allowed, "migration_status": None,
+            # what the snapshot and its quota were judged by
+            "size": volume.size, "volume_type_id": volume.volume_type_id},
+            check=self.volumes.quota_check(volume.project_id,
+                                           volume.volume_type_id, change))
         try:
             self.volume.create_snapshot(ctxt, row.id, volume.host)
         except rpc.ServiceTooOld:
@@ -83,12 +86,6 @@ class SnapshotOperations:
         LOG.info("Snapshot %(id)s of volume %(vol)s accepted",
                  {"id": row.id, "vol": volume_id})
         return row
-
-    def _quota(self, volume: Any, change: quota.Change) -> Any:
-        def check(session: Any) -> None:
-            quotas_db.enforce(session, self.conf, volume.project_id,
-                              volume.volume_type_id, change)
-        return check
 
     def update(self, ctxt: Any, snapshot_id: str, values: dict) -> Any:
         row = self.get(ctxt, snapshot_id)
@@ -107,10 +104,15 @@ class SnapshotOperations:
                  {"project_id": row.project_id})
         expected = ({"status": DELETABLE} if not force
                     else {"status": row.status})
-        if row.status == SNAP.DELETING or not snapshots_db.snapshot_cas(
-                ctxt, snapshot_id, expected, {"status": SNAP.DELETING}):
+        if row.status in (SNAP.DELETING, SNAP.RESTORING) or \
+                not snapshots_db.snapshot_cas(
+                    ctxt, snapshot_id, expected, {"status": SNAP.DELETING},
+                    check=lambda session: sources_db.refuse_if_copied(
+                        session, "snapshot", snapshot_id)):
             raise exception.InvalidSnapshot(
-                reason="Snapshot status must be available or error")
+                reason="Snapshot status must be %s, not %s" % (
+                    "available or error" if not force
+                    else "other than deleting or restoring", row.status))
         try:
             self.volume.delete_snapshot(ctxt, snapshot_id, row.volume.host)
         except rpc.ServiceTooOld:

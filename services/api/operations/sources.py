@@ -10,6 +10,8 @@ from typing import Any
 
 from common import constants
 from common import exception
+from common.db.api import sources as sources_db
+from common.db.api.volumes import Check
 
 STATUS = constants.VolumeStatus
 SNAP = constants.SnapshotStatus
@@ -22,6 +24,9 @@ class Source:
     pool: str | None    # host@backend#pool of the data
     size: int
     volume_type_id: str
+    availability_zone: str | None
+    #: The statuses the source must keep until the new row is written.
+    statuses: tuple[str, ...]
 
     def describe(self) -> str:
         return "%s %s" % (self.kind, self.id)
@@ -34,7 +39,8 @@ def of_snapshot(row: Any) -> Source:
             reason="Originating snapshot status must be one of 'available' "
             "values")
     return Source("snapshot", row.id, row.volume.host, row.volume_size,
-                  row.volume.volume_type_id)
+                  row.volume.volume_type_id, row.volume.availability_zone,
+                  (SNAP.AVAILABLE,))
 
 
 def of_volume(row: Any) -> Source:
@@ -43,7 +49,8 @@ def of_volume(row: Any) -> Source:
         raise exception.InvalidVolume(
             reason="Unable to create a volume from an originating source "
             "volume when its status is not 'available' or 'in-use'.")
-    return Source("volume", row.id, row.host, row.size, row.volume_type_id)
+    return Source("volume", row.id, row.host, row.size, row.volume_type_id,
+                  row.availability_zone, (STATUS.AVAILABLE, STATUS.IN_USE))
 
 
 def checked_size(size: int | None, source: Source | None) -> int:
@@ -69,6 +76,34 @@ def checked_size(size: int | None, source: Source | None) -> int:
                 "orig": "original snapshot" if source.kind == "snapshot"
                 else "original volume"})
     return size
+
+
+def zone(requested: str | None, source: Source | None,
+         default: str) -> str:
+    """The new volume's availability zone: a source's own.
+
+    :raises InvalidInput: another zone than the source's was asked for.
+    """
+    if source is None:
+        return requested or default
+    if requested and requested != source.availability_zone:
+        raise exception.InvalidInput(
+            reason="Volume must be in the same availability zone as the "
+            "%s" % ("snapshot" if source.kind == "snapshot"
+                    else "source volume"))
+    return source.availability_zone or default
+
+
+def holding(source: Source | None, first: Check) -> Check:
+    """``first`` (the quota check), then the source held in the same
+    transaction (``common.db.api.sources.hold``)."""
+    if source is None:
+        return first
+
+    def check(session: Any) -> None:
+        first(session)
+        sources_db.hold(session, source.kind, source.id, source.statuses)
+    return check
 
 
 def columns(source: Source | None) -> dict:

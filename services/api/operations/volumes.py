@@ -20,6 +20,7 @@ from common import states
 from common.db import api as db_api
 from common.db.api import quotas as quotas_db
 from common.db.api import snapshots as snapshots_db
+from common.db.api import sources as sources_db
 from common.db.api import types as types_db
 from common.db.api import volumes as volumes_db
 from services.api.operations import sources
@@ -158,11 +159,13 @@ class VolumeOperations:
             "display_description": description, "size": size,
             "status": STATUS.CREATING,
             "attach_status": constants.AttachStatus.DETACHED,
-            "availability_zone": (availability_zone
-                                  or self.conf.storage_availability_zone),
+            "availability_zone": sources.zone(
+                availability_zone, source,
+                self.conf.storage_availability_zone),
             "volume_type_id": vtype.id, "multiattach": is_multiattach,
             "encrypted": encrypted, **sources.columns(source),
-        }, metadata, check=self._quota(project, vtype.id, change))
+        }, metadata, check=sources.holding(
+            source, self.quota_check(project, vtype.id, change)))
         if source is None:
             self.scheduler.create_volume(ctxt, row.id)
         else:
@@ -239,19 +242,20 @@ class VolumeOperations:
         if not force:
             expected["status"] = DELETABLE
         if not volumes_db.volume_cas(
-                ctxt, volume_id, expected, {"status": STATUS.DELETING}):
+                ctxt, volume_id, expected, {"status": STATUS.DELETING},
+                check=lambda session: sources_db.refuse_if_copied(
+                    session, "volume", volume_id)):
             raise exception.InvalidVolume(
                 reason=_DELETE_REFUSED % ("" if not force else " "))
-        if row.host is None or (row.status == STATUS.ERROR
-                                and row.provider_location is None):
-            # Nothing was made on a backend: no volume service is needed.
+        if row.host is None:
+            # Never placed: nothing on a backend, no volume service needed.
             volumes_db.volume_destroy(ctxt, volume_id)
         else:
             self.volume.delete_volume(ctxt, volume_id, row.host)
         LOG.info("Volume %s deleting", volume_id)
 
-    def _quota(self, project_id: str, type_id: str,
-               change: quota.Change) -> volumes_db.Check:
+    def quota_check(self, project_id: str, type_id: str,
+                    change: quota.Change) -> volumes_db.Check:
         """The quota check of ``change``, for the writer transaction that
         makes it."""
         def check(session: Any) -> None:
@@ -303,7 +307,7 @@ class VolumeOperations:
         self._cas(row, {"status": row.status, "size": row.size},
                   {"status": STATUS.EXTENDING, "previous_status": row.status,
                    "pending_size": new_size}, "an extend", ctxt,
-                  check=self._quota(row.project_id, row.volume_type_id,
+                  check=self.quota_check(row.project_id, row.volume_type_id,
                                     change))
         self.volume.extend_volume(ctxt, volume_id, row.host, new_size)
         LOG.info("Volume %(id)s extending to %(size)s GiB",
@@ -323,7 +327,8 @@ class VolumeOperations:
             raise exception.InvalidVolume(
                 reason="Snapshot %s is not a snapshot of volume %s."
                 % (snapshot_id, volume_id))
-        latest = snapshots_db.snapshots_of_volume(ctxt, volume_id)[-1]
+        snaps = snapshots_db.snapshots_of_volume(ctxt, volume_id)
+        latest = snaps[-1]
         if latest.id != snapshot_id or snap.status != SNAP.AVAILABLE:
             raise exception.InvalidSnapshot(
                 reason="Snapshot %s is not the latest one of volume %s, or "
@@ -334,8 +339,11 @@ class VolumeOperations:
             raise exception.InvalidSnapshot(
                 reason="Snapshot %s changed status." % snapshot_id)
         try:
+            # NOTE(ashlar): the count makes "latest" hold: a snapshot
+            # made since it was read fails the swap.
             self._cas(row, {"status": STATUS.AVAILABLE,
-                            "attachment_count": 0},
+                            "attachment_count": 0, "migration_status": None,
+                            "snapshot_count": len(snaps)},
                       {"status": STATUS.REVERTING}, "a revert", ctxt)
         except exception.InvalidVolume:
             snapshots_db.snapshot_cas(ctxt, snapshot_id,
@@ -413,7 +421,7 @@ class VolumeOperations:
                                   "previous_status": row.status,
                                   "pending_type_id": vtype.id},
                   "a retype", ctxt,
-                  check=self._quota(row.project_id, vtype.id, change))
+                  check=self.quota_check(row.project_id, vtype.id, change))
         self.volume.retype_volume(ctxt, volume_id, row.host, vtype.id, policy)
         LOG.info("Volume %(id)s retyping to %(type)s",
                  {"id": volume_id, "type": vtype.name})

@@ -324,6 +324,8 @@ def main(argv: list[str] | None = None) -> None:
     if args.command == "install":
         install()
         return
+    # SIGTERM (a script's kill) stops the daemons too, as Ctrl-C does.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     with Ceph(args.dir) as cluster:
         print("ceph.conf: %s\nclient.%s keyring: %s" % (
             cluster.conf, cluster.client, cluster.keyring(cluster.client)),

@@ -191,3 +191,77 @@ def test_from_3_66_an_in_use_volume_needs_no_force(api):
     refused = _snap(api, vid, force=False, version="volume 3.66")
     assert refused.status_code == 400
     assert "Invalid value 'False' for force" in apitest.message(refused)
+
+
+def test_a_source_is_not_deleted_under_a_copy_in_progress(api):
+    vid = api.volume()
+    sid = _snap(api, vid).json["snapshot"]["id"]
+    _available(sid)
+    from_snap = _create(api, snapshot_id=sid).json["volume"]["id"]
+    clone = _create(api, source_volid=vid).json["volume"]["id"]
+    refused = api.call("DELETE", "/snapshots/" + sid)
+    assert refused.status_code == 400
+    assert "being made from it (%s)" % from_snap in apitest.message(refused)
+    assert snapshots_db.snapshot_get(fixtures.admin(), sid).status == \
+        "available"
+    for made in (from_snap, clone):
+        volumes_db.volume_cas(fixtures.admin(), made, {},
+                              {"status": "available"})
+    assert api.call("DELETE", "/snapshots/" + sid).status_code == 202
+    snapshots_db.snapshot_destroy(fixtures.admin(), sid)
+    assert api.call("DELETE", "/volumes/" + vid).status_code == 202
+
+
+def test_copies_and_source_deletes_racing_never_both_win(api):
+    """Whatever the order, a snapshot never ends ``deleting`` while a volume
+    is being made from it (the source row's lock decides)."""
+    sid = _snap(api, api.volume()).json["snapshot"]["id"]
+    _available(sid)
+
+    def one(i):
+        if i % 2:
+            return api.call("DELETE", "/snapshots/" + sid).status_code
+        return _create(api, snapshot_id=sid).status_code
+    codes = fixtures.race(12, one, errors=False)
+    copies = [v for v in volumes_db.volume_list(fixtures.admin())
+              if v.snapshot_id == sid and v.status == "creating"]
+    status = snapshots_db.snapshot_get(fixtures.admin(), sid).status
+    assert not (copies and status == "deleting"), (codes, status)
+    assert 202 in codes
+
+
+def test_a_copy_stays_in_its_sources_zone(api):
+    vid = api.volume(availability_zone="zone-a")
+    refused = _create(api, source_volid=vid, availability_zone="zone-b")
+    assert refused.status_code == 400
+    assert "same availability zone as the source volume" in \
+        apitest.message(refused)
+    made = _create(api, source_volid=vid).json["volume"]
+    assert made["availability_zone"] == "zone-a"
+
+
+def test_revert_refused_when_a_newer_snapshot_came_meanwhile(api,
+                                                             monkeypatch):
+    vid = api.volume()
+    first = _snap(api, vid).json["snapshot"]["id"]
+    _available(first)
+    _snap(api, vid)  # made after the revert read the list
+    monkeypatch.setattr(
+        snapshots_db, "snapshots_of_volume",
+        lambda ctxt, volume_id: [snapshots_db.snapshot_get(ctxt, first)])
+    resp = api.action(vid, {"revert": {"snapshot_id": first}},
+                      version="volume 3.40")
+    assert resp.status_code == 400
+    assert volumes_db.volume_get(fixtures.admin(), vid).status == "available"
+    assert snapshots_db.snapshot_get(fixtures.admin(), first).status == \
+        "available"
+
+
+def test_a_restoring_snapshot_is_not_force_deleted(api):
+    vid = api.volume()
+    sid = _snap(api, vid).json["snapshot"]["id"]
+    snapshots_db.snapshot_cas(fixtures.admin(), sid, {},
+                              {"status": "restoring"})
+    resp = api.call("POST", "/snapshots/%s/action" % sid,
+                    {"os-force_delete": {}})
+    assert resp.status_code == 400

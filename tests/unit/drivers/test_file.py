@@ -14,6 +14,8 @@ from oslo_utils import units
 from common import exception
 from drivers import base
 from drivers import file as file_driver
+from drivers import qcow2
+from drivers import sparse_copy
 
 BACKEND = "file1"
 HOST = "node1@file1"
@@ -219,7 +221,7 @@ def test_qcow2_header_reader_agrees(tmp_path):
     expected, _ = parse_qcow2(path)
     fd = os.open(path, os.O_RDONLY)
     try:
-        header = file_driver.read_qcow2_header(fd)
+        header = qcow2.read_header(fd)
     finally:
         os.close(fd)
     assert header.size == expected["size"] == 3 * units.Gi
@@ -413,10 +415,10 @@ def snapshot_of(volume, snapshot_id=None):
 
 def no_reflink(monkeypatch):
     def refuse(fd, request, arg=0):
-        assert request == file_driver._FICLONE
+        assert request == sparse_copy._FICLONE
         raise OSError(errno.EOPNOTSUPP, "Operation not supported")
 
-    monkeypatch.setattr(file_driver.fcntl, "ioctl", refuse)
+    monkeypatch.setattr(sparse_copy.fcntl, "ioctl", refuse)
 
 
 @pytest.mark.parametrize("copy_file_range", [True, False])
@@ -425,7 +427,7 @@ def test_sparse_copy_keeps_holes(tmp_path, monkeypatch, copy_file_range):
     if not copy_file_range:
         def unsupported(*args):
             raise OSError(errno.EXDEV, "Invalid cross-device link")
-        monkeypatch.setattr(file_driver.os, "copy_file_range", unsupported)
+        monkeypatch.setattr(sparse_copy.os, "copy_file_range", unsupported)
     driver = make_driver(tmp_path)
     volume, path = create(driver, size=1)
     write_blocks(path)
@@ -459,13 +461,13 @@ def test_reflink_is_tried_first(tmp_path, monkeypatch):
         os.ftruncate(fd, os.fstat(arg).st_size)
         os.pwrite(fd, os.pread(arg, 11, 0), 0)
 
-    monkeypatch.setattr(file_driver.fcntl, "ioctl", reflink)
-    monkeypatch.setattr(file_driver, "_sparse_copy", None)  # never called
+    monkeypatch.setattr(sparse_copy.fcntl, "ioctl", reflink)
+    monkeypatch.setattr(sparse_copy, "_sparse_copy", None)  # never called
     driver = make_driver(tmp_path)
     volume, path = create(driver)
     write_blocks(path, {0: b"first block"})
     snap = driver.create_snapshot(snapshot_of(volume))["provider_location"]
-    assert calls == [file_driver._FICLONE]
+    assert calls == [sparse_copy._FICLONE]
     assert read_blocks(snap, {0: b"first block"}) == {0: b"first block"}
 
 
@@ -559,7 +561,7 @@ def test_failed_copy_leaves_nothing(tmp_path, monkeypatch):
         os.ftruncate(target, units.Mi)
         raise OSError(errno.ENOSPC, "No space left on device")
 
-    monkeypatch.setattr(file_driver, "_copy_file", crash)
+    monkeypatch.setattr(sparse_copy, "copy", crash)
     with pytest.raises(exception.VolumeBackendAPIException):
         driver.create_snapshot(snapshot_of(volume))
     with pytest.raises(exception.VolumeBackendAPIException):

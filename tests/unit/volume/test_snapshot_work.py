@@ -126,3 +126,20 @@ def test_snapshot_work_is_resumed_at_start(mgr):
     mgr._finish_interrupted_work()
     assert _snap_status(creating.id) == "available"
     assert _snap_status(deleting.id) is None
+
+
+def test_a_revert_whose_snapshot_is_gone_ends_in_error(mgr):
+    vol = _vol(mgr, status="reverting")
+    mgr.revert_to_snapshot(fixtures.admin(), vol.id, str(uuid.uuid4()))
+    row = volumes_db.volume_get(fixtures.admin(), vol.id)
+    assert row.status == "error" and "gone" in row.error_reason
+
+
+def test_a_revert_is_resumed_at_start(mgr):
+    vol = _vol(mgr, status="reverting")
+    snap = _snap(vol, status="restoring")
+    mgr.driver.create_snapshot(manager.snapshots.driver_snapshot(snap))
+    mgr._finish_interrupted_work()
+    assert volumes_db.volume_get(fixtures.admin(), vol.id).status == \
+        "available"
+    assert mgr.driver.reverts == [(vol.id, snap.id)]

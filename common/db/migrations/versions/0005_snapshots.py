@@ -6,6 +6,7 @@ Revises: 0004
 
 from alembic import op
 import sqlalchemy as sa
+from sqlalchemy.dialects import mysql
 
 
 revision = '0005'
@@ -22,7 +23,8 @@ def upgrade() -> None:
                                       server_default='0', nullable=False))
     op.create_table(
         'snapshots',
-        sa.Column('created_at', sa.DateTime(), nullable=True),
+        sa.Column('created_at', sa.DateTime().with_variant(
+            mysql.DATETIME(fsp=6), 'mysql', 'mariadb'), nullable=True),
         sa.Column('updated_at', sa.DateTime(), nullable=True),
         sa.Column('id', sa.String(length=36), nullable=False),
         sa.Column('volume_id', sa.String(length=36), nullable=False),
