@@ -48,12 +48,13 @@ class VolumeHandle:
         :raises ReadOnlyAttachment: the volume was opened read-only.
         """
         self._raw.seek(offset)
-        view = memoryview(data)
+        rest = bytes(data)
         try:
-            while view:
+            while rest:
                 # a file may write less than asked; librbd writes it all
-                written = self._raw.write(view)
-                view = view[len(view) if written is None else written:]
+                # (and wants bytes)
+                written = self._raw.write(rest)
+                rest = rest[len(rest) if written is None else written:]
             self._raw.flush()
         except self._refusals as exc:
             raise ReadOnlyAttachment(attachment_id=self._attachment_id,
