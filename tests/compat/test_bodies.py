@@ -21,9 +21,11 @@ from services.api import validation
 from services.api.schemas import attachments as attachment_schemas
 from services.api.schemas import quotas as quota_schemas
 from services.api.schemas import services as service_schemas
+from services.api.schemas import snapshots as snapshot_schemas
 from services.api.schemas import types as type_schemas
 from services.api.schemas import volumes as volume_schemas
 from tests.compat.conftest import MAX_LIMIT, PROJECT
+from tests.functional import harness
 
 MAX = microversion.MAX_VERSION
 SPEC_KEY = "k1"
@@ -64,6 +66,16 @@ BODIES = {
         "quota_set": quota_schemas.UPDATE},
     ("PUT", "/v3/os-quota-class-sets/{class_name}"): {
         "quota_class_set": quota_schemas.CLASS_UPDATE},
+    ("POST", "/v3/snapshots"): {"snapshot": snapshot_schemas.CREATE},
+    ("PUT", "/v3/snapshots/{snapshot_id}"): {
+        "snapshot": snapshot_schemas.UPDATE},
+    ("POST", "/v3/snapshots/{snapshot_id}/metadata"): {
+        "metadata": snapshot_schemas.METADATA},
+    ("PUT", "/v3/snapshots/{snapshot_id}/metadata"): {
+        "metadata": snapshot_schemas.METADATA},
+    ("PUT", "/v3/snapshots/{snapshot_id}/metadata/{key}"): {
+        "meta": snapshot_schemas.METADATA_ITEM},
+    ("POST", "/v3/snapshots/{snapshot_id}/action"): snapshot_schemas.ACTIONS,
 }
 _SERVICE_ACTIONS = sorted(service_schemas.ACTIONS)
 
@@ -210,6 +222,9 @@ def ids(ashlar):
     found = {"volume_id": volume["id"], "type_id": type_id, "key": SPEC_KEY,
              "attachment_id": str(uuid.uuid4()), "project_id": PROJECT,
              "class_name": "default"}
+    resp = client.post("/snapshots", {"snapshot": {"volume_id": volume["id"]}})
+    assert resp.status_code == 202, resp.text
+    found["snapshot_id"] = resp.json()["snapshot"]["id"]
     attached = False
     if ("POST", "/v3/attachments") in ROUTES:
         resp = client.post("/attachments", {"attachment": {
@@ -220,6 +235,12 @@ def ids(ashlar):
     yield found
     if attached:
         client.delete("/attachments/%s" % found["attachment_id"])
+    snapshot = "/snapshots/%s" % found["snapshot_id"]
+    harness.wait_for(lambda: client.get(snapshot).json()["snapshot"][
+        "status"] == "available", timeout=60, what="the snapshot")
+    client.delete(snapshot)
+    harness.wait_for(lambda: client.get(snapshot).status_code == 404,
+                     timeout=60, what="the snapshot's deletion")
     client.wait_status(volume["id"], "available", timeout=60)
     client.delete("/volumes/%s" % volume["id"])
     client.wait_status(volume["id"], None, timeout=60)
