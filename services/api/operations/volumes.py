@@ -308,7 +308,7 @@ class VolumeOperations:
                   {"status": STATUS.EXTENDING, "previous_status": row.status,
                    "pending_size": new_size}, "an extend", ctxt,
                   check=self.quota_check(row.project_id, row.volume_type_id,
-                                    change))
+                                         change))
         self.volume.extend_volume(ctxt, volume_id, row.host, new_size)
         LOG.info("Volume %(id)s extending to %(size)s GiB",
                  {"id": volume_id, "size": new_size})
@@ -415,8 +415,14 @@ class VolumeOperations:
                     "migration_status": None}
         if multiattach != row.multiattach:
             expected["attachment_count"] = 0
-        change = quota.Change(vtype.name, volumes=1, gigabytes=row.size,
-                              global_too=False)
+        # NOTE(ashlar): its snapshots move to the new type's counters too;
+        # the count in the swap keeps them the ones judged here.
+        snaps = snapshots_db.snapshots_of_volume(ctxt, volume_id)
+        expected["snapshot_count"] = len(snaps)
+        change = quota.Change(
+            vtype.name, volumes=1, snapshots=len(snaps),
+            gigabytes=row.size + sum(snap.volume_size for snap in snaps),
+            global_too=False)
         self._cas(row, expected, {"status": STATUS.RETYPING,
                                   "previous_status": row.status,
                                   "pending_type_id": vtype.id},

@@ -265,3 +265,18 @@ def test_a_restoring_snapshot_is_not_force_deleted(api):
     resp = api.call("POST", "/snapshots/%s/action" % sid,
                     {"os-force_delete": {}})
     assert resp.status_code == 400
+
+
+def test_a_retype_counts_the_snapshots_in_the_new_types_quota(api):
+    assert api.call("POST", "/types", {"volume_type": {
+        "name": "gold"}}).status_code == 200
+    api.call("PUT", "/os-quota-sets/p1", {"quota_set": {
+        "snapshots_gold": 0}})
+    vid = api.volume()
+    body = {"os-retype": {"new_type": "gold", "migration_policy": "never"}}
+    _available(_snap(api, vid).json["snapshot"]["id"])
+    refused = api.action(vid, body)
+    assert refused.status_code == 413, refused.json
+    api.call("PUT", "/os-quota-sets/p1", {"quota_set": {
+        "snapshots_gold": 1}})
+    assert api.action(vid, body).status_code == 202
