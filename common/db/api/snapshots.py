@@ -168,9 +168,9 @@ def snapshots_of_volume(context: Any,
                         volume_id: str) -> list[models.Snapshot]:
     """The volume's snapshots, oldest first (the last is the latest).
 
-    NOTE(ashlar): ``created_at`` has whole seconds on MySQL; ``id`` breaks
-    the ties, so the order is the same at every call, but of two snapshots
-    made within one second either may come last there.
+    ``created_at`` keeps microseconds on every database
+    (``models.PRECISE_DATETIME``); ``id`` breaks the rare tie, so the order
+    is the same at every call.
     """
     query = sa.select(SNAP).where(SNAP.volume_id == volume_id).options(
         *_LOAD).order_by(SNAP.created_at, SNAP.id)
