@@ -157,8 +157,16 @@ class Clones:
         if not hasattr(image, "list_children2"):
             return [(pool, "", child)
                     for pool, child in image.list_children()]
+        children = list(image.list_children2())
+        trashed = [child["image"] for child in children if child.get("trash")]
+        if trashed:
+            # NOTE(ashlar): a clone in the trash still reads from its parent
+            # and cannot be opened by name to flatten it.
+            raise exception.VolumeBackendAPIException(
+                data="clones %s in the RBD trash still depend on this "
+                "snapshot; purge or restore them first" % ", ".join(trashed))
         return [(child["pool"], child.get("pool_namespace", ""),
-                 child["image"]) for child in image.list_children2()]
+                 child["image"]) for child in children]
 
     def _flatten(self, pool: str, namespace: str, name: str) -> None:
         """Copy into clone ``pool/name`` all it reads from its parent."""
@@ -177,7 +185,11 @@ class Clones:
         if pool == self._pool_name and not namespace:
             yield self._ioctx
             return
-        ioctx = self._client.open_ioctx(pool)
+        try:
+            ioctx = self._client.open_ioctx(pool)
+        except self._rados.Error as exc:
+            raise exception.VolumeBackendAPIException(
+                data="cannot open pool %s: %s" % (pool, exc)) from exc
         try:
             if namespace:
                 ioctx.set_namespace(namespace)

@@ -137,6 +137,29 @@ def test_deleting_a_snapshot_flattens_its_clone(driver, ioctx):
     driver.delete_snapshot(snapshot)  # volume gone too: still no error
 
 
+def test_a_clone_in_the_trash_keeps_its_snapshot_with_a_clear_error(
+        driver, ioctx):
+    import rbd
+
+    source = _volume()
+    driver.create_volume(source)
+    snapshot = _snapshot(source)
+    driver.create_snapshot(snapshot)
+    copy = _volume()
+    driver.create_volume_from_snapshot(copy, snapshot)
+    with _image(ioctx, copy) as image:
+        image_id = image.id()
+    rbd.RBD().trash_move(ioctx, "volume-%s" % copy.id, 0)
+    with pytest.raises(exception.VolumeBackendAPIException, match="trash"):
+        driver.delete_snapshot(snapshot)
+    assert snapshot.id in {s.split("-", 1)[1] for s in _snaps(ioctx, source)}
+    rbd.RBD().trash_restore(ioctx, image_id, "volume-%s" % copy.id)
+    driver.delete_snapshot(snapshot)
+    assert _parent(ioctx, copy) is None
+    for volume in (copy, source):
+        driver.delete_volume(volume)
+
+
 def test_multiattach_clone_has_only_layering_and_deep_flatten(driver, ceph):
     source = _volume()
     driver.create_volume(source)
