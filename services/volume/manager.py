@@ -205,7 +205,7 @@ class VolumeManager(service.Manager):
 
     def _create(self, ctxt: Any, volume_id: str) -> None:
         row = self._volume_in(ctxt, volume_id, STATUS.CREATING)
-        if row is None:
+        if row is None or not self._source_pool_fits(ctxt, row):
             return
         update = self._driver_call(ctxt, row, "create", STATUS.ERROR,
                                    self._maker(ctxt, row))
@@ -220,6 +220,22 @@ class VolumeManager(service.Manager):
         LOG.info("Created volume %(id)s on %(host)s",
                  {"id": volume_id, "host": self.service_host})
         self._capacity_changed()
+
+    def _source_pool_fits(self, ctxt: Any, row: Any) -> bool:
+        """A copy is made where its source is, placed by the api without a
+        scheduler: refuse (``error``) a type this pool does not satisfy,
+        which the api lets through when its view of the pool was stale."""
+        if not (row.snapshot_id or row.source_volid):
+            return True
+        specs = types_db.specs_of(types_db.type_get(ctxt, row.volume_type_id))
+        missing = self._missing_here(row, specs)
+        if not missing:
+            return True
+        volumes_db.volume_cas(ctxt, row.id, {"status": STATUS.CREATING}, {
+            "status": STATUS.ERROR, "error_reason": "The source's backend "
+            "%s does not offer %s, which the volume's type requires."
+            % (self.service_host, ", ".join(missing))})
+        return False
 
     def _maker(self, ctxt: Any, row: Any) -> Callable[[], dict]:
         """The driver call that makes ``row``: empty, or from its source."""
@@ -323,10 +339,7 @@ class VolumeManager(service.Manager):
         if row is None or row.status != STATUS.RETYPING:
             return
         specs = types_db.specs_of(vtype)
-        pools = capabilities.flatten(
-            self.service_host, self.driver.get_volume_stats(), 0)
-        missing = extra_specs.unsatisfied_specs(
-            pools.get(row.host or "", {}), specs)
+        missing = self._missing_here(row, specs)
         values: dict = {"previous_status": None, "pending_type_id": None}
         multiattach = extra_specs.is_multiattach_spec(specs)
         if missing:
@@ -346,6 +359,13 @@ class VolumeManager(service.Manager):
         LOG.info("Retype of volume %(id)s to %(type)s %(result)s",
                  {"id": volume_id, "type": vtype.name,
                   "result": "refused" if missing else "done"})
+
+    def _missing_here(self, row: Any, specs: dict) -> list[str]:
+        """The type's specs that the row's pool here does not satisfy."""
+        pools = capabilities.flatten(
+            self.service_host, self.driver.get_volume_stats(), 0)
+        return extra_specs.unsatisfied_specs(pools.get(row.host or "", {}),
+                                             specs)
 
     def _driver_retype(self, row: Any, multiattach: bool) -> bool:
         """Let the driver follow a change of the multiattach flag; False

@@ -143,3 +143,15 @@ def test_a_revert_is_resumed_at_start(mgr):
     assert volumes_db.volume_get(fixtures.admin(), vol.id).status == \
         "available"
     assert mgr.driver.reverts == [(vol.id, snap.id)]
+
+
+def test_a_copy_whose_type_this_pool_does_not_offer_ends_in_error(mgr):
+    source = _vol(mgr)
+    vtype = fixtures.make_type(specs={"volume_backend_name": "elsewhere"})
+    copy = fixtures.make_volume(host="node1@b1#b1", status="creating",
+                                source_volid=source.id, vtype=vtype)
+    mgr.create_volume(fixtures.admin(), copy.id)
+    row = volumes_db.volume_get(fixtures.admin(), copy.id)
+    assert row.status == "error"
+    assert "volume_backend_name" in row.error_reason
+    assert copy.id not in mgr.driver.volumes
