@@ -220,7 +220,7 @@ class RBDDriver(base.VolumeDriver):
                  "(multiattach %(ma)s)",
                  {"pool": self.conf.rbd_pool, "name": name,
                   "size": volume.size, "ma": volume.multiattach})
-        return {}
+        return self._location(volume)
 
     def delete_volume(self, volume: base.DriverVolume) -> None:
         """Remove the image; one that is already gone is not an error.
@@ -360,7 +360,7 @@ class RBDDriver(base.VolumeDriver):
         self._clone(volume, parent, snap, flatten=(
             self.conf.rbd_flatten_volume_from_snapshot
             or depth >= self.conf.rbd_max_clone_depth))
-        return {}
+        return self._location(volume)
 
     def create_cloned_volume(self, volume: base.DriverVolume,
                              source: base.DriverVolume) -> dict[str, Any]:
@@ -384,7 +384,7 @@ class RBDDriver(base.VolumeDriver):
                                                snap)
         if flatten:
             self._clones.drop_snap_quietly(self.conf.rbd_pool, parent, snap)
-        return {}
+        return self._location(volume)
 
     def revert_to_snapshot(self, volume: base.DriverVolume,
                            snapshot: base.DriverSnapshot) -> None:
@@ -429,6 +429,13 @@ class RBDDriver(base.VolumeDriver):
 
     def _image(self, name: str) -> Any:
         return rbd_clones.open_image(self._rbd, self._ioctx, name)
+
+    def _location(self, volume: base.DriverVolume) -> dict[str, Any]:
+        """The model update of a made image: ``provider_location`` says the
+        backend holds something (the api deletes a volume without one
+        without asking its node)."""
+        return {"provider_location": "%s/%s" % (self.conf.rbd_pool,
+                                                NAME_FORMAT % volume.id)}
 
     def _set_size(self, name: str, size: int | None) -> None:
         with self._sizes_lock:

@@ -63,7 +63,8 @@ def driver(ceph):
 def test_driver_makes_shared_images_without_the_lock_features(driver, ceph):
     shared = base.DriverVolume(str(uuid.uuid4()), 1, multiattach=True)
     plain = base.DriverVolume(str(uuid.uuid4()), 2)
-    assert driver.create_volume(shared) == {}
+    assert driver.create_volume(shared) == {
+        "provider_location": "%s/volume-%s" % (ceph.pool, shared.id)}
     driver.create_volume(plain)
     assert _features(ceph, shared.id) == {"layering", "deep-flatten"}
     assert _features(ceph, plain.id) >= {"layering", "exclusive-lock",

@@ -94,7 +94,8 @@ def test_volume_from_snapshot_has_the_data_of_then(driver, ioctx):
         driver.create_snapshot(snapshot)
     _write(ioctx, source, b"after!", 0)
     copy = _volume(size=2)
-    assert driver.create_volume_from_snapshot(copy, snapshot) == {}
+    assert driver.create_volume_from_snapshot(copy, snapshot) == {
+        "provider_location": "volumes/volume-%s" % copy.id}
     assert _read(ioctx, copy, 6) == b"before"
     assert _read(ioctx, copy, 8, 512 << 20) == b"far away"
     assert _read(ioctx, source, 6) == b"after!"
@@ -184,7 +185,8 @@ def test_clone_of_a_live_volume_survives_its_source(driver, ioctx):
     driver.create_volume(source)
     _write(ioctx, source, b"original")
     clone = _volume(size=3)
-    assert driver.create_cloned_volume(clone, source) == {}
+    assert driver.create_cloned_volume(clone, source) == {
+        "provider_location": "volumes/volume-%s" % clone.id}
     hidden = "volume-%s.clone_snap" % clone.id
     assert _snaps(ioctx, source) == {hidden}
     assert _parent(ioctx, clone)[1:] == ("volume-%s" % source.id, hidden)

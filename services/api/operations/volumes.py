@@ -247,8 +247,10 @@ class VolumeOperations:
                     session, "volume", volume_id)):
             raise exception.InvalidVolume(
                 reason=_DELETE_REFUSED % ("" if not force else " "))
-        if row.host is None:
-            # Never placed: nothing on a backend, no volume service needed.
+        if row.host is None or (row.status == STATUS.ERROR
+                                and row.provider_location is None):
+            # Nothing was made on a backend (drivers give a location to
+            # what they make): no volume service is needed.
             volumes_db.volume_destroy(ctxt, volume_id)
         else:
             self.volume.delete_volume(ctxt, volume_id, row.host)
