@@ -98,10 +98,10 @@ class VolumeManager(service.Manager):
 
     def _my_volumes(self, status: str) -> list:
         ctxt = ashlar_context.get_admin_context()
-        prefix = self.service_host + "#"
         return [row for row in volumes_db.volume_list(
                     ctxt, filters={"status": status})
-                if (row.host or "").startswith(prefix)]
+                if volume_rpcapi.backend_of(row.host or "")
+                == self.service_host]
 
     def _finish_interrupted_work(self, min_age: float = 0.0) -> None:
         """Finish creates, deletes, snapshots and reverts of this backend

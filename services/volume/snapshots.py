@@ -15,6 +15,7 @@ from common.db.api import snapshots as snapshots_db
 from common.db.api import volumes as volumes_db
 from drivers import base as driver_base
 from services.volume import attach
+from services.volume import rpcapi as volume_rpcapi
 
 LOG = logging.getLogger(__name__)
 STATUS = constants.VolumeStatus
@@ -50,11 +51,8 @@ class SnapshotWorker:
         except Exception as exc:
             LOG.exception("Driver failed to snapshot volume %(vol)s as "
                           "%(id)s", {"vol": row.volume_id, "id": snapshot_id})
-            snapshots_db.snapshot_cas(ctxt, snapshot_id,
-                                      {"status": SNAP.CREATING},
-                                      {"status": SNAP.ERROR,
-                                       "error_reason": self._why(
-                                           "snapshot", exc)})
+            self._failed(ctxt, snapshot_id, SNAP.CREATING, SNAP.ERROR,
+                         "snapshot", exc)
             return False
         snapshots_db.snapshot_cas(ctxt, snapshot_id, {"status": SNAP.CREATING},
                                   dict(update, status=SNAP.AVAILABLE,
@@ -72,11 +70,8 @@ class SnapshotWorker:
             self.driver.delete_snapshot(driver_snapshot(row))
         except Exception as exc:
             LOG.exception("Driver failed to delete snapshot %s", snapshot_id)
-            snapshots_db.snapshot_cas(ctxt, snapshot_id,
-                                      {"status": SNAP.DELETING},
-                                      {"status": SNAP.ERROR_DELETING,
-                                       "error_reason": self._why(
-                                           "delete the snapshot", exc)})
+            self._failed(ctxt, snapshot_id, SNAP.DELETING,
+                         SNAP.ERROR_DELETING, "delete the snapshot", exc)
             return False
         snapshots_db.snapshot_destroy(ctxt, snapshot_id)
         LOG.info("Deleted snapshot %s", snapshot_id)
@@ -120,6 +115,13 @@ class SnapshotWorker:
     def _why(self, what: str, exc: Exception) -> str:
         return "Backend %s failed to %s: %s" % (self.service_host, what, exc)
 
+    def _failed(self, ctxt: Any, snapshot_id: str, status: str,
+                failed_status: str, what: str, exc: Exception) -> None:
+        """``status`` -> ``failed_status``, with the reason."""
+        snapshots_db.snapshot_cas(ctxt, snapshot_id, {"status": status},
+                                  {"status": failed_status,
+                                   "error_reason": self._why(what, exc)})
+
     @staticmethod
     def restoring_of(ctxt: Any, volume_id: str) -> str | None:
         """The snapshot a reverting volume reverts to (None: none is
@@ -129,7 +131,7 @@ class SnapshotWorker:
 
     def mine(self, ctxt: Any, status: str) -> list:
         """This backend's snapshots in ``status``."""
-        prefix = self.service_host + "#"
         return [row for row in snapshots_db.snapshot_list(
                     ctxt, filters={"status": status})
-                if (row.volume.host or "").startswith(prefix)]
+                if volume_rpcapi.backend_of(row.volume.host or "")
+                == self.service_host]

@@ -68,10 +68,9 @@ class Api:
                                             headers=headers, json=body)
 
     def volume(self, multiattach=False, project="p1", vtype=None, **kwargs):
-        vol = fixtures.make_volume(project=project, multiattach=multiattach,
-                                   host=HOST + "#b1", vtype=vtype, **kwargs)
-        self.driver.create_volume(attach.driver_volume(vol))
-        return vol.id
+        return fixtures.make_volume_on(
+            self.driver, project=project, multiattach=multiattach,
+            host=HOST + "#b1", vtype=vtype, **kwargs).id
 
     def create(self, volume_id, connector=None, instance=None, mode=None,
                **kwargs):

@@ -119,6 +119,14 @@ def make_volume(project: str = "p1", status: str = "available",
     return volumes_db.volume_create(admin(), row)
 
 
+def make_volume_on(driver, **values) -> models.Volume:
+    """``make_volume``, and the volume made on ``driver`` too."""
+    from services.volume import attach
+    row = make_volume(**values)
+    driver.create_volume(attach.driver_volume(row))
+    return row
+
+
 def reserve(volume_id: str, guard, values: dict, connector=None):
     """``attachment_reserve`` with a fixed decision: the new row, or None
     when the guard refused."""

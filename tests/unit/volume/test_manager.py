@@ -24,12 +24,6 @@ except ImportError:  # pytest put tests/unit on sys.path instead
 database = fixtures.database
 
 
-def _vol(mgr, **kwargs):
-    vol = fixtures.make_volume(host="node1@b1#b1", **kwargs)
-    mgr.driver.create_volume(manager._driver_volume(vol))
-    return vol
-
-
 def _get(vol):
     return volumes_db.volume_get(fixtures.admin(), vol.id)
 
@@ -37,7 +31,7 @@ def _get(vol):
 @pytest.mark.parametrize("attached, after", [(False, "available"),
                                              (True, "in-use")])
 def test_extend_returns_to_what_attachments_say(mgr, attached, after):
-    vol = _vol(mgr)
+    vol = fixtures.make_volume_on(mgr.driver)
     if attached:
         assert fixtures.reserve(
             vol.id, db.states.ReserveGuard(multiattach=False, limit=1),
@@ -51,7 +45,7 @@ def test_extend_returns_to_what_attachments_say(mgr, attached, after):
 
 
 def test_extend_failure_is_error_extending(mgr):
-    vol = _vol(mgr, status="extending", pending_size=3)
+    vol = fixtures.make_volume_on(mgr.driver, status="extending", pending_size=3)
     mgr.extend_volume(fixtures.admin(), vol.id, 0)
     row = _get(vol)
     assert row.status == "error_extending" and row.error_reason
@@ -59,15 +53,16 @@ def test_extend_failure_is_error_extending(mgr):
 
 
 def test_extend_ignores_other_statuses(mgr):
-    vol = _vol(mgr, status="available")
+    vol = fixtures.make_volume_on(mgr.driver, status="available")
     mgr.extend_volume(fixtures.admin(), vol.id, 5)
     assert _get(vol).size == 1
 
 
 def test_retype_takes_type_the_pool_satisfies(mgr):
     vtype = fixtures.make_type(specs={"multiattach": "<is> True"})
-    vol = _vol(mgr, status="retyping", previous_status="available",
-               pending_type_id=vtype.id)
+    vol = fixtures.make_volume_on(mgr.driver, status="retyping",
+                                  previous_status="available",
+                                  pending_type_id=vtype.id)
     mgr.retype_volume(fixtures.admin(), vol.id, vtype.id, "never")
     row = _get(vol)
     assert (row.status, row.volume_type_id, row.multiattach,
@@ -76,8 +71,9 @@ def test_retype_takes_type_the_pool_satisfies(mgr):
 
 def test_retype_refused_when_pool_does_not_satisfy(mgr):
     vtype = fixtures.make_type(specs={"volume_backend_name": "other"})
-    vol = _vol(mgr, status="retyping", previous_status="available",
-               pending_type_id=vtype.id)
+    vol = fixtures.make_volume_on(mgr.driver, status="retyping",
+                                  previous_status="available",
+                                  pending_type_id=vtype.id)
     old_type = vol.volume_type_id
     mgr.retype_volume(fixtures.admin(), vol.id, vtype.id, "on-demand")
     row = _get(vol)
@@ -87,8 +83,9 @@ def test_retype_refused_when_pool_does_not_satisfy(mgr):
 
 def test_retype_to_multiattach_asks_the_driver_first(mgr):
     vtype = fixtures.make_type(specs={"multiattach": "<is> True"})
-    vol = _vol(mgr, status="retyping", previous_status="available",
-               pending_type_id=vtype.id)
+    vol = fixtures.make_volume_on(mgr.driver, status="retyping",
+                                  previous_status="available",
+                                  pending_type_id=vtype.id)
     with mock.patch.object(mgr.driver, "retype") as retype:
         mgr.retype_volume(fixtures.admin(), vol.id, vtype.id, "never")
     (volume, multiattach), _kw = retype.call_args
@@ -99,8 +96,9 @@ def test_retype_to_multiattach_asks_the_driver_first(mgr):
 
 def test_retype_keeps_the_type_when_the_driver_cannot_follow(mgr):
     vtype = fixtures.make_type(specs={"multiattach": "<is> True"})
-    vol = _vol(mgr, status="retyping", previous_status="available",
-               pending_type_id=vtype.id)
+    vol = fixtures.make_volume_on(mgr.driver, status="retyping",
+                                  previous_status="available",
+                                  pending_type_id=vtype.id)
     old_type = vol.volume_type_id
     with mock.patch.object(mgr.driver, "retype", side_effect=(
             exception.VolumeBackendAPIException(data="busy"))):
@@ -232,11 +230,11 @@ def test_create_leaves_a_volume_that_is_no_longer_creating(mgr):
 
 
 def test_delete_removes_the_row_or_marks_error_deleting(mgr):
-    gone = _vol(mgr, status="deleting")
+    gone = fixtures.make_volume_on(mgr.driver, status="deleting")
     mgr.delete_volume(fixtures.admin(), gone.id)
     with pytest.raises(exception.VolumeNotFound):
         _get(gone)
-    stuck = _vol(mgr, status="deleting")
+    stuck = fixtures.make_volume_on(mgr.driver, status="deleting")
     with mock.patch.object(mgr.driver, "delete_volume",
                            side_effect=RuntimeError("busy")):
         mgr.delete_volume(fixtures.admin(), stuck.id)
@@ -247,7 +245,7 @@ def test_lost_creates_and_deletes_are_finished_once_old_enough(mgr):
     old = datetime.timedelta(seconds=mgr.conf.rpc_call_timeout + 5)
     lost = fixtures.make_volume(status="creating", provider_location=None)
     recent = fixtures.make_volume(status="creating", provider_location=None)
-    doomed = _vol(mgr, status="deleting")
+    doomed = fixtures.make_volume_on(mgr.driver, status="deleting")
     with db_api.writer.using(fixtures.admin()) as session:
         session.execute(sa.update(models.Volume).where(
             models.Volume.id.in_([lost.id, doomed.id])).values(

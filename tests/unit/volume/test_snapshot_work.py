@@ -20,17 +20,9 @@ except ImportError:  # pytest put tests/unit on sys.path instead
 database = fixtures.database
 
 
-def _vol(mgr, **kwargs):
-    vol = fixtures.make_volume(host="node1@b1#b1", **kwargs)
-    mgr.driver.create_volume(manager._driver_volume(vol))
-    return vol
-
-
 def _snap(vol, status="creating"):
-    return snapshots_db.snapshot_create(fixtures.admin(), {
-        "id": str(uuid.uuid4()), "volume_id": vol.id, "project_id": "p1",
-        "user_id": "u", "status": status, "volume_size": vol.size,
-        "progress": "0%"}, None, volume_expected={})
+    return fixtures.make_snapshot(vol, status=status, expected={},
+                                  progress="0%")
 
 
 def _snap_status(snapshot_id):
@@ -41,7 +33,7 @@ def _snap_status(snapshot_id):
 
 
 def test_create_and_delete(mgr):
-    vol = _vol(mgr)
+    vol = fixtures.make_volume_on(mgr.driver)
     snap = _snap(vol)
     mgr.create_snapshot(fixtures.admin(), snap.id)
     row = snapshots_db.snapshot_get(fixtures.admin(), snap.id)
@@ -56,7 +48,7 @@ def test_create_and_delete(mgr):
 
 
 def test_driver_failures_become_error_statuses(mgr):
-    vol = _vol(mgr)
+    vol = fixtures.make_volume_on(mgr.driver)
     snap = _snap(vol)
     with mock.patch.object(mgr.driver, "create_snapshot",
                            side_effect=RuntimeError("pool full")):
@@ -72,7 +64,7 @@ def test_driver_failures_become_error_statuses(mgr):
 
 
 def test_volumes_from_a_snapshot_and_from_a_volume(mgr):
-    source = _vol(mgr, size=2)
+    source = fixtures.make_volume_on(mgr.driver, size=2)
     snap = _snap(source)
     mgr.create_snapshot(fixtures.admin(), snap.id)
     from_snap = fixtures.make_volume(host="node1@b1#b1", status="creating",
@@ -98,7 +90,7 @@ def test_a_source_gone_meanwhile_makes_an_error_not_a_blank_volume(mgr):
 
 
 def test_revert(mgr):
-    vol = _vol(mgr, status="reverting")
+    vol = fixtures.make_volume_on(mgr.driver, status="reverting")
     snap = _snap(vol, status="restoring")
     mgr.driver.create_snapshot(manager.snapshots.driver_snapshot(snap))
     mgr.revert_to_snapshot(fixtures.admin(), vol.id, snap.id)
@@ -109,7 +101,7 @@ def test_revert(mgr):
 
 
 def test_failed_revert_leaves_the_volume_in_error(mgr):
-    vol = _vol(mgr, status="reverting")
+    vol = fixtures.make_volume_on(mgr.driver, status="reverting")
     snap = _snap(vol, status="restoring")
     with mock.patch.object(mgr.driver, "revert_to_snapshot",
                            side_effect=RuntimeError("io")):
@@ -120,7 +112,7 @@ def test_failed_revert_leaves_the_volume_in_error(mgr):
 
 
 def test_snapshot_work_is_resumed_at_start(mgr):
-    vol = _vol(mgr)
+    vol = fixtures.make_volume_on(mgr.driver)
     creating, deleting = _snap(vol), _snap(vol, status="deleting")
     mgr.driver.create_snapshot(manager.snapshots.driver_snapshot(deleting))
     mgr._finish_interrupted_work()
@@ -129,14 +121,14 @@ def test_snapshot_work_is_resumed_at_start(mgr):
 
 
 def test_a_revert_whose_snapshot_is_gone_ends_in_error(mgr):
-    vol = _vol(mgr, status="reverting")
+    vol = fixtures.make_volume_on(mgr.driver, status="reverting")
     mgr.revert_to_snapshot(fixtures.admin(), vol.id, str(uuid.uuid4()))
     row = volumes_db.volume_get(fixtures.admin(), vol.id)
     assert row.status == "error" and "gone" in row.error_reason
 
 
 def test_a_revert_is_resumed_at_start(mgr):
-    vol = _vol(mgr, status="reverting")
+    vol = fixtures.make_volume_on(mgr.driver, status="reverting")
     snap = _snap(vol, status="restoring")
     mgr.driver.create_snapshot(manager.snapshots.driver_snapshot(snap))
     mgr._finish_interrupted_work()
@@ -146,7 +138,7 @@ def test_a_revert_is_resumed_at_start(mgr):
 
 
 def test_a_copy_whose_type_this_pool_does_not_offer_ends_in_error(mgr):
-    source = _vol(mgr)
+    source = fixtures.make_volume_on(mgr.driver)
     vtype = fixtures.make_type(specs={"volume_backend_name": "elsewhere"})
     copy = fixtures.make_volume(host="node1@b1#b1", status="creating",
                                 source_volid=source.id, vtype=vtype)
