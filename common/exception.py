@@ -96,6 +96,17 @@ class NotSupported(Invalid):
     msg_fmt = "%(what)s is not supported by Ashlar yet."
 
 
+class FencingNotSupported(Invalid):
+    msg_fmt = ("Backend %(backend)s cannot fence a host (it reports no "
+               "fencing capability); use a volume type that requires "
+               "fencing=\"<is> True\" to place such volumes on one that "
+               "can.")
+
+
+class FencingFailed(AshlarException):
+    msg_fmt = "The backend could not %(what)s: %(reason)s"
+
+
 class NotAuthenticated(AshlarException):
     """No verified identity (keystone or http_basic mode)."""
 
@@ -204,6 +215,12 @@ class VolumeSizeExceedsLimit(QuotaError):
 class Conflict(AshlarException):
     msg_fmt = "Conflict."
     code = 409
+
+
+class Fenced(Conflict):
+    msg_fmt = ("Attachment %(id)s is fenced (its host's I/O to the volume "
+               "was revoked at %(at)s); its host may only delete it and "
+               "attach anew.")
 
 
 class VolumeTypeExists(Conflict):

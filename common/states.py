@@ -15,6 +15,7 @@ operation in flight, NULL at rest)::
     complete ...................... attached (from reserved or attaching)
     delete with a connection ...... (same)      [disconnecting] -> row gone
     delete without a connection ... row gone
+    fence ......................... (same)      [fencing] -> fenced_at set
 
 A row being disconnected keeps its status until it goes, as in Cinder's
 attachment delete, so starting a delete never changes the volume's
@@ -28,7 +29,14 @@ check of stuck transitions (``resolve_stuck``), which terminates the backend
 connection and rolls the row back (``connecting`` -> reserved,
 ``reconnecting`` -> error_attaching, ``creating`` -> removed) or forward
 (``disconnecting`` -> removed).  ``reserved`` rows hold no connection and are
-never reaped.
+never reaped.  A fence that died is finished, not undone
+(``fencing`` -> fenced): revoking a host's I/O twice is harmless, and a
+fence once asked for must not silently lapse.
+
+A fenced row (``fenced_at`` set) keeps its status, so the volume stays
+in-use for the others, but it no longer counts as a writer, and its host
+may only delete it: an update or ``os-complete`` is refused
+(``refuse_fenced``).
 
 Volumes: ``status``/``attach_status`` of a volume in one of
 ``ATTACH_DRIVEN`` are always derived from its live attachment rows
@@ -92,12 +100,15 @@ class Transition:
     CONNECTING = "connecting"      # update of a reserved row
     RECONNECTING = "reconnecting"  # update of a connected row (same host)
     DISCONNECTING = "disconnecting"  # delete of a row with a connection
+    FENCING = "fencing"            # the backend is revoking the host's I/O
 
     CONNECT = frozenset([CREATING, CONNECTING, RECONNECTING])
 
 
 #: Marker result: the row is to be removed.
 DESTROY = "destroy"
+#: Marker result: the fence is to be finished.
+FENCE = "fence"
 
 
 class InvalidTransition(exception.Conflict):
@@ -150,6 +161,12 @@ def raises(old: str | None, new: str) -> bool:
 def is_writer(mode: str) -> bool:
     """Whether an attach mode counts against single-writer mode."""
     return mode != MODE_RO
+
+
+def counts_as_writer(mode: str, fenced_at: object) -> bool:
+    """Whether a row counts in its volume's writer count: a writer's mode,
+    not fenced."""
+    return is_writer(mode) and fenced_at is None
 
 
 # -- attachment transitions ---------------------------------------------------
@@ -226,11 +243,40 @@ def holds_connection(status: str, transition: str | None) -> bool:
 def resolve_stuck(status: str, transition: str) -> str:
     """What the volume service does with a row whose operation died.
 
-    The backend connection is terminated first in every case.
+    ``FENCE``: the fence is finished.  Otherwise the backend connection is
+    terminated first.
     """
+    if transition == Transition.FENCING:
+        return FENCE
     if transition == Transition.DISCONNECTING:
         return DESTROY
     return on_connect_failed(status, transition)
+
+
+# -- fencing ----------------------------------------------------------------
+
+def refuse_fenced(att_id: str, fenced_at: object) -> None:
+    """:raises Fenced: the row is fenced."""
+    if fenced_at is not None:
+        raise exception.Fenced(id=att_id, at=fenced_at)
+
+
+def on_fence(att_id: str, status: str, transition: str | None) -> str:
+    """Begin a fence: the row goes in the ``fencing`` transition.
+
+    :raises InvalidTransition: another operation is in flight on the row
+        (the caller retries once it settles).
+    """
+    if transition is None:
+        return Transition.FENCING
+    raise _busy(att_id, status, transition, "fence")
+
+
+def fenced_by_takeover(rows: Iterable, taker_id: str) -> list:
+    """The rows a takeover by ``taker_id`` fences: every other row of the
+    volume that may write and is not fenced yet."""
+    return [row for row in rows if row.id != taker_id
+            and counts_as_writer(row.attach_mode, row.fenced_at)]
 
 
 # -- reservation ------------------------------------------------------------

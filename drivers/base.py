@@ -97,6 +97,23 @@ class DriverSnapshot:
     provider_location: str | None = None
 
 
+@dataclasses.dataclass(frozen=True)
+class FenceTarget:
+    """One host's use of a volume, whose I/O :meth:`VolumeDriver.fence`
+    revokes.
+
+    :ivar host: The connector's host name.
+    :ivar ip: The connector's address when it tells this host's clients
+        apart (no other host attached to the volume has it), else None.
+    :ivar clients: Backend client ids the host registered as using the
+        volume through the attachment (its agent's ``os-complete``).
+    """
+
+    host: str
+    ip: str | None = None
+    clients: tuple[str, ...] = ()
+
+
 def validate_size(size: int) -> None:
     """Check that ``size`` is a usable volume size.
 
@@ -148,6 +165,9 @@ class VolumeDriver(abc.ABC):
     STORAGE_PROTOCOL: str
     #: This driver's own options, registered besides :data:`BACKEND_OPTS`.
     driver_opts: tuple[cfg.Opt, ...] = ()
+
+    #: Whether :meth:`fence` works (the pools' ``fencing`` capability).
+    FENCING = False
 
     def __init__(self, conf: cfg.ConfigOpts.GroupAttr, backend_name: str,
                  host: str) -> None:
@@ -362,6 +382,26 @@ class VolumeDriver(abc.ABC):
         :raises VolumeBackendAPIException: The backend failed.
         """
 
+    def fence(self, volume: DriverVolume, target: FenceTarget) -> list[str]:
+        """Revoke ``target``'s I/O to ``volume`` while other hosts go on.
+
+        Returns once the backend refuses the host's next I/O; idempotent.
+        A driver that can reports ``fencing`` True (:attr:`FENCING`).
+
+        :returns: the backend client ids revoked (kept for :meth:`unfence`).
+        :raises FencingNotSupported: the backend cannot.
+        :raises FencingFailed: the backend failed.
+        """
+        raise exception.FencingNotSupported(backend=self.backend_name)
+
+    def unfence(self, volume: DriverVolume, clients: list[str]) -> None:
+        """Lift what :meth:`fence` revoked (``clients`` it returned).
+
+        :raises FencingNotSupported: the backend cannot.
+        :raises FencingFailed: the backend failed.
+        """
+        raise exception.FencingNotSupported(backend=self.backend_name)
+
     def _capacity_report(self, total: int, free: int, provisioned: int,
                          count: int, state: str, **caps: Any
                          ) -> dict[str, Any]:
@@ -387,6 +427,7 @@ class VolumeDriver(abc.ABC):
             "reserved_percentage": self.conf.reserved_percentage,
             "max_over_subscription_ratio":
                 self.conf.max_over_subscription_ratio,
+            "fencing": self.FENCING,
             **pool,
         }
         return {

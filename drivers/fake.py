@@ -41,6 +41,7 @@ class FakeDriver(base.VolumeDriver):
 
     VERSION = "1.0.0"
     STORAGE_PROTOCOL = "fake"
+    FENCING = True
     driver_opts = tuple(FAKE_OPTS)
 
     def __init__(self, conf: cfg.ConfigOpts.GroupAttr, backend_name: str,
@@ -62,6 +63,8 @@ class FakeDriver(base.VolumeDriver):
         self.origins: dict[str, tuple[str, str]] = {}
         #: (volume id, snapshot id) of each revert, in order.
         self.reverts: list[tuple[str, str]] = []
+        #: Volume id -> client ids fenced from it (lifted ones removed).
+        self.fenced: dict[str, set[str]] = {}
         self._lock = threading.Lock()
 
     def do_setup(self) -> None:
@@ -88,6 +91,18 @@ class FakeDriver(base.VolumeDriver):
             backend_state="up",
             total_volumes=count,
         )
+
+    def fence(self, volume: base.DriverVolume,
+              target: base.FenceTarget) -> list[str]:
+        """Record the target's clients (or its host) as fenced."""
+        clients = sorted(target.clients) or ["host:" + target.host]
+        with self._lock:
+            self.fenced.setdefault(volume.id, set()).update(clients)
+        return clients
+
+    def unfence(self, volume: base.DriverVolume, clients: list[str]) -> None:
+        with self._lock:
+            self.fenced.get(volume.id, set()).difference_update(clients)
 
     def create_volume(self, volume: base.DriverVolume) -> dict[str, Any]:
         """Record the volume."""

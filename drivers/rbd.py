@@ -16,6 +16,9 @@ copy-on-write clone of it.  A clone of a live volume hangs from a hidden
 snapshot ``volume-<source id>@volume-<new id>.clone_snap``.  Deleting an
 image or a snapshot first flattens the clones that hang from it.  That
 machinery is in :mod:`drivers.rbd_clones`.
+
+A host is fenced by blocklisting its client instances of the image
+(:mod:`drivers.rbd_fence`), so pools report ``fencing``.
 """
 
 import contextlib
@@ -31,6 +34,7 @@ from oslo_utils import units
 from common import exception
 from drivers import base
 from drivers import rbd_clones
+from drivers import rbd_fence
 
 LOG = logging.getLogger(__name__)
 
@@ -67,6 +71,11 @@ RBD_OPTS = [
                "new clone may end; a clone that would be deeper is "
                "flattened. 0 flattens every clone. Lowering it does not "
                "change existing volumes."),
+    cfg.IntOpt("rbd_fence_expiry", default=86400, min=60,
+               help="Seconds a fenced host's client instances stay on the "
+               "OSD blocklist. Past that, an instance that was only paused "
+               "could write again: stop the fenced host's instances (or "
+               "reboot it) within this time."),
 ]
 
 #: Image name of a volume; Cinder's, so images move between the two.
@@ -101,6 +110,7 @@ class RBDDriver(base.VolumeDriver):
 
     VERSION = "1.0.0"
     STORAGE_PROTOCOL = "ceph"
+    FENCING = True
     driver_opts = tuple(RBD_OPTS)
 
     def __init__(self, conf: cfg.ConfigOpts.GroupAttr, backend_name: str,
@@ -112,6 +122,8 @@ class RBDDriver(base.VolumeDriver):
         self._ioctx: Any = None
         #: rbd_clones.Clones on the connection, once set up.
         self._clones: Any = None
+        #: rbd_fence.Fencer on the connection, once set up.
+        self._fencer: Any = None
         self._monitors: tuple[list[str], list[str]] = ([], [])
         #: Sizes (bytes) of this pool's volume images, kept as we change them.
         self._sizes: dict[str, int] = {}
@@ -149,6 +161,9 @@ class RBDDriver(base.VolumeDriver):
         self._clones = rbd_clones.Clones(rbd, rados, client, self._ioctx,
                                          self.conf.rbd_pool,
                                          self._remove_image)
+        self._fencer = rbd_fence.Fencer(
+            rados, rbd, client, self._ioctx, self.conf.rbd_pool,
+            self.conf.rbd_fence_expiry, self.conf.rados_connect_timeout)
         self._monitors = self._read_monitors()
         self._sizes = self._read_sizes()
         LOG.info("RBD backend %(name)s: pool %(pool)s, %(count)d volumes, "
@@ -470,6 +485,25 @@ class RBDDriver(base.VolumeDriver):
     def terminate_connection(self, volume: base.DriverVolume,
                              connector: dict[str, Any] | None) -> None:
         """Do nothing: an RBD image has no per-host export to remove."""
+
+    # -- fencing ----------------------------------------------------------
+    def fence(self, volume: base.DriverVolume,
+              target: base.FenceTarget) -> list[str]:
+        """Blocklist the host's client instances of the image; return once
+        every OSD refuses them (see :mod:`drivers.rbd_fence`)."""
+        try:
+            return self._fencer.fence(NAME_FORMAT % volume.id, target)
+        except self._rados.Error as exc:
+            raise exception.FencingFailed(what="fence %s" % target.host,
+                                          reason=str(exc)) from exc
+
+    def unfence(self, volume: base.DriverVolume, clients: list[str]) -> None:
+        """Take the instances a fence blocklisted off the blocklist."""
+        try:
+            self._fencer.unfence(clients)
+        except self._rados.Error as exc:
+            raise exception.FencingFailed(what="lift a fence",
+                                          reason=str(exc)) from exc
 
     # -- capabilities -----------------------------------------------------
     def get_volume_stats(self, refresh: bool = False) -> dict[str, Any]:

@@ -180,6 +180,13 @@ class VolumeAttachment(BASE):
     detach_time = Column(DateTime)
     #: The operation in flight (``common.states.Transition``), NULL at rest.
     transition = Column(String(36), index=True)
+    #: When the backend revoked this host's I/O (``fence``); NULL if never.
+    fenced_at = Column(DateTime)
+    #: JSON list of the backend clients the fence revoked (for ``unfence``).
+    fenced_clients = Column(Text)
+    #: JSON list of the backend clients the host registered as using the
+    #: volume through this attachment (``os-complete`` from its agent).
+    clients = Column(Text)
     specs = orm.relationship(
         "AttachmentSpec", lazy="selectin", cascade="all, delete-orphan")
 

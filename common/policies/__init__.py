@@ -4,6 +4,7 @@ import itertools
 
 from common.policies import attachments
 from common.policies import base
+from common.policies import fencing
 from common.policies import quotas
 from common.policies import services
 from common.policies import snapshots
@@ -16,4 +17,5 @@ def list_rules() -> list:
     return list(itertools.chain(base.list_rules(), volumes.list_rules(),
                                 types.list_rules(), attachments.list_rules(),
                                 services.list_rules(), quotas.list_rules(),
-                                snapshots.list_rules()))
+                                snapshots.list_rules(),
+                                fencing.list_rules()))

@@ -6,6 +6,7 @@
         --offset N [--input FILE]
     ashlar-agent --config-file ashlar.conf read ATTACHMENT_ID \
         --offset N --length L [--output FILE]
+    ashlar-agent --config-file ashlar.conf hold VOLUME_ID [--mode ro]
 
 ``read`` writes the raw bytes to ``--output`` (stdout by default); the
 other commands print JSON.
@@ -25,6 +26,7 @@ from common import conf as ashlar_conf
 from common import service
 from common.conf import agent as agent_conf
 from services.agent import connector
+from services.agent import hold
 from services.api import rpcapi as api_rpcapi
 
 
@@ -114,11 +116,24 @@ class Read(_AgentCommand):
         args.output.flush()
 
 
+class Hold(Attach):
+    """Attach a volume and hold it open, serving commands from stdin (see
+    services/agent/hold.py); one JSON line answers each."""
+
+    def take_action(self, args: object) -> None:
+        def say(answer: dict) -> None:
+            self.app.stdout.write(json.dumps(answer, default=str) + "\n")
+            self.app.stdout.flush()
+
+        hold.Holder(self._host()).serve(args.volume_id, args.instance_uuid,
+                                        args.mode, self.app.stdin, say)
+
+
 class AgentApp(cli.ConfigApp):
     def __init__(self) -> None:
         super().__init__(__doc__, "ashlar.agent",
                          {"attach": Attach, "detach": Detach,
-                          "write": Write, "read": Read})
+                          "write": Write, "read": Read, "hold": Hold})
 
     def initialize_app(self, argv: list[str]) -> None:
         # stdout carries the JSON answer; logs go to stderr.

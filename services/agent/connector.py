@@ -17,8 +17,9 @@ attachment and volume are the ones asked for); anything else is refused
 before os-brick is touched.
 """
 
+import contextlib
 import os
-from typing import Any
+from typing import Any, Iterator
 
 from os_brick import privileged as brick_privileged
 from os_brick.initiator import connector as brick_connector
@@ -151,9 +152,23 @@ class HostConnector:
         """Write ``data`` at ``offset`` through this host's attachment.
 
         :raises ReadOnlyAttachment: the attachment is read-only.
+        :raises Fenced: this host was fenced from the volume.
         """
-        with volume_io.open_volume(self.conf, self._mine(attachment_id)) as v:
-            return v.write(offset, data)
+        with self.open(attachment_id) as volume:
+            return volume.write(offset, data)
+
+    @contextlib.contextmanager
+    def open(self, attachment_id: str) -> Iterator[volume_io.VolumeHandle]:
+        """Open this host's attachment as its connection says, and register
+        a writable handle's clients with the api before any write, so that
+        a fence revokes them (a fenced attachment refuses the
+        registration: nothing is written)."""
+        with volume_io.open_volume(self.conf,
+                                   self._mine(attachment_id)) as volume:
+            if volume.clients and not volume.read_only:
+                self.api.attachment_complete(attachment_id,
+                                             clients=volume.clients)
+            yield volume
 
     def _mine(self, attachment_id: str) -> dict:
         """The attachment, which the door gives only to its own host."""

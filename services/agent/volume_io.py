@@ -33,10 +33,16 @@ class VolumeHandle:
     """An open volume: positional reads and writes, then ``close``."""
 
     def __init__(self, raw: io.RawIOBase, attachment_id: str,
-                 refusals: tuple[type[Exception], ...]) -> None:
+                 refusals: tuple[type[Exception], ...],
+                 clients: list[str] | None = None,
+                 read_only: bool = False) -> None:
         self._raw = raw
         self._attachment_id = attachment_id
         self._refusals = refusals
+        #: The backend clients this handle reaches the volume through (a
+        #: librados instance's address), which a fence revokes.
+        self.clients = list(clients or [])
+        self.read_only = read_only
 
     def read(self, offset: int, length: int) -> bytes:
         self._raw.seek(offset)
@@ -98,7 +104,8 @@ def _open_local(conf: cfg.ConfigOpts, info: dict, read_only: bool,
                 attachment_id: str) -> VolumeHandle:
     raw = open(info["device_path"], "rb" if read_only else "r+b",
                buffering=0)
-    return VolumeHandle(raw, attachment_id, (io.UnsupportedOperation,))
+    return VolumeHandle(raw, attachment_id, (io.UnsupportedOperation,),
+                        read_only=read_only)
 
 
 def _open_rbd(conf: cfg.ConfigOpts, info: dict, read_only: bool,
@@ -120,7 +127,9 @@ def _open_rbd(conf: cfg.ConfigOpts, info: dict, read_only: bool,
     LOG.debug("Opened %(name)s (%(mode)s) for attachment %(att)s",
               {"name": info["name"], "att": attachment_id,
                "mode": "ro" if read_only else "rw"})
-    return VolumeHandle(raw, attachment_id, (rbd.ReadOnlyImage,))
+    return VolumeHandle(raw, attachment_id, (rbd.ReadOnlyImage,),
+                        clients=[client.client.get_addrs()],
+                        read_only=read_only)
 
 
 @contextlib.contextmanager

@@ -11,6 +11,7 @@ from services.api import middleware
 from services.api import routes
 from services.api import rpc_door
 from services.api.operations import attachments as attachment_ops
+from services.api.operations import fencing as fencing_ops
 from services.api.operations import backends as backend_ops
 from services.api.operations import quotas as quota_ops
 from services.api.operations import snapshots as snapshot_ops
@@ -32,6 +33,7 @@ class Operations:
     usage: usage_ops.UsageOperations
     quotas: quota_ops.QuotaOperations
     snapshots: snapshot_ops.SnapshotOperations
+    fencing: fencing_ops.FencingOperations
 
 
 def build_operations(conf: cfg.ConfigOpts) -> Operations:
@@ -46,16 +48,18 @@ def build_operations(conf: cfg.ConfigOpts) -> Operations:
     cache.start()
     volumes = volume_ops.VolumeOperations(conf, scheduler, volume,
                                           early_check=cache.check_type)
+    attachments = attachment_ops.AttachmentOperations(conf, volume)
     ops = Operations(
         volumes=volumes,
-        attachments=attachment_ops.AttachmentOperations(conf, volume),
+        attachments=attachments,
         types=type_ops.TypeOperations(),
         backends=backend_ops.BackendOperations(conf, scheduler),
         cache=cache,
         usage=usage_ops.UsageOperations(conf),
         quotas=quota_ops.QuotaOperations(conf),
-        snapshots=snapshot_ops.SnapshotOperations(conf, volumes, volume))
-    rpc_door.start(conf, ops.attachments)
+        snapshots=snapshot_ops.SnapshotOperations(conf, volumes, volume),
+        fencing=fencing_ops.FencingOperations(volume, attachments))
+    rpc_door.start(conf, ops.attachments, ops.fencing)
     return ops
 
 

@@ -57,6 +57,7 @@ def body_schemas() -> dict[str, Schema]:
         "AttachmentCreateRequest": _at_max(attachment_schemas.CREATE),
         "AttachmentUpdateRequest": _at_max(attachment_schemas.UPDATE),
         "AttachmentActionRequest": _one_of(attachment_schemas.ACTIONS),
+        "HostFenceRequest": _at_max(attachment_schemas.HOST_FENCE),
         "TypeCreateRequest": _at_max(type_schemas.CREATE),
         "TypeUpdateRequest": _at_max(type_schemas.UPDATE),
         "ExtraSpecsCreateRequest": _at_max(type_schemas.EXTRA_SPECS_CREATE),

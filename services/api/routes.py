@@ -5,6 +5,7 @@ from typing import Any
 from services.api.resources import attachments
 from services.api.resources import availability_zones
 from services.api.resources import backends
+from services.api.resources import extensions
 from services.api.resources import limits
 from services.api.resources import quotas
 from services.api.resources import snapshots
@@ -32,7 +33,9 @@ def route_table(ops: Any, conf: Any) -> list[tuple[str, Any]]:
         ("/v3/attachments/detail", attachments.Detail(att_ops, max_limit)),
         ("/v3/attachments/{attachment_id}", attachments.Item(att_ops)),
         ("/v3/attachments/{attachment_id}/action",
-         attachments.Action(att_ops)),
+         attachments.Action(att_ops, ops.fencing)),
+        ("/v3/ashlar-fencing/{action}", attachments.HostFence(ops.fencing)),
+        ("/v3/extensions", extensions.Extensions()),
         ("/v3/types", types.Collection(ops.types)),
         ("/v3/types/{type_id}", types.Item(ops.types, conf)),
         ("/v3/types/{type_id}/extra_specs", types.ExtraSpecs(ops.types)),

@@ -72,13 +72,19 @@ def _valid(table: schemas.Versioned, **attachment: Any) -> None:
                                         if v is not None}})
 
 
+#: The backend clients an agent registers at ``attachment_complete``.
+_CLIENTS = {"type": "array", "maxItems": 64, "items": {
+    "type": "string", "minLength": 1, "maxLength": 255}}
+
+
 class ApiEndpoint:
     """Attachment operations for RPC callers; thin over the operations."""
 
     target = messaging.Target(version=rpcapi.ApiAPI.RPC_API_VERSION)
 
-    def __init__(self, attachment_ops: Any) -> None:
+    def __init__(self, attachment_ops: Any, fencing_ops: Any) -> None:
         self.ops = attachment_ops
+        self.fencing = fencing_ops
 
     @messaging.expose
     @messaging.expected_exceptions(exception.AshlarException)
@@ -102,9 +108,19 @@ class ApiEndpoint:
 
     @messaging.expose
     @messaging.expected_exceptions(exception.AshlarException)
-    def attachment_complete(self, ctxt: Any, attachment_id: str) -> dict:
-        self.ops.complete(ctxt, attachment_id)
+    def attachment_complete(self, ctxt: Any, attachment_id: str,
+                            clients: list[str] | None = None) -> dict:
+        if clients is not None:
+            validation.validate(_CLIENTS, clients)
+        self.ops.complete(ctxt, attachment_id, clients)
         return _answer(ctxt)
+
+    @messaging.expose
+    @messaging.expected_exceptions(exception.AshlarException)
+    def attachment_takeover(self, ctxt: Any, attachment_id: str) -> dict:
+        row, fenced = self.fencing.takeover(ctxt, attachment_id)
+        return _answer(ctxt, attachment=views.detail(row),
+                       fenced=[views.detail(other) for other in fenced])
 
     @messaging.expose
     @messaging.expected_exceptions(exception.AshlarException)
@@ -119,14 +135,14 @@ class ApiEndpoint:
                                                             attachment_id)))
 
 
-def start(conf: cfg.ConfigOpts,
-          attachment_ops: Any) -> messaging.MessageHandlingServer:
+def start(conf: cfg.ConfigOpts, attachment_ops: Any,
+          fencing_ops: Any) -> messaging.MessageHandlingServer:
     """Serve the door in this worker (after gunicorn's fork)."""
     target = messaging.Target(
         exchange=constants.DOOR_EXCHANGE, topic=constants.API_TOPIC,
         server="api-%s-%d-%s" % (conf.host, os.getpid(), uuid.uuid4().hex[:8]))
     server = rpc.get_server(
-        target, [ApiEndpoint(attachment_ops)],
+        target, [ApiEndpoint(attachment_ops, fencing_ops)],
         serializer=DoorSerializer(auth.CredentialVerifier(conf)))
     server.start()
     return server

@@ -52,23 +52,25 @@ class ApiAPI(rpc.RPCAPI):
         1.1 - The context is a credential the door verifies; every answer
               is a dict carrying the request's id (``request_id``); the
               door is on an exchange of its own (``ashlar-door``).
+        1.2 - attachment_complete takes the host's ``clients`` (what a
+              fence revokes); attachment_takeover.
     """
 
     TOPIC = constants.API_TOPIC
     EXCHANGE = constants.DOOR_EXCHANGE
     BINARY = "ashlar-api"
-    RPC_API_VERSION = "1.1"
+    RPC_API_VERSION = "1.2"
 
     def __init__(self, conf: Any, credentials: Credentials) -> None:
         super().__init__(conf, serializer=CredentialSerializer(credentials))
 
-    def _call(self, method: str, **kwargs: Any) -> dict:
+    def _call(self, method: str, version: str = "1.1", **kwargs: Any) -> dict:
         """Call with a fresh request id; the answer must echo it.
 
         :raises ForeignReply: it does not.
         """
         ctxt = _Request()
-        answer = self._prepare(version="1.1").call(ctxt, method, **kwargs)
+        answer = self._prepare(version=version).call(ctxt, method, **kwargs)
         if not isinstance(answer, dict) or \
                 answer.get("request_id") != ctxt.request_id:
             raise ForeignReply(reason="request id %s not echoed"
@@ -88,8 +90,21 @@ class ApiAPI(rpc.RPCAPI):
         return self._call("attachment_update", attachment_id=attachment_id,
                           connector=connector)["attachment"]
 
-    def attachment_complete(self, attachment_id: str) -> None:
-        self._call("attachment_complete", attachment_id=attachment_id)
+    def attachment_complete(self, attachment_id: str,
+                            clients: list[str] | None = None) -> None:
+        """Mark it attached; ``clients``: the backend clients this host
+        uses it through (1.2; without them, 1.1)."""
+        if clients is None:
+            self._call("attachment_complete", attachment_id=attachment_id)
+            return
+        self._call("attachment_complete", "1.2",
+                   attachment_id=attachment_id, clients=clients)
+
+    def attachment_takeover(self, attachment_id: str) -> dict:
+        """Fence the volume's other writers, make this one read/write;
+        ``{"attachment", "fenced"}``."""
+        return self._call("attachment_takeover", "1.2",
+                          attachment_id=attachment_id)
 
     def attachment_get(self, attachment_id: str) -> dict:
         """Detail view plus ``shared_connections_by_attachment``."""

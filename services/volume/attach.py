@@ -7,10 +7,14 @@ with a compare-and-swap.  Backend connections are per host: before removing
 one, the rows still using it (same volume, same connector host, attaching or
 attached) are counted under a lock per (volume, host), so two attachments of
 one host share its connection and deleting one never cuts the other off.
+
+A fence revokes the host's I/O through the driver under the same lock and
+then records it; a fence whose api died is finished here, never undone.
 """
 
 import contextlib
 import datetime
+import ipaddress
 import json
 import threading
 from typing import Any, Iterator
@@ -259,10 +263,84 @@ class Attacher:
                     "%(transition)s; resolving it to %(target)s",
                     {"att": row.id, "vol": volume.id,
                      "transition": row.transition, "target": target})
-        if row.transition == T.DISCONNECTING:
+        if target == states.FENCE:
+            self._fence_held(ctxt, row.id)
+        elif row.transition == T.DISCONNECTING:
             self._terminate_unless_shared(ctxt, row, volume, connector)
             attachments_db.attachment_destroy(
                 ctxt, volume.id, row.id, {"transition": T.DISCONNECTING})
         else:
             self._roll_back(ctxt, row, volume, connector)
         return 1
+
+    # -- fencing ------------------------------------------------------------
+    def fence(self, ctxt: Any, snap: dict) -> dict:
+        """Revoke the host's I/O of a row the api put in the ``fencing``
+        transition, then record it (``fenced_at``; no longer a writer).
+
+        :returns: ``{"fenced_at" (ISO 8601), "fenced_clients"}``.
+        :raises Conflict: the row is not being fenced.
+        :raises FencingNotSupported: or FencingFailed: the row is back at
+            rest, not fenced.
+        """
+        row, _volume, _none = volume_rpcapi.unpack(snap)
+        with self._hold(row):
+            return self._fence_held(ctxt, row.id)
+
+    def _fence_held(self, ctxt: Any, attachment_id: str) -> dict:
+        row, volume, _shared = attachments_db.attachment_with_volume(
+            ctxt, attachment_id)
+        if row.transition != T.FENCING:
+            raise _conflict(row, "fence")
+        target = self._fence_target(ctxt, row)
+        try:
+            clients = self.driver.fence(driver_volume(volume), target)
+        except Exception:
+            with excutils.save_and_reraise_exception():
+                LOG.exception("Fencing %(host)s from volume %(vol)s failed",
+                              {"host": row.attached_host, "vol": volume.id})
+                attachments_db.attachment_record(
+                    ctxt, volume.id, row.id, {"transition": T.FENCING},
+                    {"transition": None})
+        done = {"fenced_at": utcnow().replace(microsecond=0),
+                "fenced_clients": json.dumps(clients)}
+        if not attachments_db.attachment_cas(
+                ctxt, volume.id, row.id, {"transition": T.FENCING},
+                dict(done, transition=None),
+                writer_delta=-int(states.is_writer(row.attach_mode))):
+            LOG.warning("Attachment %s changed while it was fenced (a "
+                        "delete took it over); its host is fenced", row.id)
+        LOG.info("Fenced %(host)s from volume %(vol)s (attachment %(att)s)",
+                 {"host": row.attached_host, "vol": volume.id, "att": row.id})
+        return dict(done, fenced_at=done["fenced_at"].isoformat(),
+                    fenced_clients=clients)
+
+    @staticmethod
+    def _fence_target(ctxt: Any, row: Any) -> driver_base.FenceTarget:
+        """Who to cut off: the row's registered clients, plus its host's
+        address when no other host of the volume shares it (loopback is
+        everybody's)."""
+        ip = attachments_db.connector(ctxt, row.id).get("ip")
+        if ip and _is_loopback(ip):
+            ip = None
+        for other in attachments_db.attachments_of_volume(ctxt,
+                                                          row.volume_id):
+            if ip and other.attached_host != row.attached_host and any(
+                    spec.key == "ip" and json.loads(spec.value) == ip
+                    for spec in other.specs):
+                ip = None
+        return driver_base.FenceTarget(
+            host=row.attached_host or "", ip=ip,
+            clients=tuple(json.loads(row.clients or "[]")))
+
+    def unfence(self, ctxt: Any, volume_id: str, clients: list[str]) -> None:
+        """Lift what a fence of ``volume_id`` revoked."""
+        volume = attachments_db.volume_brief(ctxt, volume_id)
+        self.driver.unfence(driver_volume(volume), clients)
+
+
+def _is_loopback(ip: str) -> bool:
+    try:
+        return ipaddress.ip_address(ip).is_loopback
+    except ValueError:
+        return False

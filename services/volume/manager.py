@@ -294,6 +294,18 @@ class VolumeManager(service.Manager):
         self.attacher.disconnect(ctxt, snapshot)
 
     @messaging.expose
+    def attachment_fence(self, ctxt: Any, attachment_id: str,
+                         snapshot: dict) -> dict:
+        """Revoke the host's I/O of an attachment being fenced."""
+        return self.attacher.fence(ctxt, snapshot)
+
+    @messaging.expose
+    def attachment_unfence(self, ctxt: Any, volume_id: str,
+                           clients: list[str]) -> None:
+        """Lift what a fence revoked."""
+        self.attacher.unfence(ctxt, volume_id, clients)
+
+    @messaging.expose
     def extend_volume(self, ctxt: Any, volume_id: str, new_size: int) -> None:
         """Grow the volume; ``extending`` -> what its attachments say."""
         try:

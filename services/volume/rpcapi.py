@@ -59,11 +59,12 @@ class VolumeAPI(rpc.RPCAPI):
         1.3 - create_snapshot, delete_snapshot, revert_to_snapshot
               (casts); create_volume makes a volume from its
               ``snapshot_id`` or ``source_volid``.
+        1.4 - attachment_fence, attachment_unfence (calls).
     """
 
     TOPIC = constants.VOLUME_TOPIC
     BINARY = constants.VOLUME_BINARY
-    RPC_API_VERSION = "1.3"
+    RPC_API_VERSION = "1.4"
 
     def create_volume(self, ctxt: Any, volume_id: str, host: str) -> None:
         self._prepare(server=backend_of(host), version="1.0").cast(
@@ -99,6 +100,25 @@ class VolumeAPI(rpc.RPCAPI):
         self._prepare(server=backend_of(host), version="1.2").call(
             ctxt, "attachment_disconnect", attachment_id=attachment_id,
             snapshot=snap)
+
+    @rpc.assert_min_rpc_version("1.4")
+    def attachment_fence(self, ctxt: Any, host: str, attachment_id: str,
+                         snap: dict) -> dict:
+        """Revoke the host's I/O of an attachment the api put in the
+        ``fencing`` transition, then record the fence (call).
+
+        :returns: ``{"fenced_at" (ISO 8601), "fenced_clients": [...]}``.
+        """
+        return self._prepare(server=backend_of(host), version="1.4").call(
+            ctxt, "attachment_fence", attachment_id=attachment_id,
+            snapshot=snap)
+
+    @rpc.assert_min_rpc_version("1.4")
+    def attachment_unfence(self, ctxt: Any, host: str, volume_id: str,
+                           clients: list[str]) -> None:
+        """Lift what a fence of ``volume_id`` revoked (call)."""
+        self._prepare(server=backend_of(host), version="1.4").call(
+            ctxt, "attachment_unfence", volume_id=volume_id, clients=clients)
 
     @rpc.assert_min_rpc_version("1.1")
     def extend_volume(self, ctxt: Any, volume_id: str, host: str,

@@ -62,6 +62,8 @@ BODIES = {
         SPEC_KEY: type_schemas.EXTRA_SPEC_UPDATE},
     ("PUT", "/v3/os-services/{action}"): {
         None: service_schemas.ACTIONS["disable-log-reason"]},
+    ("PUT", "/v3/ashlar-fencing/{action}"): {
+        None: attachment_schemas.HOST_FENCE},
     ("PUT", "/v3/os-quota-sets/{project_id}"): {
         "quota_set": quota_schemas.UPDATE},
     ("PUT", "/v3/os-quota-class-sets/{class_name}"): {

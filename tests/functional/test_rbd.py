@@ -15,8 +15,10 @@ from common import exception
 from common.conf import opts as conf_opts  # noqa: F401 - registers options
 from drivers import base
 from drivers import rbd as rbd_driver
+from tests.functional import failover_story
 from tests.functional import harness
 from tests.functional import storage_story
+from tests.functional.failover_story import Held
 
 MA_TYPE = {"volume_type": {"name": "rbd-shared", "extra_specs": {
     "multiattach": "<is> True", "volume_backend_name": "ceph"}}}
@@ -233,3 +235,88 @@ def test_a_clone_its_source_pool_cannot_take_is_refused_at_once(deployment):
     assert "volume %s" % source in message
     assert "volume_backend_name=nowhere" in message
     assert client.delete("/volumes/%s" % source).status_code == 202
+
+
+# -- fencing and takeover (the survey's failover story) --------------------
+def _held(dep, ceph, host: str, volume_id: str, mode: str) -> Held:
+    config = dep.config("agent-%s" % host, host, extra=(
+        "[agent]\nrbd_keyring_dir = %s\n" % ceph.dir))
+    return Held(config, volume_id, mode)
+
+
+def test_the_pool_reports_fencing(deployment):
+    _dep, client = deployment
+    pool = next(iter(client.pools().values()))
+    assert pool["fencing"] is True
+
+
+def test_takeover_fences_the_old_writer_at_the_storage_layer(deployment,
+                                                              ceph):
+    dep, client = deployment
+    failover_story.failover_type(client, "rbd-failover", "ceph")
+    vid = _volume(client, "rbd-failover")
+    active = _held(dep, ceph, "compute-a", vid, "rw")
+    passive = _held(dep, ceph, "compute-b", vid, "ro")
+    try:
+        assert active.write(0, b"A before") == {"written": 8}
+        assert passive.read(0, 8) == b"A before"
+        # one writer only: a second read/write attachment is refused at once
+        code, _out, err = _agent(dep, ceph, "compute-c")("attach", vid)
+        assert code != 0 and "only one read/write" in err, err[-1000:]
+
+        failover_story.takeover(active, passive)
+        error, _seconds = failover_story.fenced_write_error(active)
+        assert "ConnectionShutdown" in error, error
+        assert passive.write(0, b"B writes") == {"written": 8}
+        assert passive.read(0, 8) == b"B writes"
+        assert passive.read(8192, 15) == bytes(15)  # nothing A wrote after
+        shown = client.get("/attachments/%s" % active.attachment["id"]).json()
+        assert "ashlar-fencing:fenced_at" in shown["attachment"]
+        assert client.get("/volumes/%s" % vid).json()["volume"][
+            "status"] == "in-use"
+
+        # A comes back: it may not attach anew while fenced, detaches, and
+        # attaches again read-only
+        code, _out, err = _agent(dep, ceph, "compute-a")("attach", vid)
+        assert code != 0 and "fenced" in err, err[-1000:]
+        assert "error" not in active.ask("detach")
+        again = _held(dep, ceph, "compute-a", vid, "ro")
+        assert again.read(0, 8) == b"B writes"
+        assert "error" not in again.ask("detach")
+        again.close()
+        assert "error" not in passive.ask("detach")
+    finally:
+        active.close()
+        passive.close()
+    client.wait_status(vid, "available")
+
+
+def _blocklisted(ceph) -> str:
+    return ceph.ceph("osd", "blocklist", "ls")
+
+
+def test_an_unfence_lifts_the_blocklist_entries(deployment, ceph):
+    dep, client = deployment
+    vid = _volume(client, "rbd-shared")
+    held = _held(dep, ceph, "compute-a", vid, "rw")
+    try:
+        att = held.attachment["id"]
+        answer = client.post("/attachments/%s/action" % att,
+                             {"ashlar-fence": {}})
+        assert answer.status_code == 200, answer.text
+        assert "ConnectionShutdown" in held.write(0, b"fenced").get("error")
+        assert all(addr in _blocklisted(ceph) for addr in held.clients)
+        answer = client.post("/attachments/%s/action" % att,
+                             {"ashlar-unfence": {}})
+        assert answer.status_code == 200, answer.text
+        assert "ashlar-fencing:fenced_at" not in answer.json()["attachment"]
+        assert not any(addr in _blocklisted(ceph) for addr in held.clients)
+        # librbd keeps a fenced handle shut: the host reopens, and the
+        # attachment takes its new instance
+        assert "error" not in held.ask("reopen")
+        assert held.write(0, b"back") == {"written": 4}
+        assert held.read(0, 4) == b"back"
+        assert "error" not in held.ask("detach")
+    finally:
+        held.close()
+    client.wait_status(vid, "available")

@@ -138,8 +138,9 @@ def connection_info_of(row: Any) -> dict:
     return json.loads(row.connection_info) if row.connection_info else {}
 
 
-def _replace_specs(conn: Any, attachment_id: str,
-                   connector: dict | None) -> None:
+def replace_connector(conn: Any, attachment_id: str,
+                      connector: dict | None) -> None:
+    """Replace the row's connector rows (in the caller's transaction)."""
     conn.execute(_DELETE_SPECS, {"attachment_id": attachment_id})
     _insert_specs(conn, attachment_id, connector)
 
@@ -557,7 +558,8 @@ class Reservation:
 _UNSET = {"instance_uuid": None, "attached_host": None, "mountpoint": None,
           "attach_mode": states.MODE_NULL, "connection_info": None,
           "attach_time": None, "detach_time": None, "transition": None,
-          "updated_at": None}
+          "updated_at": None, "fenced_at": None, "fenced_clients": None,
+          "clients": None}
 
 
 @functools.lru_cache(maxsize=None)
@@ -678,7 +680,7 @@ def _reserve_at_once(context: Any, volume_id: str,
 
     :raises _Refused: the guard refused (nothing was written).
     """
-    volume, specs = _volume_and_specs(context, volume_id)
+    volume, specs = volume_and_specs(context, volume_id)
     wanted = decide(volume, specs)
     query, params, values = _admission(volume_id, volume, wanted)
     if not _admit(context, query, params, values, wanted.connector):
@@ -687,7 +689,8 @@ def _reserve_at_once(context: Any, volume_id: str,
 
 
 @single_statement(reader)
-def _volume_and_specs(conn: Any, volume_id: str) -> tuple[Any, dict]:
+def volume_and_specs(conn: Any, volume_id: str) -> tuple[Any, dict]:
+    """The volume (as ``volume_brief``) and its type's extra specs."""
     return _brief_and_specs(conn, volume_id)
 
 
@@ -806,7 +809,7 @@ def _apply(conn: Any, volume_id: str, attachment_id: str,
                               change.values):
         raise Lost()
     if change.replace_connector:
-        _replace_specs(conn, attachment_id, change.connector)
+        replace_connector(conn, attachment_id, change.connector)
     if change.keeps_volume():
         return None
     if change.raises():
@@ -952,13 +955,13 @@ def attachment_destroy(context: Any, volume_id: str, attachment_id: str,
         return None
 
 
-_GONE = sa.select(VA.attached_host, VA.attach_mode).where(
+_GONE = sa.select(VA.attached_host, VA.attach_mode, VA.fenced_at).where(
     VA.id == _AID, VA.volume_id == _VID)
 
 
 @functools.lru_cache(maxsize=None)
 def _returning_gone(query: Any) -> Any:
-    return query.returning(VA.attached_host, VA.attach_mode)
+    return query.returning(VA.attached_host, VA.attach_mode, VA.fenced_at)
 
 
 def _destroy(conn: Any, volume_id: str, attachment_id: str,
@@ -979,10 +982,10 @@ def _destroy(conn: Any, volume_id: str, attachment_id: str,
             gone = None
     if gone is None:
         raise Lost()
-    host, mode = gone
+    host, mode, fenced_at = gone
     state = _state_after(conn, _LEAVE, {
         "volume_id": volume_id, "now": utcnow(),
-        "writer": int(states.is_writer(mode))})
+        "writer": int(states.counts_as_writer(mode, fenced_at))})
     if state is None:
         raise exception.VolumeNotFound(volume_id=volume_id)
     remaining = []

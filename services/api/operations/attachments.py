@@ -8,7 +8,9 @@ removed, calls the volume service (an RPC ``call`` bounded by
 resources and the api's RPC door for compute agents share them.
 """
 
+import json
 import uuid
+from collections.abc import Sequence
 from typing import Any
 
 import oslo_messaging as messaging
@@ -79,6 +81,11 @@ class AttachmentOperations:
         _authorize(ctxt, rule, volume, host,
                    exception.AttachmentNotFound(attachment_id=row.id))
 
+    def authorize_row(self, ctxt: Any, rule: str, row: Any,
+                      volume: Any) -> None:
+        """Check ``rule`` on the row's volume and connected host."""
+        self._authorize_row(ctxt, rule, row, volume, row.attached_host)
+
     def get(self, ctxt: Any, attachment_id: str) -> tuple[Any, list[str]]:
         """The row and ``shared_connections_by_attachment`` (one read)."""
         row, volume, shared = attachments_db.attachment_with_volume(
@@ -117,6 +124,8 @@ class AttachmentOperations:
             return self._reservation(ctxt, volume, specs, instance_uuid,
                                      connector, mode)
 
+        self._refuse_fenced_host(ctxt, volume_id,
+                                 (connector or {}).get("host"))
         row, volume, wanted = attachments_db.attachment_reserve(
             ctxt, volume_id, decide)
         if row is None:
@@ -126,6 +135,17 @@ class AttachmentOperations:
         if connector:
             row = self._connect(ctxt, volume, row, connector)
         return row
+
+    @staticmethod
+    def _refuse_fenced_host(ctxt: Any, volume_id: str,
+                            host: str | None) -> None:
+        """A host fenced from the volume gets no new attachment of it until
+        it deleted the fenced one (or the fence was lifted)."""
+        if not host:
+            return
+        for row in attachments_db.attachments_of_volume(ctxt, volume_id):
+            if row.attached_host == host and row.fenced_at is not None:
+                raise exception.Fenced(id=row.id, at=row.fenced_at)
 
     def _reservation(self, ctxt: Any, volume: Any, specs: dict,
                      instance_uuid: str | None, connector: dict | None,
@@ -193,6 +213,8 @@ class AttachmentOperations:
         """
         def decide(row: Any, volume: Any) -> attachments_db.Change:
             host = connector.get("host")
+            if row.attached_host != host:
+                self._refuse_fenced_host(ctxt, volume.id, host)
             self._authorize_row(
                 ctxt, "volume:attachment_update", row, volume,
                 host if row.attached_host in (None, host) else None)
@@ -202,7 +224,7 @@ class AttachmentOperations:
             row, volume, _gone = attachments_db.attachment_change(
                 ctxt, attachment_id, decide)
         except attachments_db.Lost:
-            raise self._changed(ctxt, attachment_id, "update")
+            raise self.changed(ctxt, attachment_id, "update")
         return self._connect(ctxt, volume, row,
                              dict(connector, mode=row.attach_mode))
 
@@ -215,6 +237,7 @@ class AttachmentOperations:
                 "Volume attachments can not be updated if the volume is in "
                 "an error state. The Volume %s currently has a status of: "
                 "%s " % (volume.id, volume.status))
+        states.refuse_fenced(row.id, row.fenced_at)
         status, transition = states.on_connect(row.id, row.attach_status,
                                                row.transition)
         host = connector.get("host")
@@ -229,9 +252,9 @@ class AttachmentOperations:
                     else _connector_mode(connector))
         return attachments_db.Change(
             expected={"attach_status": row.attach_status, "transition": None,
-                      "attach_mode": row.attach_mode},
+                      "attach_mode": row.attach_mode, "fenced_at": None},
             values={"attach_status": status, "transition": transition,
-                    "attach_mode": mode, "attached_host": host,
+                    "attach_mode": mode, "attached_host": host, "clients": None,
                     "mountpoint": connector.get("mountpoint")},
             connector=dict(connector, mode=mode), replace_connector=True,
             writer_delta=(int(states.is_writer(mode))
@@ -255,7 +278,7 @@ class AttachmentOperations:
         return volume_rpcapi.connected(row, done)
 
     @staticmethod
-    def _changed(ctxt: Any, attachment_id: str,
+    def changed(ctxt: Any, attachment_id: str,
                  operation: str) -> exception.AshlarException:
         """The error for a compare-and-swap that lost a race."""
         try:
@@ -268,24 +291,38 @@ class AttachmentOperations:
             if now.transition else now.attach_status)
 
     # -- complete ---------------------------------------------------------
-    def complete(self, ctxt: Any, attachment_id: str) -> None:
-        """``os-complete``: the consumer uses the attachment now."""
+    def complete(self, ctxt: Any, attachment_id: str,
+                 clients: Sequence[str] | None = None) -> None:
+        """``os-complete``: the consumer uses the attachment now.
+
+        :param clients: backend clients the host uses the volume through
+            (its agent's), added to those registered before; a fence
+            revokes them all.
+        :raises Fenced: the row is fenced.
+        """
         def decide(row: Any, volume: Any) -> attachments_db.Change | None:
             self._authorize_row(ctxt, "volume:attachment_complete", row,
                                 volume, row.attached_host)
+            states.refuse_fenced(row.id, row.fenced_at)
             status = states.on_complete(row.id, row.attach_status,
                                         row.transition)
-            if status == row.attach_status:
+            expected = {"attach_status": row.attach_status,
+                        "transition": None, "fenced_at": None}
+            values = {"attach_status": status}
+            if clients:
+                expected["clients"] = row.clients
+                values["clients"] = _registered(row.clients, clients)
+            elif status == row.attach_status:
                 return None
-            return attachments_db.Change(
-                expected={"attach_status": row.attach_status,
-                          "transition": None},
-                values={"attach_status": status})
+            return attachments_db.Change(expected=expected, values=values)
 
-        try:
-            attachments_db.attachment_change(ctxt, attachment_id, decide)
-        except attachments_db.Lost:
-            raise self._changed(ctxt, attachment_id, "complete")
+        for _attempt in range(3):
+            try:
+                attachments_db.attachment_change(ctxt, attachment_id, decide)
+                return
+            except attachments_db.Lost:
+                continue
+        raise self.changed(ctxt, attachment_id, "complete")
 
     # -- delete -----------------------------------------------------------
     def delete(self, ctxt: Any, attachment_id: str,
@@ -332,7 +369,7 @@ class AttachmentOperations:
             if gone is not None:
                 return self._deleted(gone)
             return self._disconnect(ctxt, volume, row)
-        raise self._changed(ctxt, attachment_id, "delete")
+        raise self.changed(ctxt, attachment_id, "delete")
 
     def _disconnect(self, ctxt: Any, volume: Any, row: Any) -> dict:
         if volume.host:
@@ -348,7 +385,7 @@ class AttachmentOperations:
         result = attachments_db.attachment_destroy(
             ctxt, volume.id, row.id, {"transition": T.DISCONNECTING})
         if result is None:
-            raise self._changed(ctxt, row.id, "delete")
+            raise self.changed(ctxt, row.id, "delete")
         return self._deleted(result)
 
     @staticmethod
@@ -392,6 +429,17 @@ class AttachmentOperations:
         each terminating its own connection."""
         for row in attachments_db.attachments_of_volume(ctxt, volume_id):
             self.delete(ctxt, row.id, force=True)
+
+
+#: Most backend clients an attachment keeps registered (the latest).
+MAX_CLIENTS = 32
+
+
+def _registered(known: str | None, clients: Sequence[str]) -> str:
+    """The registered clients (JSON) with ``clients`` added, the latest
+    ``MAX_CLIENTS`` of them."""
+    merged = [c for c in json.loads(known or "[]") if c not in clients]
+    return json.dumps((merged + sorted(set(clients)))[-MAX_CLIENTS:])
 
 
 def _connector_mode(connector: dict) -> str:

@@ -3,6 +3,7 @@
 import falcon
 
 from services.api.operations import attachments as attachment_ops
+from services.api.operations import fencing as fencing_ops
 from services.api.resources import base
 from services.api.schemas import attachments as schemas
 from services.api.views import attachments as views
@@ -76,10 +77,44 @@ class Item(_Base):
 
 
 class Action(_Base):
+    def __init__(self, ops: attachment_ops.AttachmentOperations,
+                 fencing: fencing_ops.FencingOperations) -> None:
+        super().__init__(ops)
+        self.fencing = fencing
+
     def on_post(self, req: falcon.Request, resp: falcon.Response,
                 attachment_id: str) -> None:
         base.require(req, schemas.ATTACHMENTS_VERSION)
         name, _value = base.action_body(req, schemas.ACTIONS)
+        ctxt = base.ctxt(req)
         if name == "os-complete":
-            self.ops.complete(base.ctxt(req), attachment_id)
-        resp.status = falcon.HTTP_204
+            self.ops.complete(ctxt, attachment_id)
+            resp.status = falcon.HTTP_204
+        elif name == "ashlar-takeover":
+            row, fenced = self.fencing.takeover(ctxt, attachment_id)
+            resp.media = {"attachment": views.detail(row),
+                          "fenced": [views.detail(other) for other in fenced]}
+        else:
+            act = (self.fencing.fence if name == "ashlar-fence"
+                   else self.fencing.unfence)
+            resp.media = {"attachment": views.detail(act(ctxt,
+                                                         attachment_id))}
+
+
+class HostFence:
+    """``PUT /ashlar-fencing/{fence|unfence}`` ``{"host": ...}``: every
+    attachment of one compute host (the fencing extension; admin)."""
+
+    def __init__(self, fencing: fencing_ops.FencingOperations) -> None:
+        self.fencing = fencing
+
+    def on_put(self, req: falcon.Request, resp: falcon.Response,
+               action: str) -> None:
+        if action not in ("fence", "unfence"):
+            raise falcon.HTTPNotFound()
+        host = base.body(req, schemas.HOST_FENCE)["host"]
+        act = (self.fencing.fence_host if action == "fence"
+               else self.fencing.unfence_host)
+        rows = act(base.ctxt(req), host)
+        resp.media = {"host": host,
+                      "attachments": [views.detail(row) for row in rows]}

@@ -61,4 +61,18 @@ UPDATE: Versioned = ((ATTACHMENTS_VERSION, envelope("attachment", {
 #: ``POST /attachments/{id}/action``; Cinder ignores the os-complete value.
 ACTIONS: dict[str, Versioned] = {
     "os-complete": ((COMPLETE_VERSION, envelope("os-complete", {})),),
+    # Ashlar's fencing extension: no parameters.
+    **{name: ((ATTACHMENTS_VERSION, envelope(name, {
+        "type": ["object", "null"], "additionalProperties": False})),)
+       for name in ("ashlar-fence", "ashlar-takeover", "ashlar-unfence")},
 }
+
+#: ``PUT /ashlar-fencing/{fence|unfence}``: one compute host.
+HOST_FENCE: Versioned = ((ATTACHMENTS_VERSION, {
+    "type": "object",
+    "properties": {"host": {"type": "string", "minLength": 1,
+                            "maxLength": 255,
+                            "pattern": HOST_PATTERN.pattern}},
+    "required": ["host"],
+    "additionalProperties": False,
+}),)

@@ -17,12 +17,19 @@ def summary(row: Any) -> dict:
             "instance": row.instance_uuid, "volume_id": row.volume_id}
 
 
+#: The fencing extension's attribute: when the host was fenced; present
+#: only on a fenced attachment, so Cinder's bodies stay Cinder's.
+FENCED_AT = "ashlar-fencing:fenced_at"
+
+
 def detail(row: Any) -> dict:
     body = summary(row)
     body.update(attached_at=views.timestamp(row.attach_time) or "",
                 detached_at=views.timestamp(row.detach_time) or "",
                 attach_mode=row.attach_mode or "null",
                 connection_info=attachments_db.connection_info_of(row))
+    if getattr(row, "fenced_at", None) is not None:
+        body[FENCED_AT] = views.timestamp(row.fenced_at)
     return body
 
 

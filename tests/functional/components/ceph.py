@@ -246,10 +246,12 @@ class Ceph:
         self._tool("rbd", "-c", self.conf, "pool", "init", self.pool)
 
     def add_client(self, name: str) -> Path:
-        """A cephx client with Cinder's caps on the pool; its keyring."""
+        """A cephx client with Cinder's caps on the pool, plus lifting
+        blocklist entries (an unfence); its keyring."""
         keyring = self.keyring(name)
         self.ceph("auth", "get-or-create", "client.%s" % name,
-                  "mon", "profile rbd", "osd", "profile rbd pool=%s" % self.pool,
+                  "mon", 'profile rbd, allow command "osd blocklist"',
+                  "osd", "profile rbd pool=%s" % self.pool,
                   "mgr", "profile rbd pool=%s" % self.pool, "-o", keyring)
         return keyring
 

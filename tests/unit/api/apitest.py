@@ -14,6 +14,7 @@ from common import policy
 from drivers import fake as fake_driver
 from services.api import app as api_app
 from services.api.operations import attachments as attachment_ops
+from services.api.operations import fencing as fencing_ops
 from services.api.operations import quotas as quota_ops
 from services.api.operations import snapshots as snapshot_ops
 from services.api.operations import types as type_ops
@@ -47,6 +48,12 @@ class FakeVolumeRPC:
 
     def attachment_disconnect(self, ctxt, host, attachment_id, snap):
         self.attacher.disconnect(ctxt, _wire(snap))
+
+    def attachment_fence(self, ctxt, host, attachment_id, snap):
+        return _wire(self.attacher.fence(ctxt, _wire(snap)))
+
+    def attachment_unfence(self, ctxt, host, volume_id, clients):
+        self.attacher.unfence(ctxt, volume_id, clients)
 
     def __getattr__(self, name):
         return lambda *args, **kwargs: self.casts.append((name, args))
@@ -109,10 +116,12 @@ def make_api():
     driver = fake_driver.FakeDriver(dconf["b1"], "b1", "node1")
     rpc = FakeVolumeRPC(attach.Attacher(conf, driver, HOST))
     volumes = volume_ops.VolumeOperations(conf, mock.Mock(), rpc)
+    attachments = attachment_ops.AttachmentOperations(conf, rpc)
     ops = types.SimpleNamespace(
         volumes=volumes,
         snapshots=snapshot_ops.SnapshotOperations(conf, volumes, rpc),
-        attachments=attachment_ops.AttachmentOperations(conf, rpc),
+        attachments=attachments,
+        fencing=fencing_ops.FencingOperations(rpc, attachments),
         types=type_ops.TypeOperations(), backends=mock.Mock(), cache=None,
         usage=usage_ops.UsageOperations(conf),
         quotas=quota_ops.QuotaOperations(conf))

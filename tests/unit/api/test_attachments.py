@@ -511,7 +511,7 @@ def test_connector_fields_are_bounded(api, connector, message):
 
 
 def test_rpc_door_validates_what_rest_validates(api):
-    endpoint = rpc_door.ApiEndpoint(api.ops.attachments)
+    endpoint = rpc_door.ApiEndpoint(api.ops.attachments, api.ops.fencing)
     ctxt = context.RequestContext(user_id="a", project_id="p1",
                                   roles=["admin"], global_request_id="r")
     vid = api.volume(multiattach=True)

@@ -126,9 +126,9 @@ def _conf_for_client():
         yield
 
 
-def test_rpc_version_is_one_three():
-    assert rpcapi.VolumeAPI.RPC_API_VERSION == "1.3"
-    assert manager.VolumeManager.target.version == "1.3"
+def test_rpc_version_is_one_four():
+    assert rpcapi.VolumeAPI.RPC_API_VERSION == "1.4"
+    assert manager.VolumeManager.target.version == "1.4"
 
 
 @pytest.mark.parametrize("method, kind, args, kwargs, version", [
@@ -147,6 +147,10 @@ def test_rpc_version_is_one_three():
      "1.3"),
     ("revert_to_snapshot", "cast", ("v1", "h@b#p", "s1"),
      {"volume_id": "v1", "snapshot_id": "s1"}, "1.3"),
+    ("attachment_fence", "call", ("h@b#p", "a1", {"s": 1}),
+     {"attachment_id": "a1", "snapshot": {"s": 1}}, "1.4"),
+    ("attachment_unfence", "call", ("h@b#p", "v1", ["c1"]),
+     {"volume_id": "v1", "clients": ["c1"]}, "1.4"),
 ])
 def test_rpc_methods(client, method, kind, args, kwargs, version):
     api, raw = client

@@ -1,0 +1,88 @@
+"""Fencing in the database: which rows a host holds, and granting a writer.
+
+A fence itself is a compare-and-swap of the row (``attachments.py``:
+``fencing`` transition, then ``fenced_at`` with the writer count lowered).
+What is here gives a row the right to write (a takeover, an unfence): the
+row changes first (a compare-and-swap), then the volume's writer count goes
+up under a guard, ``writer_count < :most``, in the same transaction, so
+however a takeover, an unfence and a read/write attach race, a
+single-writer volume never counts two writers (the reservation's guard
+tests the same counter).  Rows are locked before their volume, as
+everywhere else.
+"""
+
+from typing import Any
+
+import sqlalchemy as sa
+
+from common.db import models
+from common.db.api import attachments as attachments_db
+from common.db.api import conditional_update
+from common.db.api import reader
+from common.db.api import retry_on_deadlock
+from common.db.api import utcnow
+from common.db.api import writer
+
+VA = models.VolumeAttachment
+VOL = models.Volume
+#: Largest writer count a volume that is not single-writer may reach.
+_UNBOUNDED = 2 ** 31 - 1
+
+
+class WriterTaken(Exception):
+    """The volume is single-writer and already counts a writer."""
+
+
+@reader
+def live_rows_of_host(context: Any, host: str) -> list[models.VolumeAttachment]:
+    """Attachments connected (or connecting) to ``host`` and not fenced,
+    of every project."""
+    query = sa.select(VA).where(VA.attached_host == host,
+                                VA.fenced_at.is_(None)).order_by(
+        VA.created_at)
+    return list(context.session.execute(query).scalars())
+
+
+@reader
+def fenced_rows_of_host(context: Any, host: str
+                        ) -> list[models.VolumeAttachment]:
+    """Fenced attachments of ``host``, of every project."""
+    query = sa.select(VA).where(VA.attached_host == host,
+                                VA.fenced_at.is_not(None)).order_by(
+        VA.created_at)
+    return list(context.session.execute(query).scalars())
+
+
+@retry_on_deadlock
+@writer.connection
+def _grant(context: Any, volume_id: str, attachment_id: str, expected: dict,
+           values: dict, single_writer: bool, connector: dict | None) -> None:
+    conn = context.connection
+    if not conditional_update(conn, VA, attachment_id,
+                              dict(expected, volume_id=volume_id), values):
+        raise attachments_db.Lost()
+    if connector is not None:
+        attachments_db.replace_connector(conn, attachment_id, connector)
+    granted = conn.execute(
+        sa.update(VOL).where(
+            VOL.id == volume_id,
+            VOL.writer_count < (1 if single_writer else _UNBOUNDED)).values(
+            writer_count=VOL.writer_count + 1, updated_at=utcnow()))
+    if granted.rowcount != 1:
+        raise WriterTaken()  # the transaction rolls back the row's change
+
+
+def grant_writer(context: Any, volume_id: str, attachment_id: str,
+                 expected: dict, values: dict, single_writer: bool,
+                 connector: dict | None = None) -> None:
+    """Change a row that becomes a writer, and count it, atomically.
+
+    :param expected: the row as read (compare-and-swap).
+    :param values: its new columns (mode, fenced_at, connection_info ...).
+    :param connector: new connector rows, if they change.
+    :raises Lost: the row changed since it was read (nothing written).
+    :raises WriterTaken: a single-writer volume has its writer (nothing
+        written).
+    """
+    _grant(context, volume_id, attachment_id, expected, values,
+           single_writer, connector)

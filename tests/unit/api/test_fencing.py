@@ -1,0 +1,467 @@
+"""The fencing extension (fence, takeover, unfence, host fences), through
+the falcon app, the RPC door, a real (SQLite) database and the fake
+driver."""
+
+import datetime
+import functools
+import json
+import uuid
+
+import oslo_messaging as messaging
+import pytest
+import sqlalchemy as sa
+
+from common import context
+from common import exception
+from common.db import api as db_api
+from common.db import models
+from common.db.api import attachments as attachments_db
+from common.db.api import volumes as volumes_db
+from drivers import base as driver_base
+from services.api import rpc_door
+from services.api.views import attachments as views
+
+try:
+    from tests.unit.api import apitest
+    from tests.unit.db import fixtures
+except ImportError:  # pytest put tests/unit on sys.path instead
+    from api import apitest
+    from db import fixtures
+
+connector = apitest.connector
+FENCED_AT = views.FENCED_AT
+MEMBER = {"token": "u:p1", "roles": "member"}
+OTHER_PROJECT = {"token": "u:p2", "roles": "member"}
+
+
+def _act(api, att_id, name, value=None, **kwargs):
+    return api.call("POST", "/attachments/%s/action" % att_id,
+                    {name: {} if value is None else value}, **kwargs)
+
+
+def _attached(api, vid, host="h1", mode=None):
+    """A row of ``host`` created with its connector, then completed."""
+    att = api.create(vid, connector=connector(host), mode=mode).json[
+        "attachment"]
+    assert _act(api, att["id"], "os-complete").status_code == 204
+    return att
+
+
+def _single_writer(api):
+    vtype = fixtures.make_type(specs={
+        "multiattach": "<is> True",
+        "ashlar:multiattach_single_writer": "<is> True"})
+    return api.volume(multiattach=True, vtype=vtype)
+
+
+def _row(att_id):
+    return attachments_db.attachment_get(fixtures.admin(), att_id)
+
+
+def _writers(vid):
+    return volumes_db.volume_get(fixtures.admin(), vid).writer_count
+
+
+def _shown(api, att_id):
+    return api.call("GET", "/attachments/" + att_id).json["attachment"]
+
+
+def _host_fence(api, action, host, **kwargs):
+    return api.call("PUT", "/ashlar-fencing/" + action, {"host": host},
+                    **kwargs)
+
+
+def _cannot_fence(api, monkeypatch):
+    monkeypatch.setattr(api.driver, "fence", functools.partial(
+        driver_base.VolumeDriver.fence, api.driver))
+
+
+def _age(att_id, seconds=3600):
+    old = attachments_db.utcnow() - datetime.timedelta(seconds=seconds)
+    with db_api.get_engine().begin() as conn:
+        conn.execute(sa.update(models.VolumeAttachment).where(
+            models.VolumeAttachment.id == att_id).values(updated_at=old))
+
+
+def _door(api):
+    return rpc_door.ApiEndpoint(api.ops.attachments, api.ops.fencing)
+
+
+def _agent(host):
+    return context.RequestContext(user_id="ashlar-agent-" + host,
+                                  project_id="service", roles=["service"],
+                                  agent_host=host, global_request_id="r")
+
+
+# -- fence ------------------------------------------------------------------
+
+def test_fence_revokes_the_host_and_leaves_it_only_delete(api):
+    vid = api.volume(multiattach=True)
+    att = _attached(api, vid, "h1")
+    other = _attached(api, vid, "h2")
+    assert _writers(vid) == 2
+    resp = _act(api, att["id"], "ashlar-fence")
+    assert resp.status_code == 200
+    fenced = resp.json["attachment"]
+    assert fenced["id"] == att["id"] and fenced["status"] == "attached"
+    assert fenced[FENCED_AT]
+    assert api.driver.fenced == {vid: {"host:h1"}}
+    assert _writers(vid) == 1
+    assert api.show_volume(vid)["status"] == "in-use"
+    assert _shown(api, att["id"])[FENCED_AT] == fenced[FENCED_AT]
+    assert FENCED_AT not in _shown(api, other["id"])
+    resp = api.call("PUT", "/attachments/" + att["id"],
+                    {"attachment": {"connector": connector("h1")}})
+    assert resp.status_code == 409 and "is fenced" in apitest.message(resp)
+    resp = _act(api, att["id"], "os-complete")
+    assert resp.status_code == 409 and "is fenced" in apitest.message(resp)
+    assert api.call("DELETE", "/attachments/" + att["id"]).status_code == 200
+    assert _writers(vid) == 1
+    assert api.show_volume(vid)["status"] == "in-use"
+    assert [c["host"] for c in api.driver.connections[vid]] == ["h2"]
+
+
+def test_fence_twice_is_idempotent(api):
+    vid = api.volume(multiattach=True)
+    att = _attached(api, vid)
+    first = _act(api, att["id"], "ashlar-fence")
+    again = _act(api, att["id"], "ashlar-fence")
+    assert (first.status_code, again.status_code) == (200, 200)
+    assert again.json["attachment"][FENCED_AT] == \
+        first.json["attachment"][FENCED_AT]
+    assert _writers(vid) == 0
+
+
+def test_fence_of_a_row_in_flight_is_refused(api):
+    vid = api.volume(multiattach=True)
+    att = api.create(vid, connector=connector()).json["attachment"]
+    assert attachments_db.attachment_record(
+        fixtures.admin(), vid, att["id"], {"transition": None},
+        {"transition": "connecting"})
+    resp = _act(api, att["id"], "ashlar-fence")
+    assert resp.status_code == 409 and "cannot fence" in apitest.message(resp)
+    row = _row(att["id"])
+    assert (row.transition, row.fenced_at) == ("connecting", None)
+    assert vid not in api.driver.fenced
+
+
+def test_fence_action_takes_no_parameters(api):
+    vid = api.volume(multiattach=True)
+    att = _attached(api, vid)
+    resp = _act(api, att["id"], "ashlar-fence", {"host": "h1"})
+    assert resp.status_code == 400
+    assert _row(att["id"]).fenced_at is None
+
+
+# -- takeover ----------------------------------------------------------------
+
+def test_takeover_fences_the_writer_and_makes_the_taker_rw(api):
+    vid = _single_writer(api)
+    writer = _attached(api, vid, "h1")
+    taker = _attached(api, vid, "h2", mode="ro")
+    assert taker["attach_mode"] == "ro" and _writers(vid) == 1
+    resp = _act(api, taker["id"], "ashlar-takeover")
+    assert resp.status_code == 200
+    took = resp.json["attachment"]
+    assert took["id"] == taker["id"] and took["attach_mode"] == "rw"
+    assert took["connection_info"]["access_mode"] == "rw"
+    assert FENCED_AT not in took
+    assert [f["id"] for f in resp.json["fenced"]] == [writer["id"]]
+    assert resp.json["fenced"][0][FENCED_AT]
+    assert api.driver.fenced == {vid: {"host:h1"}}
+    assert _writers(vid) == 1
+    shown = _shown(api, taker["id"])
+    assert shown["attach_mode"] == "rw"
+    assert shown["connection_info"]["access_mode"] == "rw"
+    assert attachments_db.connector(fixtures.admin(),
+                                    taker["id"])["mode"] == "rw"
+    resp = api.create(vid, connector=connector("h3"))
+    assert resp.status_code == 400 and "only one read/write" in \
+        apitest.message(resp)
+    assert api.create(vid, connector=connector("h3"),
+                      mode="ro").status_code == 200
+
+
+def test_takeover_by_a_fenced_attachment_is_refused(api):
+    vid = _single_writer(api)
+    writer = _attached(api, vid, "h1")
+    taker = _attached(api, vid, "h2", mode="ro")
+    _act(api, taker["id"], "ashlar-takeover")
+    resp = _act(api, writer["id"], "ashlar-takeover")
+    assert resp.status_code == 409 and "is fenced" in apitest.message(resp)
+    assert _row(taker["id"]).fenced_at is None
+    assert _writers(vid) == 1
+
+
+def test_takeover_of_a_writer_fences_the_others_only(api):
+    vid = api.volume(multiattach=True)
+    taker = _attached(api, vid, "h1")
+    others = [_attached(api, vid, "h2"), _attached(api, vid, "h3")]
+    reader = _attached(api, vid, "h4", mode="ro")
+    resp = _act(api, taker["id"], "ashlar-takeover", **MEMBER)
+    assert resp.status_code == 200
+    assert sorted(f["id"] for f in resp.json["fenced"]) == sorted(
+        o["id"] for o in others)
+    assert api.driver.fenced == {vid: {"host:h2", "host:h3"}}
+    assert _row(reader["id"]).fenced_at is None
+    assert _writers(vid) == 1
+
+
+# -- a fenced host ------------------------------------------------------------
+
+def test_a_fenced_host_attaches_anew_only_after_deleting(api):
+    vid = api.volume(multiattach=True)
+    att = _attached(api, vid, "h1")
+    _act(api, att["id"], "ashlar-fence")
+    resp = api.create(vid, connector=connector("h1"))
+    assert resp.status_code == 409 and "is fenced" in apitest.message(resp)
+    assert len(attachments_db.attachments_of_volume(fixtures.admin(),
+                                                    vid)) == 1
+    assert api.create(vid, connector=connector("h2")).status_code == 200
+    assert api.call("DELETE", "/attachments/" + att["id"]).status_code == 200
+    resp = api.create(vid, connector=connector("h1"))
+    assert resp.status_code == 200
+    assert FENCED_AT not in resp.json["attachment"]
+
+
+def test_a_fenced_host_gets_no_reservation_connected_either(api):
+    vid = api.volume(multiattach=True)
+    att = _attached(api, vid, "h1")
+    _act(api, att["id"], "ashlar-fence")
+    reserved = api.create(vid).json["attachment"]
+    resp = api.call("PUT", "/attachments/" + reserved["id"],
+                    {"attachment": {"connector": connector("h1")}})
+    assert resp.status_code == 409 and "is fenced" in apitest.message(resp)
+    assert _row(reserved["id"]).attach_status == "reserved"
+    resp = api.call("PUT", "/attachments/" + reserved["id"],
+                    {"attachment": {"connector": connector("h2")}})
+    assert resp.status_code == 200
+
+
+# -- unfence ----------------------------------------------------------------
+
+def test_unfence_is_admin_only_and_clears_the_fence(api):
+    vid = api.volume(multiattach=True)
+    att = _attached(api, vid)
+    _act(api, att["id"], "ashlar-fence")
+    resp = _act(api, att["id"], "ashlar-unfence", **MEMBER)
+    assert resp.status_code == 403
+    assert _row(att["id"]).fenced_at is not None
+    resp = _act(api, att["id"], "ashlar-unfence")
+    assert resp.status_code == 200
+    assert FENCED_AT not in resp.json["attachment"]
+    assert FENCED_AT not in _shown(api, att["id"])
+    row = _row(att["id"])
+    assert (row.fenced_at, row.fenced_clients) == (None, None)
+    assert _writers(vid) == 1
+    assert _act(api, att["id"], "os-complete").status_code == 204
+
+
+def test_unfence_lifts_the_backends_revocation(api):
+    vid = api.volume(multiattach=True)
+    att = _attached(api, vid)
+    _act(api, att["id"], "ashlar-fence")
+    assert api.driver.fenced[vid] == {"host:h1"}
+    assert _act(api, att["id"], "ashlar-unfence").status_code == 200
+    assert api.driver.fenced[vid] == set()
+
+
+def test_unfence_refused_while_the_volume_has_its_writer(api):
+    vid = _single_writer(api)
+    writer = _attached(api, vid, "h1")
+    taker = _attached(api, vid, "h2", mode="ro")
+    _act(api, taker["id"], "ashlar-takeover")
+    resp = _act(api, writer["id"], "ashlar-unfence")
+    assert resp.status_code == 409
+    assert "allows one read/write attachment" in apitest.message(resp)
+    assert _row(writer["id"]).fenced_at is not None
+    assert FENCED_AT in _shown(api, writer["id"])
+    assert api.driver.fenced == {vid: {"host:h1"}}
+    assert _writers(vid) == 1
+
+
+def test_unfence_of_an_attachment_not_fenced_is_409(api):
+    vid = api.volume(multiattach=True)
+    att = _attached(api, vid)
+    resp = _act(api, att["id"], "ashlar-unfence")
+    assert resp.status_code == 409 and "is not fenced" in apitest.message(resp)
+
+
+# -- a backend that cannot fence ------------------------------------------------
+
+def test_backend_that_cannot_fence_leaves_the_row_at_rest(api, monkeypatch):
+    _cannot_fence(api, monkeypatch)
+    vid = api.volume(multiattach=True)
+    att = api.create(vid, connector=connector()).json["attachment"]
+    resp = _act(api, att["id"], "ashlar-fence")
+    assert resp.status_code == 400 and "cannot fence" in apitest.message(resp)
+    row = _row(att["id"])
+    assert (row.transition, row.fenced_at) == (None, None)
+    assert _writers(vid) == 1
+    assert _act(api, att["id"], "os-complete").status_code == 204
+    assert api.show_volume(vid)["status"] == "in-use"
+
+
+def test_takeover_on_a_backend_that_cannot_fence_grants_nothing(
+        api, monkeypatch):
+    vid = _single_writer(api)
+    writer = _attached(api, vid, "h1")
+    taker = _attached(api, vid, "h2", mode="ro")
+    _cannot_fence(api, monkeypatch)
+    resp = _act(api, taker["id"], "ashlar-takeover")
+    assert resp.status_code == 400
+    assert _row(writer["id"]).fenced_at is None
+    assert _row(writer["id"]).transition is None
+    assert _row(taker["id"]).attach_mode == "ro"
+    assert _writers(vid) == 1
+
+
+# -- policy and discovery ---------------------------------------------------------
+
+def test_another_projects_user_sees_no_attachment_to_fence(api):
+    vid = api.volume(multiattach=True)
+    att = _attached(api, vid)
+    for name in ("ashlar-fence", "ashlar-takeover", "ashlar-unfence"):
+        resp = _act(api, att["id"], name, **OTHER_PROJECT)
+        assert resp.status_code == 404, name
+    assert _row(att["id"]).fenced_at is None
+
+
+def test_a_member_fences_but_fences_no_host(api):
+    vid = api.volume(multiattach=True)
+    att = _attached(api, vid)
+    for action in ("fence", "unfence"):
+        resp = _host_fence(api, action, "h1", **MEMBER)
+        assert resp.status_code == 403, action
+    assert _row(att["id"]).fenced_at is None
+    assert _act(api, att["id"], "ashlar-fence", **MEMBER).status_code == 200
+
+
+def test_extensions_list_fencing(api):
+    resp = api.call("GET", "/extensions")
+    assert resp.status_code == 200
+    assert "ashlar-fencing" in [e["alias"] for e in resp.json["extensions"]]
+
+
+# -- a host ------------------------------------------------------------------
+
+def test_host_fence_fences_every_attachment_of_the_host(api):
+    v1 = api.volume(multiattach=True)
+    v2 = api.volume(multiattach=True, project="p2")
+    mine = sorted([_attached(api, v1, "h1")["id"],
+                   _attached(api, v2, "h1")["id"]])
+    kept = _attached(api, v1, "h2")
+    resp = _host_fence(api, "fence", "h1")
+    assert resp.status_code == 200 and resp.json["host"] == "h1"
+    rows = resp.json["attachments"]
+    assert sorted(r["id"] for r in rows) == mine
+    assert all(r[FENCED_AT] for r in rows)
+    assert api.driver.fenced == {v1: {"host:h1"}, v2: {"host:h1"}}
+    assert _row(kept["id"]).fenced_at is None
+    assert (_writers(v1), _writers(v2)) == (1, 0)
+    resp = _host_fence(api, "unfence", "h1")
+    assert resp.status_code == 200
+    rows = resp.json["attachments"]
+    assert sorted(r["id"] for r in rows) == mine
+    assert not any(FENCED_AT in r for r in rows)
+    assert all(_row(att_id).fenced_at is None for att_id in mine)
+    assert (_writers(v1), _writers(v2)) == (2, 1)
+
+
+def test_host_fence_of_an_idle_host_and_unknown_actions(api):
+    resp = _host_fence(api, "fence", "h9")
+    assert resp.status_code == 200
+    assert resp.json == {"host": "h9", "attachments": []}
+    assert _host_fence(api, "smash", "h9").status_code == 404
+    assert api.call("PUT", "/ashlar-fencing/fence", {}).status_code == 400
+
+
+# -- the volume node --------------------------------------------------------------
+
+def test_resolve_stuck_finishes_a_fence(api):
+    vid = api.volume(multiattach=True)
+    att = _attached(api, vid)
+    assert attachments_db.attachment_record(
+        fixtures.admin(), vid, att["id"], {"transition": None},
+        {"transition": "fencing"})
+    attacher = api.rpc.attacher
+    assert attacher.resolve_stuck(fixtures.admin()) == 0  # young yet
+    _age(att["id"])
+    assert attacher.resolve_stuck(fixtures.admin()) == 1
+    row = _row(att["id"])
+    assert row.transition is None and row.fenced_at is not None
+    assert json.loads(row.fenced_clients) == ["host:h1"]
+    assert api.driver.fenced == {vid: {"host:h1"}}
+    assert _writers(vid) == 0
+    assert row.attach_status == "attached"
+    assert api.driver.connections[vid]
+
+
+# -- the RPC door -------------------------------------------------------------------
+
+def test_door_complete_registers_clients_the_fence_revokes(api):
+    vid = api.volume(multiattach=True)
+    att = api.create(vid, connector=connector("h1")).json["attachment"]
+    door = _door(api)
+    done = door.attachment_complete(_agent("h1"), att["id"],
+                                    clients=["client.b", "client.a"])
+    assert done["request_id"] == "r"
+    door.attachment_complete(_agent("h1"), att["id"],
+                             clients=["client.c", "client.a"])
+    assert json.loads(_row(att["id"]).clients) == [
+        "client.b", "client.a", "client.c"]
+    assert api.show_volume(vid)["status"] == "in-use"
+    fenced = _act(api, att["id"], "ashlar-fence")
+    assert fenced.status_code == 200
+    assert api.driver.fenced == {vid: {"client.a", "client.b", "client.c"}}
+    assert json.loads(_row(att["id"]).fenced_clients) == [
+        "client.a", "client.b", "client.c"]
+
+
+def test_door_keeps_the_latest_clients_and_bounds_them(api):
+    vid = api.volume(multiattach=True)
+    att = api.create(vid, connector=connector("h1")).json["attachment"]
+    door = _door(api)
+    many = ["client.%02d" % i for i in range(40)]
+    door.attachment_complete(_agent("h1"), att["id"], clients=many)
+    assert json.loads(_row(att["id"]).clients) == many[-32:]
+    with pytest.raises(messaging.ExpectedException) as caught:
+        door.attachment_complete(_agent("h1"), att["id"],
+                                 clients=["c%d" % i for i in range(65)])
+    assert caught.value.exc_info[0] is exception.ValidationError
+    assert json.loads(_row(att["id"]).clients) == many[-32:]
+
+
+def test_door_complete_of_a_fenced_row_is_refused(api):
+    vid = api.volume(multiattach=True)
+    att = _attached(api, vid, "h1")
+    _act(api, att["id"], "ashlar-fence")
+    with pytest.raises(messaging.ExpectedException) as caught:
+        _door(api).attachment_complete(_agent("h1"), att["id"],
+                                       clients=["client.a"])
+    assert caught.value.exc_info[0] is exception.Fenced
+    assert _row(att["id"]).clients is None
+
+
+def test_door_takeover_by_the_taking_hosts_agent(api):
+    vid = _single_writer(api)
+    writer = _attached(api, vid, "h1")
+    taker = _attached(api, vid, "h2", mode="ro")
+    door = _door(api)
+    for intruder in ("h1", "h3"):
+        with pytest.raises(messaging.ExpectedException) as caught:
+            door.attachment_takeover(_agent(intruder), taker["id"])
+        assert caught.value.exc_info[0] is exception.AttachmentNotFound
+    assert _row(writer["id"]).fenced_at is None
+    answer = door.attachment_takeover(_agent("h2"), taker["id"])
+    assert answer["request_id"] == "r"
+    assert answer["attachment"]["attach_mode"] == "rw"
+    assert [f["id"] for f in answer["fenced"]] == [writer["id"]]
+    assert api.driver.fenced == {vid: {"host:h1"}}
+    assert _writers(vid) == 1
+
+
+def test_door_takeover_of_an_unknown_attachment(api):
+    with pytest.raises(messaging.ExpectedException) as caught:
+        _door(api).attachment_takeover(_agent("h1"), str(uuid.uuid4()))
+    assert caught.value.exc_info[0] is exception.AttachmentNotFound
