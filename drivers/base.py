@@ -107,11 +107,14 @@ class FenceTarget:
         apart (no other host attached to the volume has it), else None.
     :ivar clients: Backend client ids the host registered as using the
         volume through the attachment (its agent's ``os-complete``).
+    :ivar connected: The attachment was given a connector (the host may
+        hold a connection).
     """
 
     host: str
     ip: str | None = None
     clients: tuple[str, ...] = ()
+    connected: bool = True
 
 
 def validate_size(size: int) -> None:

@@ -68,6 +68,13 @@ class Fencer:
 
         :returns: the addresses blocklisted.
         """
+        if target.connected and not (target.ip or target.clients):
+            raise exception.FencingFailed(
+                what="fence %s" % target.host,
+                reason="nothing tells its Ceph clients apart: it registered "
+                       "none (ashlar-agent registers them before it writes) "
+                       "and its address is loopback or shared with another "
+                       "host of the volume")
         addrs = sorted(self.clients_of(image_name, target))
         for addr in addrs:
             self._blocklist("add", addr, expire=float(self._expire))

@@ -320,7 +320,8 @@ class Attacher:
         """Who to cut off: the row's registered clients, plus its host's
         address when no other host of the volume shares it (loopback is
         everybody's)."""
-        ip = attachments_db.connector(ctxt, row.id).get("ip")
+        connector = attachments_db.connector(ctxt, row.id)
+        ip = connector.get("ip")
         if ip and _is_loopback(ip):
             ip = None
         for other in attachments_db.attachments_of_volume(ctxt,
@@ -331,7 +332,8 @@ class Attacher:
                 ip = None
         return driver_base.FenceTarget(
             host=row.attached_host or "", ip=ip,
-            clients=tuple(json.loads(row.clients or "[]")))
+            clients=tuple(json.loads(row.clients or "[]")),
+            connected=bool(connector))
 
     def unfence(self, ctxt: Any, volume_id: str, clients: list[str]) -> None:
         """Lift what a fence of ``volume_id`` revoked."""

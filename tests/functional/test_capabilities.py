@@ -191,6 +191,20 @@ def test_multiattach_backend_makes_creates_succeed(cluster):
     cluster.delete_all(ids)
 
 
+def test_a_type_needing_fencing_is_refused_at_once_on_file_backends(cluster):
+    """The shared pool is multiattach but cannot fence (the file backend
+    says so), so a failover type is still refused at once."""
+    resp = cluster.client.post("/types", {"volume_type": {
+        "name": "failover", "extra_specs": dict(MA_SPECS,
+                                                fencing="<is> True")}})
+    assert resp.status_code == 200, resp.text
+    assert cluster.client.pools()["shared@file#file"]["fencing"] is False
+    codes = [cluster.client.post("/volumes", {"volume": {
+        "size": 1, "volume_type": "failover"}}) for _ in range(20)]
+    assert [r.status_code for r in codes] == [400] * 20, codes[-1].text
+    assert "fencing=<is> True" in codes[0].json()["badRequest"]["message"]
+
+
 def test_stopped_backend_gives_400_again_after_the_window(cluster):
     cluster.dep.stop("shared", signal.SIGKILL)
     stopped = time.monotonic()

@@ -116,7 +116,7 @@ class FencingOperations:
             attachments_db.attachments_of_volume(ctxt, volume.id), row.id)
         fenced = [self._fence(ctxt, Record(**_columns(other)), volume)
                   for other in others]
-        if row.attach_mode != states.MODE_RW:
+        if not states.is_writer(row.attach_mode):
             row = self._grant(ctxt, row, volume, _writer_values(ctxt, row))
         LOG.info("Attachment %(att)s took volume %(vol)s over (fenced "
                  "%(fenced)s)", {"att": row.id, "vol": volume.id,
@@ -170,12 +170,26 @@ class FencingOperations:
         """Fence every attachment of a compute host, of every project.
 
         :returns: the rows fenced.
+        :raises Conflict: some were in flight (the others are fenced; a
+            retry fences the rest).
         """
         ctxt.can("volume:host_fence", {"host": host})
-        return [self.fence_row(ctxt, row.id)
-                for row in fencing_db.live_rows_of_host(ctxt, host)]
+        fenced, busy = [], []
+        for row in fencing_db.live_rows_of_host(ctxt, host):
+            try:
+                fenced.append(self._fence_row(ctxt, row.id))
+            except states.InvalidTransition:
+                busy.append(row.id)
+            except exception.AttachmentNotFound:
+                continue  # deleted meanwhile
+        if busy:
+            raise exception.Conflict(
+                "Fenced %d attachments of host %s; %s were being connected "
+                "or deleted: fence the host again once they settle."
+                % (len(fenced), host, ", ".join(busy)))
+        return fenced
 
-    def fence_row(self, ctxt: Any, attachment_id: str) -> Any:
+    def _fence_row(self, ctxt: Any, attachment_id: str) -> Any:
         row, volume, _none = attachments_db.attachment_with_volume(
             ctxt, attachment_id)
         return self._fence(ctxt, row, volume)

@@ -465,3 +465,43 @@ def test_door_takeover_of_an_unknown_attachment(api):
     with pytest.raises(messaging.ExpectedException) as caught:
         _door(api).attachment_takeover(_agent("h1"), str(uuid.uuid4()))
     assert caught.value.exc_info[0] is exception.AttachmentNotFound
+
+
+def test_takeover_by_a_reservation_counts_it_once(api):
+    """A reservation without a mode already counts as a writer: a takeover
+    fences the others and adds nothing."""
+    vid = api.volume(multiattach=True)
+    writer = _attached(api, vid, "h1")
+    reserved = api.create(vid).json["attachment"]
+    assert _writers(vid) == 2
+    resp = _act(api, reserved["id"], "ashlar-takeover")
+    assert resp.status_code == 200, resp.text
+    assert [f["id"] for f in resp.json["fenced"]] == [writer["id"]]
+    assert _writers(vid) == 1
+
+
+# -- races --------------------------------------------------------------------
+
+def test_takeovers_racing_writer_attaches_leave_one_writer(api):
+    """Takeovers by read-only rows race read/write attaches of other hosts:
+    however they interleave, the single-writer volume ends with at most one
+    writer that is not fenced, and its counter says so."""
+    vid = _single_writer(api)
+    _attached(api, vid, "h0")
+    readers = [_attached(api, vid, "r%d" % i, mode="ro") for i in range(4)]
+    ctxt = fixtures.admin()
+
+    def act(i):
+        if i < len(readers):
+            return api.ops.fencing.takeover(ctxt, readers[i]["id"])
+        return api.ops.attachments.create(
+            ctxt, vid, connector=connector("w%d" % i), mode="rw")
+    results = fixtures.race(12, act)
+    errors = [r for r in results if isinstance(r, Exception)]
+    assert all(isinstance(e, (exception.Conflict, exception.InvalidVolume))
+               for e in errors), errors
+    assert any(not isinstance(r, Exception) for r in results[:len(readers)])
+    rows = attachments_db.attachments_of_volume(ctxt, vid)
+    writers = [r.id for r in rows
+               if r.attach_mode != "ro" and r.fenced_at is None]
+    assert len(writers) == 1 and _writers(vid) == 1, (writers, _writers(vid))
