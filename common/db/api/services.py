@@ -100,6 +100,39 @@ def service_set_disabled(context: Any, host: str, binary: str,
     return row
 
 
+class ServiceInUse(exception.Invalid):
+    msg_fmt = "%(binary)s on %(host)s %(why)s; it stays."
+
+
+@retry_on_deadlock
+@writer
+def service_remove(context: Any, host: str, binary: str,
+                   service_down_time: int) -> None:
+    """Remove a dead service's row.
+
+    :raises ServiceNotFound:
+    :raises ServiceInUse: it heartbeats, or volumes live on it.
+    """
+    query = sa.select(models.Service).where(
+        models.Service.host == host,
+        models.Service.binary == binary).with_for_update()
+    row = context.session.execute(query).scalars().first()
+    if row is None:
+        raise exception.ServiceNotFound(service_id="%s on host %s"
+                                        % (binary, host))
+    if is_up(row, service_down_time):
+        raise ServiceInUse(binary=binary, host=host,
+                           why="is up (its last heartbeat is younger than "
+                               "service_down_time)")
+    held = context.session.execute(
+        sa.select(sa.func.count()).select_from(models.Volume).where(
+            models.Volume.host.like(host + "#%"))).scalar()
+    if held:
+        raise ServiceInUse(binary=binary, host=host,
+                           why="holds %d volumes" % held)
+    context.session.delete(row)
+
+
 def is_up(row: Any, service_down_time: int) -> bool:
     """Whether the service heartbeat is younger than ``service_down_time``."""
     if row.heartbeat_at is None:

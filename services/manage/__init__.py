@@ -1,7 +1,16 @@
-"""``ashlar-manage``: operator commands.
+"""``ashlar-manage``: operator commands, from the config file against the
+database (and, for ``pool list`` and ``volume reset-state``, the bus).
+Listings take cliff's ``-f table|json|yaml|value|csv``; every command has
+``--help``.
 
-    db sync | db version            the database schema
-    user set NAME | user delete NAME   http_basic users ([http_basic] user_file)
+    db sync | db version                  the database schema
+    user set NAME | user delete NAME      http_basic users
+    service list [--host H] [--binary B]  services: up/down, enabled, heartbeat
+    service enable|disable HOST [--reason R] | service remove HOST
+    pool list [--long]                    pools, report age, types they take
+    volume reset-state VOLUME --state S [--attach-status detached]
+    attachment list [--host H] [--volume V]
+    attachment reset ATTACHMENT           remove the row (database only)
 """
 
 import getpass
@@ -15,16 +24,17 @@ from cliff import command
 from common import cli
 from common import conf as ashlar_conf
 from common.db import api as db_api
+from common import rpc
 from common.db import migrations
+from services.manage import pools
+from services.manage import services
+from services.manage import volumes
+from services.manage.base import RefusedError
 
 #: Where ``user set`` reads the password when it is not asked for.
 PASSWORD_ENV = "ASHLAR_USER_PASSWORD"
 #: bcrypt's cost for new entries (``htpasswd -B`` uses 5; 12 is bcrypt's).
 BCRYPT_ROUNDS = 12
-
-
-class RefusedError(Exception):
-    """What the operator asked cannot be done (cliff prints it, exits 1)."""
 
 
 class DbSync(command.Command):
@@ -132,7 +142,15 @@ class ManageApp(cli.ConfigApp):
     def __init__(self) -> None:
         super().__init__(__doc__, "ashlar.manage",
                          {"db sync": DbSync, "db version": DbVersion,
-                          "user set": UserSet, "user delete": UserDelete})
+                          "user set": UserSet, "user delete": UserDelete,
+                          "service list": services.ServiceList,
+                          "service enable": services.ServiceEnable,
+                          "service disable": services.ServiceDisable,
+                          "service remove": services.ServiceRemove,
+                          "pool list": pools.PoolList,
+                          "volume reset-state": volumes.VolumeResetState,
+                          "attachment list": volumes.AttachmentList,
+                          "attachment reset": volumes.AttachmentReset})
 
     def initialize_app(self, argv: list[str]) -> None:
         self.conf = ashlar_conf.CONF
@@ -140,8 +158,16 @@ class ManageApp(cli.ConfigApp):
 
     def engine(self) -> object:
         """The database's engine (only the db commands need one)."""
-        db_api.configure(self.conf)
+        self.database()
         return db_api.get_engine()
+
+    def database(self) -> None:
+        """Set up the database access (the commands that use it call it)."""
+        db_api.configure(self.conf)
+
+    def bus(self) -> None:
+        """Set up the RPC transport (the commands that call services)."""
+        rpc.init(self.conf)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,0 +1,7 @@
+"""``python -m services.manage``: ``ashlar-manage``."""
+
+import sys
+
+from services.manage import main
+
+sys.exit(main())
