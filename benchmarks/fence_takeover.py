@@ -47,8 +47,9 @@ class Bench:
         self.cluster = cluster
         self.vhost, self._drop_vhost = harness.broker_vhost()
         self.db_url, self._drop_db = harness.database(db)
-        self.dep = harness.Deployment(pathlib.Path(folder), self.vhost,
-                                      self.db_url)
+        path = pathlib.Path(folder)
+        path.mkdir(parents=True, exist_ok=True)
+        self.dep = harness.Deployment(path, self.vhost, self.db_url)
         self.client = harness.Client(self.dep.endpoint)
 
     def start(self) -> None:

@@ -131,8 +131,10 @@ class Service:
                  {"binary": self.binary, "host": self.host})
 
 
-def wait_for_signal(services: list[Service]) -> None:
-    """Block until SIGTERM/SIGINT, then stop ``services``."""
+def wait_for_signal(services: list[Service],
+                    before_stop: Callable[[], None] | None = None) -> None:
+    """Block until SIGTERM/SIGINT, then run ``before_stop`` (a server's
+    drain) and stop ``services``."""
     stopped = threading.Event()
 
     def _handler(signum: int, _frame: Any) -> None:
@@ -141,8 +143,14 @@ def wait_for_signal(services: list[Service]) -> None:
     signal.signal(signal.SIGINT, _handler)
     while not stopped.wait(1):
         pass
-    for service in services:
-        service.stop()
+    if before_stop is not None:
+        before_stop()
+    stopping = [threading.Thread(target=service.stop, name="stop-%s"
+                                 % service.binary) for service in services]
+    for thread in stopping:
+        thread.start()
+    for thread in stopping:
+        thread.join()
 
 
 def prepare_process(argv: list[str] | None, project: str = "ashlar",

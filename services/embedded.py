@@ -6,11 +6,14 @@ all under ``state_path``.  The code paths are those of the separate
 processes; only the transport and the WSGI server differ.
 """
 
+import os
 import socketserver
 import sys
 import threading
+from typing import Callable
 from wsgiref import simple_server
 
+from oslo_config import cfg
 from oslo_log import log as logging
 
 from common import exception
@@ -26,12 +29,36 @@ LOG = logging.getLogger(__name__)
 
 
 class _ThreadingServer(socketserver.ThreadingMixIn, simple_server.WSGIServer):
-    daemon_threads = True
+    # NOTE(ashlar): not daemon threads, so that server_close() waits for the
+    # requests in flight when the process is asked to stop.
+    daemon_threads = False
+    block_on_close = True
 
 
 class _QuietHandler(simple_server.WSGIRequestHandler):
     def log_message(self, format: str, *args: object) -> None:
         LOG.debug(format, *args)
+
+
+def _listen(conf: cfg.ConfigOpts) -> _ThreadingServer:
+    """The HTTP server, bound before anything starts.
+
+    :raises SystemExit: the address is taken (one line, exit 1).
+    """
+    try:
+        return simple_server.make_server(
+            conf.api.bind_host, conf.api.bind_port, _not_ready,
+            server_class=_ThreadingServer, handler_class=_QuietHandler)
+    except OSError as exc:
+        sys.exit("ashlar: cannot listen on %s:%d: %s (another Ashlar or "
+                 "Cinder? set [api] bind_port)" % (
+                     conf.api.bind_host, conf.api.bind_port,
+                     exc.strerror or exc))
+
+
+def _not_ready(environ: dict, start_response: Callable) -> list[bytes]:
+    start_response("503 Service Unavailable", [("Retry-After", "1")])
+    return [b""]
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -41,22 +68,28 @@ def main(argv: list[str] | None = None) -> None:
         auth.check_bind(conf)
     except exception.NoAuthNotLoopback as exc:
         sys.exit("ashlar: %s" % exc)
+    server = _listen(conf)
     migrations.upgrade(db_api.get_engine())
     services = [scheduler_launcher.build_service(conf)]
     services += volume_launcher.build_services(conf)
     for svc in services:
         svc.start()
-    wsgi_app = auth.wrap(conf, app.create_app(conf,
-                                              app.build_operations(conf)))
-    server = simple_server.make_server(
-        conf.api.bind_host, conf.api.bind_port, wsgi_app,
-        server_class=_ThreadingServer, handler_class=_QuietHandler)
-    threading.Thread(target=server.serve_forever, daemon=True,
+    ops = app.build_operations(conf)
+    server.set_app(auth.wrap(conf, app.create_app(conf, ops)))
+    threading.Thread(target=server.serve_forever, args=(0.1,), daemon=True,
                      name="wsgi").start()
-    LOG.info("Ashlar (embedded) listening on http://%(host)s:%(port)d/",
-             {"host": conf.api.bind_host, "port": conf.api.bind_port})
-    service.wait_for_signal(services)
-    server.shutdown()
+    url = "http://%s:%d/v3" % (conf.api.bind_host, conf.api.bind_port)
+    LOG.info("Ashlar (embedded) listening on %s", url)
+    print("Ashlar serves the Cinder v3 API at %s (auth: %s)\n"
+          "Its data is in %s\nCtrl-C (or SIGTERM) stops it."
+          % (url, conf.api.auth_strategy, os.path.abspath(conf.state_path)),
+          flush=True)
+
+    def drain() -> None:
+        server.shutdown()
+        server.server_close()
+        ops.stop()
+    service.wait_for_signal(services, before_stop=drain)
 
 
 if __name__ == "__main__":

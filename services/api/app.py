@@ -1,6 +1,7 @@
 """Build the falcon application and everything it needs in this process."""
 
 from dataclasses import dataclass
+from typing import Any
 
 import falcon
 from oslo_config import cfg
@@ -34,6 +35,15 @@ class Operations:
     quotas: quota_ops.QuotaOperations
     snapshots: snapshot_ops.SnapshotOperations
     fencing: fencing_ops.FencingOperations
+    #: The RPC door's server (for compute agents), once started.
+    door: Any = None
+
+    def stop(self) -> None:
+        """Stop the RPC servers this worker runs (cache listener, door)."""
+        self.cache.stop()
+        if self.door is not None:
+            self.door.stop()
+            self.door.wait()
 
 
 def build_operations(conf: cfg.ConfigOpts) -> Operations:
@@ -59,7 +69,7 @@ def build_operations(conf: cfg.ConfigOpts) -> Operations:
         quotas=quota_ops.QuotaOperations(conf),
         snapshots=snapshot_ops.SnapshotOperations(conf, volumes, volume),
         fencing=fencing_ops.FencingOperations(volume, attachments))
-    rpc_door.start(conf, ops.attachments, ops.fencing)
+    ops.door = rpc_door.start(conf, ops.attachments, ops.fencing)
     return ops
 
 

@@ -234,8 +234,18 @@ def _basic(conf: cfg.ConfigOpts, user: str,
         roles=with_implied(conf.http_basic.roles), **ids)
 
 
+#: The token keystoneauth's ``none`` plugin sends (``openstack
+#: --os-auth-type none``): no credential at all.
+NONE_PLUGIN_TOKEN = "notused"
+#: Who a noauth request without a token is: admin of the ``admin`` project
+#: (where ``cinder --os-auth-type noauth --os-project-id admin`` works).
+NOAUTH_DEFAULT = "admin:admin"
+
+
 def _noauth(environ: dict, ids: dict) -> ashlar_context.RequestContext:
-    token = environ.get("HTTP_X_AUTH_TOKEN") or "admin:admin"
+    token = environ.get("HTTP_X_AUTH_TOKEN")
+    if not token or token == NONE_PLUGIN_TOKEN:
+        token = NOAUTH_DEFAULT
     user_id, sep, project_id = token.partition(":")
     if not sep:
         project_id = user_id

@@ -8,15 +8,19 @@ a method that does not exist at the version can answer 404.
 
 import json
 import re
+import time
 import uuid
 from typing import Any
 
 import falcon
+from oslo_log import log as logging
 
 from common import exception
 from services.api import auth
 from services.api import faults
 from services.api import microversion
+
+LOG = logging.getLogger(__name__)
 
 #: First path segments after /v3/ that are collections, not project ids.
 COLLECTIONS = frozenset([
@@ -34,7 +38,9 @@ VND_JSON = "application/vnd.openstack.volume+json"
 
 
 class RequestId:
-    """Give every request a ``req-<uuid>`` and echo it in the response.
+    """Give every request a ``req-<uuid>`` and echo it in the response;
+    log one access line per request at INFO (method, path, status,
+    duration; the request id in the line's context).
 
     A well-formed ``X-OpenStack-Request-ID`` from the caller becomes the
     context's ``global_request_id`` (oslo.middleware's convention), so one
@@ -43,6 +49,7 @@ class RequestId:
     """
 
     def process_request(self, req: falcon.Request, resp: falcon.Response) -> None:
+        req.context.started = time.monotonic()
         req.context.request_id = (req.env.get(auth.REQUEST_ID)
                                   or "req-%s" % uuid.uuid4())
         incoming = req.get_header("X-OpenStack-Request-ID") or ""
@@ -59,6 +66,11 @@ class RequestId:
         if accept == VND_JSON and resp.content_type in (None,
                                                           falcon.MEDIA_JSON):
             resp.content_type = VND_JSON
+        LOG.info("%(method)s %(path)s status: %(status)s time: %(time).4f",
+                 {"method": req.method, "path": req.relative_uri,
+                  "status": resp.status_code,
+                  "time": time.monotonic() - req.context.get("started",
+                                                             time.monotonic())})
 
 
 class NoNul:

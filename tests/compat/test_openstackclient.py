@@ -1,11 +1,12 @@
 """python-openstackclient's ``openstack volume ...``, unmodified.
 
-``--os-auth-type none --os-endpoint URL``: keystoneauth's ``none`` plugin
-sends the token ``notused``, so under noauth everything happens in the
-project ``notused``.  Output is read with ``-f json``, as scripts read it.
-``volume attachment create`` looks the server up in Nova first, which Ashlar
-does not serve, so the attachment is made with cinderclient and then driven
-with ``openstack``.
+``--os-auth-type none --os-endpoint URL``: keystoneauth's ``none``
+plugin sends the token ``notused``, which Ashlar's noauth reads as no
+credential, so everything happens in the project ``admin``, as with
+``cinder --os-auth-type noauth --os-project-id admin``.  Output is read
+with ``-f json``, as scripts read it.  ``volume attachment create`` looks
+the server up in Nova first, which Ashlar does not serve, so the
+attachment is made with cinderclient and then driven with ``openstack``.
 """
 
 import uuid
@@ -15,7 +16,7 @@ from tests.compat.conftest import (
     wait_volume,
 )
 
-PROJECT = "notused"
+PROJECT = "admin"
 state: dict = {}
 
 

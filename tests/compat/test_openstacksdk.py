@@ -76,7 +76,7 @@ def test_create_volume_and_wait(bs):
     assert volume.is_bootable is False
     assert volume.metadata == {"owner": "sdk"}
     assert volume.host.startswith(VOLUME_HOST + "@")
-    assert volume.project_id == "notused"
+    assert volume.project_id == "admin"
     state["volume"] = volume
 
 

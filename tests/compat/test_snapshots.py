@@ -83,10 +83,10 @@ def test_cinder_revert_and_delete(cinder, ashlar):
 def test_openstack_volume_snapshot_and_sources(openstack, ashlar):
     volume = openstack("volume", "create", "--size", "1", "osc-src",
                        "-f", "json")
-    wait_volume(ashlar, volume["id"], "available", project="notused")
+    wait_volume(ashlar, volume["id"], "available", project="admin")
     snap = openstack("volume", "snapshot", "create", "--volume", "osc-src",
                      "--property", "p=q", "osc-s", "-f", "json")
-    _wait_snapshot(ashlar, snap["id"], "available", project="notused")
+    _wait_snapshot(ashlar, snap["id"], "available", project="admin")
     listed = openstack("volume", "snapshot", "list", "-f", "json")
     assert [s["Status"] for s in listed if s["ID"] == snap["id"]] == [
         "available"]
@@ -101,7 +101,7 @@ def test_openstack_volume_snapshot_and_sources(openstack, ashlar):
     assert made["snapshot_id"] == snap["id"]
     assert clone["source_volid"] == volume["id"]
     for made_id in (made["id"], clone["id"]):
-        wait_volume(ashlar, made_id, "available", project="notused")
+        wait_volume(ashlar, made_id, "available", project="admin")
         openstack("volume", "delete", made_id, parse=False).ok()
     openstack("volume", "snapshot", "delete", snap["id"], parse=False).ok()
-    _wait_snapshot(ashlar, snap["id"], None, project="notused")
+    _wait_snapshot(ashlar, snap["id"], None, project="admin")

@@ -101,3 +101,32 @@ def test_unsatisfiable_multiattach_is_400_soon_after_start(embedded):
     assert "volume_backend_name=nope" in resp.json()["badRequest"]["message"]
     listed = client.get("/volumes").json()["volumes"]
     assert sorted(v["id"] for v in listed) == sorted(accepted)
+
+
+def test_it_says_where_it_serves_and_refuses_a_busy_port(embedded):
+    folder, client = embedded
+    said = (folder / "ashlar.log").read_text()
+    port = client.endpoint.rsplit(":", 1)[1].split("/")[0]
+    assert "Ashlar serves the Cinder v3 API at http://127.0.0.1:%s/v3" \
+        % port in said
+    assert "Its data is in %s" % (folder / "ashlar-data") in said
+    assert "Ctrl-C (or SIGTERM) stops it." in said
+    assert "Eventlet is deprecated" not in said
+    second = subprocess.run(
+        [sys.executable, "-c", "from services.embedded import main; main()",
+         "--config-file", str(folder / "ashlar.conf")],
+        cwd=folder / "ashlar-data", capture_output=True, text=True,
+        env=dict(os.environ, PYTHONPATH=harness.REPO), timeout=60)
+    assert second.returncode == 1
+    assert second.stderr.strip().splitlines()[-1] == (
+        "ashlar: cannot listen on 127.0.0.1:%s: Address already in use "
+        "(another Ashlar or Cinder? set [api] bind_port)" % port)
+    assert "Traceback" not in second.stderr
+
+
+def test_requests_are_logged_one_line_each(embedded):
+    folder, client = embedded
+    assert client.get("/volumes?limit=1").status_code == 200
+    harness.wait_for(lambda: "GET /v3/volumes?limit=1 status: 200 time: "
+                     in (folder / "ashlar.log").read_text(), timeout=10,
+                     what="the access line")

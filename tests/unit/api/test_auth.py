@@ -194,6 +194,16 @@ def test_door_in_noauth_reads_the_token_only(tmp_path):
     assert ctxt.is_admin and ctxt.agent_host is None
 
 
+def test_noauth_without_a_credential_is_admin_of_admin(tmp_path):
+    """No token, or the none plugin's (``openstack --os-auth-type none``),
+    lands where ``cinder --os-project-id admin`` does."""
+    verifier = auth.CredentialVerifier(_conf(tmp_path, "noauth"))
+    for credential in ({"X-Auth-Token": auth.NONE_PLUGIN_TOKEN},
+                       {"X-Auth-Token": "admin"}):
+        ctxt = verifier.context(credential)
+        assert (ctxt.user_id, ctxt.project_id) == ("admin", "admin")
+
+
 # -- where noauth may listen -----------------------------------------------------------
 @pytest.mark.parametrize("host", ["127.0.0.1", "::1", "localhost",
                                   "127.0.0.2"])

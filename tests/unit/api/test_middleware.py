@@ -85,6 +85,18 @@ def _fault(resp, key, code):
 
 
 # -- request ids ---------------------------------------------------------------
+def test_each_request_logs_one_access_line(client, caplog):
+    caplog.set_level("INFO", logger="services.api.middleware")
+    client.simulate_get("/v3/volumes", query_string="limit=2")
+    client.simulate_delete("/v3/volumes")
+    lines = [r.getMessage() for r in caplog.records
+             if r.name == "services.api.middleware"]
+    assert len(lines) == 2, lines
+    assert re.fullmatch(r"GET /v3/volumes\?limit=2 status: 200 time: "
+                        r"\d+\.\d{4}", lines[0]), lines[0]
+    assert lines[1].startswith("DELETE /v3/volumes status: 404 ")
+
+
 def test_request_id_on_success_and_failure(client):
     for path in ("/v3/volumes", "/v3/nowhere", "/v3/boom"):
         resp = client.simulate_get(path)
@@ -149,7 +161,7 @@ def test_unsupported_method_is_404_not_405(client):
     ("alice:p1", "alice", "p1"),
     ("solo", "solo", "solo"),
     (":p1", None, "p1"),
-    ("notused", "notused", "notused"),
+    ("notused", "admin", "admin"),  # keystoneauth's none plugin
 ])
 def test_noauth_token(client, token, user, project):
     headers = {"X-Auth-Token": token} if token else {}
