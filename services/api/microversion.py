@@ -112,12 +112,11 @@ _HISTORY: tuple[tuple[str, str], ...] = (
 )
 
 #: The highest microversion Ashlar advertises and accepts.
-#: NOTE(ashlar): 3.68 adds the os-reimage volume action (refused for more
-#: than one attachment), which Ashlar does not serve yet; 3.61-3.67 change
-#: only fields and filters Ashlar implements, or snapshot rules it follows
-#: (3.62 and 3.70 concern resources it does not serve: default types,
-#: transfers).
-_MAX = "3.67"
+#: NOTE(ashlar): of 3.68-3.71, 3.68's os-reimage is refused (no images),
+#: 3.69 allows ``shared_targets`` to be null (Ashlar always says true),
+#: 3.70 concerns transfers (not served), and 3.71's
+#: os-extend_volume_completion is refused (no extend waits for a host).
+_MAX = "3.71"
 
 VERSIONS: tuple[tuple[str, str], ...] = _HISTORY[
     : [version for version, _comment in _HISTORY].index(_MAX) + 1

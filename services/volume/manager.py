@@ -283,15 +283,19 @@ class VolumeManager(service.Manager):
 
     @messaging.expose
     def attachment_connect(self, ctxt: Any, attachment_id: str,
-                           snapshot: dict) -> dict:
-        """Connect an attachment the API put in flight; see attach.py."""
-        return self.attacher.connect(ctxt, snapshot)
+                           snapshot: dict | None = None) -> dict:
+        """Connect an attachment the API put in flight; see attach.py.
+        A 1.1 caller sends no ``snapshot``: it is read here."""
+        return self.attacher.connect(
+            ctxt, snapshot or _snapshot_of(ctxt, attachment_id, True))
 
     @messaging.expose
     def attachment_disconnect(self, ctxt: Any, attachment_id: str,
-                              snapshot: dict) -> None:
-        """Terminate the connection of an attachment being deleted."""
-        self.attacher.disconnect(ctxt, snapshot)
+                              snapshot: dict | None = None) -> None:
+        """Terminate the connection of an attachment being deleted (a 1.1
+        caller sends no ``snapshot``: it is read here)."""
+        self.attacher.disconnect(
+            ctxt, snapshot or _snapshot_of(ctxt, attachment_id, False))
 
     @messaging.expose
     def attachment_fence(self, ctxt: Any, attachment_id: str,
@@ -431,3 +435,14 @@ class VolumeManager(service.Manager):
             self.capabilities_rpcapi.update_service_capabilities(
                 ashlar_context.get_admin_context(), self.service_host, stats,
                 time.time())
+
+
+def _snapshot_of(ctxt: Any, attachment_id: str, connecting: bool) -> dict:
+    """``volume_rpcapi.snapshot`` of a row as the database holds it (what
+    the api sends since 1.2); a connect's connector carries the mode."""
+    row, volume, _none = attachments_db.attachment_with_volume(
+        ctxt, attachment_id)
+    connector = attachments_db.connector(ctxt, attachment_id)
+    if connecting:
+        connector = dict(connector, mode=row.attach_mode)
+    return volume_rpcapi.snapshot(row, volume, connector)

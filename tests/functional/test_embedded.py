@@ -1,6 +1,7 @@
 """The embedded default started as a user starts it: ``ashlar`` in a folder."""
 
 import concurrent.futures
+import pathlib
 import os
 import signal
 import subprocess
@@ -130,3 +131,29 @@ def test_requests_are_logged_one_line_each(embedded):
     harness.wait_for(lambda: "GET /v3/volumes?limit=1 status: 200 time: "
                      in (folder / "ashlar.log").read_text(), timeout=10,
                      what="the access line")
+
+
+def _readme_block(title: str) -> str:
+    """The shell lines of a README section (its indented blocks)."""
+    text = (pathlib.Path(harness.REPO) / "README.md").read_text()
+    section = text.split("\n## %s\n" % title, 1)[1].split("\n## ", 1)[0]
+    return "\n".join(line[4:] for line in section.splitlines()
+                     if line.startswith("    "))
+
+
+def test_the_readme_try_it_works_as_pasted(embedded):
+    """The README's first examples, run as a user pastes them (with this
+    test's port), end with every volume they make available."""
+    folder, client = embedded
+    port = client.endpoint.rsplit(":", 1)[1].split("/")[0]
+    script = _readme_block("Try it").replace("127.0.0.1:8776",
+                                             "127.0.0.1:%s" % port)
+    run = subprocess.run(["bash", "-euc", script], cwd=folder,
+                         capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    admin = harness.Client(client.endpoint, token="admin:admin")
+    volumes = admin.get("/volumes/detail").json()["volumes"]
+    assert sorted(v["name"] for v in volumes) == [
+        "copy", "from-s1", "from-s2", "shared", "v1"]
+    assert {v["name"]: v["status"] for v in volumes}["shared"] == "reserved"
+    assert len([v for v in volumes if v["status"] == "available"]) == 4

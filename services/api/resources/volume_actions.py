@@ -4,13 +4,17 @@ os-extend, os-retype, os-set_bootable, os-update_readonly_flag,
 os-reset_status, os-force_delete, os-migrate_volume (refused with several
 attachments), revert (3.40: to the latest snapshot), and the legacy
 os-detach / os-force_detach, which delete one attachment and refuse to
-guess which one when several exist.
+guess which one when several exist.  os-reimage (3.68) is refused: Ashlar
+has no images; os-extend_volume_completion (3.71) too: no extend waits for
+a compute host (an attached volume is extended by its node, and the host
+sees the new size).
 """
 
 from typing import Any
 
 import falcon
 
+from common import exception
 from services.api import validation
 from services.api.microversion import APIVersion
 from services.api.operations import attachments as attachment_ops
@@ -43,9 +47,23 @@ _FORCE_DETACH = unversioned(envelope("os-force_detach", {
 _REVERT = ((APIVersion(3, 40), envelope("revert", {
     "type": "object", "properties": {"snapshot_id": UUID},
     "required": ["snapshot_id"], "additionalProperties": False})),)
+#: Cinder's os-reimage (3.68) and os-extend_volume_completion (3.71).
+_REIMAGE = ((APIVersion(3, 68), envelope("os-reimage", {
+    "type": "object",
+    "properties": {"image_id": UUID,
+                   "reimage_reserved": {"type": ["boolean", "string"]}},
+    "required": ["image_id"], "additionalProperties": False})),)
+_EXTEND_COMPLETION = ((APIVersion(3, 71), envelope(
+    "os-extend_volume_completion", {
+        "type": "object",
+        "properties": {"error": {"type": ["boolean", "string"]}},
+        "additionalProperties": False})),)
 ACTIONS = dict(schemas.ACTIONS, **{"os-migrate_volume": _MIGRATE,
                                    "os-force_detach": _FORCE_DETACH,
-                                   "revert": _REVERT})
+                                   "revert": _REVERT,
+                                   "os-reimage": _REIMAGE,
+                                   "os-extend_volume_completion":
+                                       _EXTEND_COMPLETION})
 #: Actions answered with 200 (the others 202); both have an empty body.
 _OK = frozenset(["os-set_bootable"])
 
@@ -64,6 +82,8 @@ class Action:
             "os-migrate_volume": self._migrate,
             "os-detach": self._detach, "os-force_detach": self._force_detach,
             "revert": self._revert,
+            "os-reimage": self._reimage,
+            "os-extend_volume_completion": self._extend_completion,
         }
 
     def on_post(self, req: falcon.Request, resp: falcon.Response,
@@ -74,6 +94,19 @@ class Action:
         resp.status = falcon.HTTP_200 if name in _OK else falcon.HTTP_202
         resp.content_type = falcon.MEDIA_JSON
         resp.data = b""
+
+    def _reimage(self, req: falcon.Request, volume_id: str,
+                 value: Any) -> None:
+        self.volumes.get(base.ctxt(req), volume_id)
+        raise exception.NotSupported(what="Re-imaging a volume (os-reimage)")
+
+    def _extend_completion(self, req: falcon.Request, volume_id: str,
+                           value: Any) -> None:
+        volume = self.volumes.get(base.ctxt(req), volume_id)
+        raise exception.InvalidVolume(
+            reason="Volume %s is not waiting for a compute host to complete "
+                   "an extend: Ashlar's volume nodes extend attached volumes "
+                   "themselves." % volume.id)
 
     def _extend(self, req: falcon.Request, volume_id: str, value: Any) -> None:
         self.volumes.extend(base.ctxt(req), volume_id, int(value["new_size"]),

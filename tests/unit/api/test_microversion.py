@@ -15,8 +15,8 @@ def parse(value):
 def test_versions_run_from_3_0_to_the_maximum_in_order():
     parsed = [APIVersion.parse(version) for version, _ in microversion.VERSIONS]
     assert parsed[0] == APIVersion(3, 0)
-    assert parsed[-1] == microversion.MAX_VERSION == APIVersion(3, 67)
-    assert parsed == [APIVersion(3, minor) for minor in range(68)]
+    assert parsed[-1] == microversion.MAX_VERSION == APIVersion(3, 71)
+    assert parsed == [APIVersion(3, minor) for minor in range(72)]
     assert all(comment for _, comment in microversion.VERSIONS)
 
 
@@ -50,7 +50,7 @@ def test_legacy_header_is_ignored():
     ("OpenStack-API-Version", "volume 3.50", APIVersion(3, 50)),
     ("OPENSTACK-API-VERSION", "volume 3.50", APIVersion(3, 50)),
     ("openstack-api-version", "volume   3.54", APIVersion(3, 54)),
-    ("OpenStack-API-Version", "volume latest", APIVersion(3, 67)),
+    ("OpenStack-API-Version", "volume latest", APIVersion(3, 71)),
     ("OpenStack-API-Version", "volume 3.0", APIVersion(3, 0)),
     ("OpenStack-API-Version", "volume-ish 3.54", APIVersion(3, 54)),
     ("OpenStack-API-Version", "compute 2.1, volume 3.50", APIVersion(3, 50)),
@@ -84,7 +84,7 @@ def test_malformed_version_is_400_without_version_headers(value):
     assert exc.value.headers == {}
 
 
-@pytest.mark.parametrize("value", ["3.68", "3.99", "2.9", "4.0"])
+@pytest.mark.parametrize("value", ["3.72", "3.99", "2.9", "4.0"])
 def test_out_of_range_is_406_echoing_the_version(value):
     with pytest.raises(microversion.VersionNotAcceptable) as exc:
         parse(f"volume {value}")

@@ -1,6 +1,7 @@
 """Volume manager extend/retype and the volume RPC client (1.1)."""
 
 import datetime
+import json
 import threading
 from unittest import mock
 
@@ -8,6 +9,7 @@ import pytest
 import sqlalchemy as sa
 
 from common import exception
+from common import states
 from common.db import api as db_api
 from common.db import models
 from common.db.api import attachments as db
@@ -268,3 +270,21 @@ def test_a_volume_in_hand_is_not_worked_on_twice(mgr):
         mgr.create_volume(fixtures.admin(), vol.id)
     assert _get(vol).status == "creating"
     assert vol.id not in mgr.driver.volumes
+
+
+def test_a_1_1_caller_connects_and_disconnects_without_a_snapshot(mgr):
+    """RPC 1.1 sent only the attachment id: the node reads the row."""
+    vol = fixtures.make_volume_on(mgr.driver, multiattach=True)
+    row = fixtures.reserve(
+        vol.id, states.ReserveGuard(multiattach=True, limit=9),
+        {"id": "a-1-1", "attach_status": "attaching",
+         "transition": states.Transition.CREATING, "attach_mode": "ro",
+         "attached_host": "h1"}, {"host": "h1"})
+    done = mgr.attachment_connect(fixtures.admin(), row.id)
+    assert json.loads(done["connection_info"])["access_mode"] == "ro"
+    assert mgr.driver.connections[vol.id] == [{"host": "h1", "mode": "ro"}]
+    db.attachment_record(
+        fixtures.admin(), vol.id, row.id, {"transition": None},
+        {"transition": states.Transition.DISCONNECTING})
+    mgr.attachment_disconnect(fixtures.admin(), row.id)
+    assert not mgr.driver.connections.get(vol.id)
