@@ -33,6 +33,7 @@ import webob.exc
 from oslo_config import cfg
 from oslo_log import log as logging
 from oslo_middleware import basic_auth
+from oslo_middleware import healthcheck
 
 from common import context as ashlar_context
 from common import exception
@@ -46,6 +47,8 @@ WSGIApp = Callable[[dict, Callable], Iterable[bytes]]
 #: Paths that answer without credentials (version discovery and the API's
 #: OpenAPI document), after the trailing slash is gone.
 UNAUTHENTICATED_PATHS = frozenset(["", "/", "/v3", "/openapi.yaml"])
+#: oslo.middleware's healthcheck (200 "OK", no detail), before any check.
+HEALTHCHECK_PATH = "/healthcheck"
 #: Where the http_basic middleware leaves the verified user (an environ key
 #: no request header can set).
 BASIC_USER = "ashlar.basic_user"
@@ -84,17 +87,21 @@ def anonymous(request_id: str) -> None:
 
 class _Outer:
     """The first WSGI layer: a request id (``REQUEST_ID`` in the environ),
-    an anonymous logging context, and version discovery past
-    authentication."""
+    an anonymous logging context, oslo.middleware's healthcheck, and
+    version discovery past authentication."""
 
     def __init__(self, inner: WSGIApp, authenticated: WSGIApp) -> None:
         self.inner = inner
         self.authenticated = authenticated
+        self.health = healthcheck.Healthcheck(None,
+                                              {"path": HEALTHCHECK_PATH})
 
     def __call__(self, environ: dict, start_response: Callable) -> Any:
         environ[REQUEST_ID] = request_id = "req-%s" % uuid.uuid4()
         anonymous(request_id)
         path = environ.get("PATH_INFO", "").rstrip("/")
+        if path == HEALTHCHECK_PATH:
+            return self.health(environ, start_response)
         if path in UNAUTHENTICATED_PATHS:
             return self.inner(environ, start_response)
         return self.authenticated(environ, start_response)
@@ -164,7 +171,8 @@ def wrap(conf: cfg.ConfigOpts, inner: WSGIApp,
     """Put the authentication middleware of ``[api] auth_strategy`` in
     front of ``inner``; with ``discovery`` (REST), behind the first layer
     (``_Outer``): version discovery and the OpenAPI document pass without
-    credentials (as Cinder's ``/``).
+    credentials (as Cinder's ``/``), and oslo.middleware's healthcheck
+    answers ``/healthcheck`` before anything (as Cinder's pipeline).
 
     :raises ImportError: keystone mode without keystonemiddleware.
     """

@@ -7,6 +7,7 @@ import subprocess
 import sys
 
 import pytest
+import requests
 
 from tests.functional import harness
 
@@ -55,6 +56,10 @@ def test_service_list_and_a_disabled_node_gets_no_volumes(deployment):
             for r in rows} >= {("node1@file", "ashlar-volume", "enabled", "up"),
                                ("node2@file", "ashlar-volume", "enabled", "up"),
                                ("sched", "ashlar-scheduler", "enabled", "up")}
+    # the compose healthcheck of scheduler and volume containers
+    run = manage(dep, "service", "list", "--host", "node1", "-f", "value",
+                 "-c", "State")
+    assert run.stdout.split() == ["up"], run.stderr
     run = manage(dep, "service", "disable", "node1@file", "--reason", "disk")
     assert run.returncode == 0, run.stderr
     shown = _row(listed(dep, "service", "list", "--host", "node1"),
@@ -72,6 +77,13 @@ def test_service_list_and_a_disabled_node_gets_no_volumes(deployment):
         "Status"] == "enabled"
     run = manage(dep, "service", "disable", "nowhere@file")
     assert run.returncode == 1 and "nowhere@file" in run.stderr
+
+
+def test_the_api_healthcheck_answers_without_credentials(deployment):
+    dep, _client = deployment
+    resp = requests.get("http://127.0.0.1:%d/healthcheck" % dep.port,
+                        timeout=10)
+    assert resp.status_code == 200
 
 
 def test_pool_list_shows_ages_and_the_types_each_pool_takes(deployment):

@@ -134,3 +134,19 @@ def test_compose_rbd_override_runs_the_volume_node_on_rbd(tmp_path):
     conf = configparser.ConfigParser()
     conf.read(os.path.join(DEPLOY, "compose", "ashlar.conf"))
     assert conf["rbd"]["volume_driver"] == "rbd"
+
+
+def test_long_running_services_have_healthchecks():
+    services = _compose()["services"]
+    for name in ("api", "scheduler", "volume", "rabbitmq", "postgres"):
+        assert services[name]["healthcheck"]["test"], name
+    assert "/healthcheck" in " ".join(services["api"]["healthcheck"]["test"])
+    assert "service list" in " ".join(
+        services["volume"]["healthcheck"]["test"])
+
+
+def test_the_image_context_leaves_secrets_and_tests_out():
+    with open(os.path.join(os.path.dirname(DEPLOY), ".dockerignore")) as f:
+        ignored = {line.strip() for line in f if line.strip()
+                   and not line.startswith("#")}
+    assert {"deploy/.env", ".git", "tests", "ashlar-data"} <= ignored

@@ -187,6 +187,13 @@ def test_door_verifies_basic_credentials(basic):
             verifier.context(credential)
 
 
+def test_healthcheck_answers_without_credentials(basic):
+    client, _tmp = basic
+    resp = client.simulate_get("/healthcheck")
+    assert resp.status_code == 200
+    assert client.simulate_get("/v3/whoami").status_code == 401
+
+
 def test_door_in_noauth_reads_the_token_only(tmp_path):
     verifier = auth.CredentialVerifier(_conf(tmp_path, "noauth"))
     ctxt = verifier.context({"X-Auth-Token": "u:p1", "X-Roles": "reader"})
