@@ -20,6 +20,7 @@ from common.db.api import attachments as attachments_db
 from common.db.api import conditional_update
 from common.db.api import reader
 from common.db.api import retry_on_deadlock
+from common.db.api import single_statement
 from common.db.api import utcnow
 from common.db.api import writer
 
@@ -31,6 +32,20 @@ _UNBOUNDED = 2 ** 31 - 1
 
 class WriterTaken(Exception):
     """The volume is single-writer and already counts a writer."""
+
+
+_FENCED_OF_HOST = sa.select(VA.id, VA.fenced_at).where(
+    VA.volume_id == sa.bindparam("volume_id"),
+    VA.attached_host == sa.bindparam("host"),
+    VA.fenced_at.is_not(None)).limit(1)
+
+
+@single_statement(reader)
+def fenced_row_of_host(conn: Any, volume_id: str, host: str) -> Any:
+    """``(id, fenced_at)`` of a fenced attachment of the volume on
+    ``host``, or None (one statement, on the attach path)."""
+    return conn.execute(_FENCED_OF_HOST, {"volume_id": volume_id,
+                                          "host": host}).first()
 
 
 @reader

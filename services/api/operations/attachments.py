@@ -20,6 +20,7 @@ from oslo_log import log as logging
 from common import exception
 from common import states
 from common.db.api import attachments as attachments_db
+from common.db.api import fencing as fencing_db
 from services.api.operations import volumes as volume_ops
 from services.volume import rpcapi as volume_rpcapi
 
@@ -143,9 +144,9 @@ class AttachmentOperations:
         it deleted the fenced one (or the fence was lifted)."""
         if not host:
             return
-        for row in attachments_db.attachments_of_volume(ctxt, volume_id):
-            if row.attached_host == host and row.fenced_at is not None:
-                raise exception.Fenced(id=row.id, at=row.fenced_at)
+        fenced = fencing_db.fenced_row_of_host(ctxt, volume_id, host)
+        if fenced is not None:
+            raise exception.Fenced(id=fenced.id, at=fenced.fenced_at)
 
     def _reservation(self, ctxt: Any, volume: Any, specs: dict,
                      instance_uuid: str | None, connector: dict | None,
