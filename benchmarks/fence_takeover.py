@@ -15,7 +15,9 @@ loop.  Measured per run:
 * fence to failure: from the takeover request until A's first refused
   write;
 * late writes: A's writes that the storage accepted after the takeover
-  returned (must be 0: the fence returns only when every PG enforces it).
+  returned (must be 0: the fence returns only when every PG enforces it);
+* fence: a fence alone (``ashlar-fence`` of B over REST, then B's next
+  write must fail).
 
 ``--load N`` repeats the runs while N threads attach and detach read-only
 attachments of other hosts to the same volume over REST (create with a
@@ -92,6 +94,7 @@ class Bench:
             thread.start()
         try:
             result = self._takeover(active, passive)
+            result["fence"] = self._fence(passive)
         finally:
             stop.set()
             for thread in loaders:
@@ -126,6 +129,17 @@ class Bench:
                 "late_writes": sum(1 for t, refused in writes
                                    if not refused and t > returned)}
 
+    def _fence(self, held: failover_story.Held) -> float:
+        """A fence alone: the REST call, which returns once the storage
+        refuses the host (the attachment then only detaches)."""
+        start = time.monotonic()
+        resp = self.client.post("/attachments/%s/action"
+                                % held.attachment["id"], {"ashlar-fence": {}})
+        took = time.monotonic() - start
+        assert resp.status_code == 200, resp.text
+        assert "error" in held.write(0, b"fenced"), "the fence let it write"
+        return took
+
     def _cycle(self, volume: str, host: str, stop: threading.Event,
                cycles: list[int]) -> None:
         client = harness.Client(self.dep.endpoint)
@@ -148,6 +162,7 @@ def measure(bench: Bench, runs: int, load: int) -> dict:
             "takeover": summarize([r["takeover"] for r in results]),
             "fence_to_failure": summarize([r["fence_to_failure"]
                                            for r in results]),
+            "fence": summarize([r["fence"] for r in results]),
             "late_writes": sum(r["late_writes"] for r in results),
             "load_cycles_per_s": round(sum(r["cycles"] for r in results)
                                        / sum(r["seconds"] for r in results),
