@@ -104,8 +104,9 @@ class VolumeManager(service.Manager):
                 == self.service_host]
 
     def _finish_interrupted_work(self, min_age: float = 0.0) -> None:
-        """Finish creates, deletes, snapshots and reverts of this backend
-        that no message will bring.
+        """Finish creates, deletes, snapshots, reverts, extends and retypes
+        of this backend that no message will bring (an extend or retype
+        from the size or type the api recorded as pending).
 
         At start, everything a previous run began: RPC messages are
         acknowledged before they are handled, so work in hand when the
@@ -124,7 +125,11 @@ class VolumeManager(service.Manager):
                  self.delete_snapshot),
                 ("volume", self._my_volumes(STATUS.REVERTING),
                  lambda ctxt, volume_id: self.revert_to_snapshot(
-                     ctxt, volume_id, snaps.restoring_of(ctxt, volume_id)))):
+                     ctxt, volume_id, snaps.restoring_of(ctxt, volume_id))),
+                ("volume", self._my_volumes(STATUS.EXTENDING),
+                 self._resume_extend),
+                ("volume", self._my_volumes(STATUS.RETYPING),
+                 self._resume_retype)):
             for row in rows:
                 if min_age and not older_than(row.updated_at or row.created_at,
                                               min_age):
@@ -132,6 +137,32 @@ class VolumeManager(service.Manager):
                 LOG.info("Resuming %(status)s %(kind)s %(id)s",
                          {"status": row.status, "kind": kind, "id": row.id})
                 method(ctxt, row.id)
+
+    def _resume_extend(self, ctxt: Any, volume_id: str) -> None:
+        row = self._volume_in(ctxt, volume_id, STATUS.EXTENDING)
+        if row is None:
+            return
+        if row.pending_size is None:
+            # NOTE(ashlar): an extend of a release before pending sizes.
+            volumes_db.volume_cas(ctxt, volume_id,
+                                  {"status": STATUS.EXTENDING},
+                                  {"status": STATUS.ERROR_EXTENDING,
+                                   "error_reason": "The extend was "
+                                   "interrupted and its size is unknown."})
+            return
+        self.extend_volume(ctxt, volume_id, row.pending_size)
+
+    def _resume_retype(self, ctxt: Any, volume_id: str) -> None:
+        row = self._volume_in(ctxt, volume_id, STATUS.RETYPING)
+        if row is None:
+            return
+        if row.pending_type_id is None:
+            attachments_db.volume_leave_status(
+                ctxt, volume_id, STATUS.RETYPING, {"previous_status": None})
+            LOG.warning("Retype of volume %s was interrupted and its type "
+                        "is unknown; it keeps its type", volume_id)
+            return
+        self.retype_volume(ctxt, volume_id, row.pending_type_id, "never")
 
     def _finish_lost_work(self) -> None:
         """Periodically: creates and deletes whose cast never arrived (a

@@ -288,3 +288,24 @@ def test_a_1_1_caller_connects_and_disconnects_without_a_snapshot(mgr):
         {"transition": states.Transition.DISCONNECTING})
     mgr.attachment_disconnect(fixtures.admin(), row.id)
     assert not mgr.driver.connections.get(vol.id)
+
+
+def test_interrupted_extends_and_retypes_are_finished_at_start(mgr):
+    """A node that died mid-extend or mid-retype finishes them from the
+    size and type the api recorded as pending."""
+    grown = fixtures.make_volume_on(mgr.driver, status="extending",
+                                    pending_size=4)
+    unknown = fixtures.make_volume_on(mgr.driver, status="extending")
+    shared = fixtures.make_type(name="shared", specs={
+        "multiattach": "<is> True"})
+    retyped = fixtures.make_volume_on(mgr.driver, status="retyping",
+                                      pending_type_id=shared.id)
+    with mock.patch.object(mgr, "_capacity_changed"):
+        mgr._finish_interrupted_work()
+    row = _get(grown)
+    assert (row.status, row.size, row.pending_size) == ("available", 4, None)
+    assert mgr.driver.volumes[grown.id] == 4
+    assert _get(unknown).status == "error_extending"
+    row = _get(retyped)
+    assert (row.status, row.volume_type_id, row.multiattach) == (
+        "available", shared.id, True)
