@@ -5,6 +5,8 @@ from typing import Any
 from cliff import app as cliff_app
 from cliff import commandmanager
 
+from common import version
+
 
 class ConfigApp(cliff_app.App):
     """A cliff App with ``--config-file`` (repeatable) and named commands."""
@@ -14,7 +16,7 @@ class ConfigApp(cliff_app.App):
         manager = commandmanager.CommandManager(namespace)
         for name, command_class in commands.items():
             manager.add_command(name, command_class)
-        super().__init__(description=description, version="0.1",
+        super().__init__(description=description, version=version.release(),
                          command_manager=manager, deferred_help=True)
 
     def build_option_parser(self, description: str, version: str,

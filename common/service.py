@@ -16,6 +16,7 @@ from oslo_log import log as logging
 from common import conf as ashlar_conf
 from common import context as ashlar_context
 from common import rpc
+from common import version
 from common.db import api as db_api
 from common.db.api import services as services_db
 
@@ -65,7 +66,7 @@ class Service:
         ctxt = ashlar_context.get_admin_context()
         row = services_db.service_register(
             ctxt, self.host, self.binary, self.topic,
-            self.conf.storage_availability_zone)
+            self.conf.storage_availability_zone, version.release())
         self.service_id = row.id
         self.manager.init_host(row.uuid)
         targets = [messaging.Target(topic=self.topic, server=self.host)]

@@ -59,6 +59,8 @@ class Service(BASE):
     disabled = Column(Boolean, nullable=False, default=False)
     disabled_reason = Column(String(255))
     heartbeat_at = Column(DateTime)
+    #: The release the service runs (set as it starts; NULL before 0.2).
+    version = Column(String(64))
 
 
 class VolumeType(BASE):

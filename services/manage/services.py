@@ -13,7 +13,8 @@ from services.manage import base
 
 
 class ServiceList(lister.Lister):
-    """List the services: up or down, enabled or not, last heartbeat."""
+    """List the services: up or down, enabled or not, last heartbeat,
+    release."""
 
     def get_parser(self, prog_name: str) -> Any:
         parser = super().get_parser(prog_name)
@@ -27,11 +28,12 @@ class ServiceList(lister.Lister):
         down_time = self.app.conf.service_down_time
         rows = services_db.service_list(base.admin(), args.host, args.binary)
         return (("Host", "Binary", "Zone", "Status", "State",
-                 "Last heartbeat", "Disabled reason"),
+                 "Last heartbeat", "Version", "Disabled reason"),
                 [(row.host, row.binary, row.availability_zone,
                   "disabled" if row.disabled else "enabled",
                   "up" if services_db.is_up(row, down_time) else "down",
-                  base.when(row.heartbeat_at), row.disabled_reason or "")
+                  base.when(row.heartbeat_at), row.version or "-",
+                  row.disabled_reason or "")
                  for row in rows])
 
 

@@ -9,6 +9,7 @@ import sys
 import pytest
 import requests
 
+from common import version
 from tests.functional import harness
 
 MA = "[file]\nvolume_driver = file\nfile_volume_format = raw\n"
@@ -52,6 +53,7 @@ def _row(rows: list[dict], **wanted) -> dict:
 def test_service_list_and_a_disabled_node_gets_no_volumes(deployment):
     dep, client = deployment
     rows = listed(dep, "service", "list")
+    assert {r["Version"] for r in rows} == {version.release()} != {"unknown"}
     assert {(r["Host"], r["Binary"], r["Status"], r["State"])
             for r in rows} >= {("node1@file", "ashlar-volume", "enabled", "up"),
                                ("node2@file", "ashlar-volume", "enabled", "up"),

@@ -17,8 +17,10 @@ from common.db.api import writer
 @retry_on_deadlock
 @writer
 def service_register(context: Any, host: str, binary: str, topic: str,
-                     availability_zone: str) -> models.Service:
-    """Create or refresh the row of a starting service, with a heartbeat."""
+                     availability_zone: str,
+                     version: str | None = None) -> models.Service:
+    """Create or refresh the row of a starting service, with a heartbeat
+    and the release it runs."""
     query = sa.select(models.Service).where(models.Service.host == host,
                                             models.Service.binary == binary)
     row = context.session.execute(query).scalars().first()
@@ -28,6 +30,7 @@ def service_register(context: Any, host: str, binary: str, topic: str,
         context.session.add(row)
     row.topic = topic
     row.availability_zone = availability_zone
+    row.version = version
     row.heartbeat_at = utcnow()
     try:
         context.session.flush()
