@@ -161,14 +161,22 @@ class RPCAPI:
     def _prepare(self, **kwargs: Any) -> messaging.RPCClient:
         return self.client.prepare(**kwargs)
 
+    def require(self, version: str, method: str) -> None:
+        """Refuse, before anything is changed, work whose calls need
+        ``version``.
+
+        :raises ServiceTooOld: the cap is lower.
+        """
+        if not self.client.can_send_version(version):
+            raise ServiceTooOld(method=method, version=version)
+
 
 def assert_min_rpc_version(version: str) -> Callable:
     """Refuse to send a method the remote side cannot understand."""
     def decorator(method: Callable) -> Callable:
         @functools.wraps(method)
         def wrapper(self: RPCAPI, *args: Any, **kwargs: Any) -> Any:
-            if not self.client.can_send_version(version):
-                raise ServiceTooOld(method=method.__name__, version=version)
+            self.require(version, method.__name__)
             return method(self, *args, **kwargs)
         return wrapper
     return decorator

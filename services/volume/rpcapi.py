@@ -101,6 +101,9 @@ class VolumeAPI(rpc.RPCAPI):
             ctxt, "attachment_disconnect", attachment_id=attachment_id,
             snapshot=snap)
 
+    #: The version fences need (``require`` it before starting one).
+    FENCE_VERSION = "1.4"
+
     @rpc.assert_min_rpc_version("1.4")
     def attachment_fence(self, ctxt: Any, host: str, attachment_id: str,
                          snap: dict) -> dict:

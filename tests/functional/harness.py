@@ -206,12 +206,15 @@ class Deployment:
                         "--config-file", conf, "db", "sync"], check=True,
                        cwd=REPO, capture_output=True, timeout=120)
 
-    def start(self, name: str, module: str, host: str, **kwargs) -> None:
+    def start(self, name: str, module: str, host: str,
+              tree: str | None = None, **kwargs) -> None:
+        """Start ``python -m module`` as ``host``; ``tree``: the source
+        tree to run (another release's), instead of this one."""
         conf = self.config(name, host, **kwargs)
         log = open(self.tmp / ("%s.log" % name), "ab")
         self.procs[name] = subprocess.Popen(
             [sys.executable, "-m", module, "--config-file", conf],
-            cwd=REPO, stdout=log, stderr=subprocess.STDOUT,
+            cwd=tree or REPO, stdout=log, stderr=subprocess.STDOUT,
             start_new_session=True)
 
     def start_cluster(self, volume_hosts: list[str]) -> "Client":

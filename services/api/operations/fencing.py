@@ -71,6 +71,10 @@ class FencingOperations:
     def _fence(self, ctxt: Any, row: Any, volume: Any) -> Any:
         if row.fenced_at is not None:
             return row
+        # NOTE(ashlar): before the row is marked: a volume node of a
+        # release without fences would resolve a "fencing" row it cannot
+        # finish as a stuck connect.
+        self.volume.require(self.volume.FENCE_VERSION, "attachment_fence")
         transition = states.on_fence(row.id, row.attach_status,
                                      row.transition)
         if not attachments_db.attachment_record(
@@ -150,6 +154,7 @@ class FencingOperations:
                                  attachment_id)
         if row.fenced_at is None:
             raise NotFenced(id=row.id)
+        self.volume.require(self.volume.FENCE_VERSION, "attachment_unfence")
         clients = json.loads(row.fenced_clients or "[]")
         expected = {"fenced_at": row.fenced_at, "transition": None}
         values = {"fenced_at": None, "fenced_clients": None}

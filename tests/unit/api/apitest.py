@@ -11,6 +11,7 @@ from falcon import testing
 from oslo_config import cfg
 
 from common import policy
+from common import rpc
 from drivers import fake as fake_driver
 from services.api import app as api_app
 from services.api.operations import attachments as attachment_ops
@@ -37,11 +38,20 @@ def _wire(value):
 
 
 class FakeVolumeRPC:
-    """The volume service's client, answered in process by an Attacher."""
+    """The volume service's client, answered in process by an Attacher;
+    ``cap``: the version it may send (every one by default)."""
+
+    FENCE_VERSION = "1.4"
 
     def __init__(self, attacher):
         self.attacher = attacher
         self.casts = []
+        self.cap = None
+
+    def require(self, version, method):
+        if self.cap is not None and tuple(map(int, version.split("."))) > \
+                tuple(map(int, self.cap.split("."))):
+            raise rpc.ServiceTooOld(method=method, version=version)
 
     def attachment_connect(self, ctxt, host, attachment_id, snap):
         return _wire(self.attacher.connect(ctxt, _wire(snap)))

@@ -480,6 +480,20 @@ def test_takeover_by_a_reservation_counts_it_once(api):
     assert _writers(vid) == 1
 
 
+def test_a_fence_the_volume_node_cannot_take_is_refused_before_anything(api):
+    """Pinned below the fence's RPC version (a rolling upgrade), the api
+    refuses at once and leaves the row at rest (an older node would take a
+    row left "fencing" for a stuck connect)."""
+    vid = api.volume(multiattach=True)
+    att = _attached(api, vid)
+    api.rpc.cap = "1.3"
+    resp = _act(api, att["id"], "ashlar-fence")
+    assert resp.status_code == 503
+    row = _row(att["id"])
+    assert (row.transition, row.fenced_at) == (None, None)
+    assert not api.driver.fenced
+
+
 # -- races --------------------------------------------------------------------
 
 def test_takeovers_racing_writer_attaches_leave_one_writer(api):
