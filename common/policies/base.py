@@ -30,6 +30,15 @@ RULE_ADMIN_OR_OWNER = "rule:admin_or_owner"
 _PROJECT_READER = "role:reader and project_id:%(project_id)s"
 _PROJECT_MEMBER = "role:member and project_id:%(project_id)s"
 
+
+def rule(name: str, check: str, desc: str,
+         *operations: tuple[str, str]) -> policy.DocumentedRuleDefault:
+    """A documented default: ``operations`` are ``(method, path)`` pairs."""
+    return policy.DocumentedRuleDefault(
+        name=name, check_str=check, description=desc,
+        operations=[{"method": method, "path": path}
+                    for method, path in operations])
+
 rules = [
     policy.RuleDefault("context_is_admin", "role:admin",
                        "Decides what is required for the 'is_admin:True' "

@@ -1,32 +1,24 @@
 """Fencing policies (Ashlar's fencing extension)."""
 
-from oslo_policy import policy
-
 from common.policies import attachments
 from common.policies import base
 
 
-def _rule(name: str, check: str, desc: str, method: str, path: str):
-    return policy.DocumentedRuleDefault(
-        name=name, check_str=check, description=desc,
-        operations=[{"method": method, "path": path}])
-
-
 rules = [
-    _rule("volume:attachment_fence", base.MEMBER,
-          "Fence an attachment: revoke its host's I/O to the volume at the "
-          "backend (Ashlar).",
-          "POST", "/attachments/{attachment_id}/action (ashlar-fence)"),
-    _rule("volume:attachment_takeover", attachments.MEMBER_OR_AGENT,
-          "Make an attachment the volume's writer, fencing the other "
-          "writers first (Ashlar).",
-          "POST", "/attachments/{attachment_id}/action (ashlar-takeover)"),
-    _rule("volume:attachment_unfence", base.RULE_ADMIN_API,
-          "Lift the fence of an attachment (Ashlar).",
-          "POST", "/attachments/{attachment_id}/action (ashlar-unfence)"),
-    _rule("volume:host_fence", base.RULE_ADMIN_API,
-          "Fence, or lift the fence of, every attachment of a compute host "
-          "(Ashlar).", "PUT", "/ashlar-fencing/{fence|unfence}"),
+    base.rule("volume:attachment_fence", base.MEMBER,
+              "Fence an attachment: revoke its host's I/O to the volume at the "
+              "backend (Ashlar).",
+              ("POST", "/attachments/{attachment_id}/action (ashlar-fence)")),
+    base.rule("volume:attachment_takeover", attachments.MEMBER_OR_AGENT,
+              "Make an attachment the volume's writer, fencing the other "
+              "writers first (Ashlar).",
+              ("POST", "/attachments/{attachment_id}/action (ashlar-takeover)")),
+    base.rule("volume:attachment_unfence", base.RULE_ADMIN_API,
+              "Lift the fence of an attachment (Ashlar).",
+              ("POST", "/attachments/{attachment_id}/action (ashlar-unfence)")),
+    base.rule("volume:host_fence", base.RULE_ADMIN_API,
+              "Fence, or lift the fence of, every attachment of a compute host "
+              "(Ashlar).", ("PUT", "/ashlar-fencing/{fence|unfence}")),
 ]
 
 

@@ -1,52 +1,43 @@
 """Snapshot policies (Cinder's names and defaults)."""
 
-from oslo_policy import policy
-
 from common.policies import base
 
 
-def _rule(name: str, check: str, desc: str,
-          operations: list[tuple[str, str]]) -> policy.DocumentedRuleDefault:
-    return policy.DocumentedRuleDefault(
-        name=name, check_str=check, description=desc,
-        operations=[{"method": m, "path": p} for m, p in operations])
-
-
 rules = [
-    _rule("volume:create_snapshot", base.MEMBER, "Create a snapshot.",
-          [("POST", "/snapshots")]),
-    _rule("volume:get_snapshot", base.READER, "Show a snapshot.",
-          [("GET", "/snapshots/{snapshot_id}")]),
-    _rule("volume:get_all_snapshots", base.READER, "List snapshots.",
-          [("GET", "/snapshots"), ("GET", "/snapshots/detail")]),
-    _rule("volume:update_snapshot", base.MEMBER, "Update a snapshot.",
-          [("PUT", "/snapshots/{snapshot_id}")]),
-    _rule("volume:delete_snapshot", base.MEMBER, "Delete a snapshot.",
-          [("DELETE", "/snapshots/{snapshot_id}")]),
-    _rule("volume:get_snapshot_metadata", base.READER,
-          "Show a snapshot's metadata or one key of it.",
-          [("GET", "/snapshots/{snapshot_id}/metadata"),
-           ("GET", "/snapshots/{snapshot_id}/metadata/{key}")]),
-    _rule("volume:update_snapshot_metadata", base.MEMBER,
-          "Set or replace a snapshot's metadata.",
-          [("POST", "/snapshots/{snapshot_id}/metadata"),
-           ("PUT", "/snapshots/{snapshot_id}/metadata"),
-           ("PUT", "/snapshots/{snapshot_id}/metadata/{key}")]),
-    _rule("volume:delete_snapshot_metadata", base.MEMBER,
-          "Delete one key of a snapshot's metadata.",
-          [("DELETE", "/snapshots/{snapshot_id}/metadata/{key}")]),
-    _rule("volume_extension:extended_snapshot_attributes", base.READER,
-          "Show a snapshot's project and progress.",
-          [("GET", "/snapshots/detail")]),
-    _rule("volume:revert_to_snapshot", base.MEMBER,
-          "Revert a volume to its latest snapshot (3.40+).",
-          [("POST", "/volumes/{volume_id}/action (revert)")]),
-    _rule("volume_extension:snapshot_admin_actions:reset_status",
-          base.RULE_ADMIN_API, "Reset a snapshot's status.",
-          [("POST", "/snapshots/{snapshot_id}/action (os-reset_status)")]),
-    _rule("volume_extension:snapshot_admin_actions:force_delete",
-          base.RULE_ADMIN_API, "Force-delete a snapshot.",
-          [("POST", "/snapshots/{snapshot_id}/action (os-force_delete)")]),
+    base.rule("volume:create_snapshot", base.MEMBER, "Create a snapshot.",
+              ("POST", "/snapshots")),
+    base.rule("volume:get_snapshot", base.READER, "Show a snapshot.",
+              ("GET", "/snapshots/{snapshot_id}")),
+    base.rule("volume:get_all_snapshots", base.READER, "List snapshots.",
+              ("GET", "/snapshots"), ("GET", "/snapshots/detail")),
+    base.rule("volume:update_snapshot", base.MEMBER, "Update a snapshot.",
+              ("PUT", "/snapshots/{snapshot_id}")),
+    base.rule("volume:delete_snapshot", base.MEMBER, "Delete a snapshot.",
+              ("DELETE", "/snapshots/{snapshot_id}")),
+    base.rule("volume:get_snapshot_metadata", base.READER,
+              "Show a snapshot's metadata or one key of it.",
+              ("GET", "/snapshots/{snapshot_id}/metadata"),
+               ("GET", "/snapshots/{snapshot_id}/metadata/{key}")),
+    base.rule("volume:update_snapshot_metadata", base.MEMBER,
+              "Set or replace a snapshot's metadata.",
+              ("POST", "/snapshots/{snapshot_id}/metadata"),
+               ("PUT", "/snapshots/{snapshot_id}/metadata"),
+               ("PUT", "/snapshots/{snapshot_id}/metadata/{key}")),
+    base.rule("volume:delete_snapshot_metadata", base.MEMBER,
+              "Delete one key of a snapshot's metadata.",
+              ("DELETE", "/snapshots/{snapshot_id}/metadata/{key}")),
+    base.rule("volume_extension:extended_snapshot_attributes", base.READER,
+              "Show a snapshot's project and progress.",
+              ("GET", "/snapshots/detail")),
+    base.rule("volume:revert_to_snapshot", base.MEMBER,
+              "Revert a volume to its latest snapshot (3.40+).",
+              ("POST", "/volumes/{volume_id}/action (revert)")),
+    base.rule("volume_extension:snapshot_admin_actions:reset_status",
+              base.RULE_ADMIN_API, "Reset a snapshot's status.",
+              ("POST", "/snapshots/{snapshot_id}/action (os-reset_status)")),
+    base.rule("volume_extension:snapshot_admin_actions:force_delete",
+              base.RULE_ADMIN_API, "Force-delete a snapshot.",
+              ("POST", "/snapshots/{snapshot_id}/action (os-force_delete)")),
 ]
 
 

@@ -1,7 +1,5 @@
 """Volume type, extra spec and type access policies (Cinder's names)."""
 
-from oslo_policy import policy
-
 from common.policies import base
 
 TYPES = "/types"
@@ -11,56 +9,50 @@ SPEC = "/types/{type_id}/extra_specs/{extra_spec_key}"
 TYPE_ACTION = "/types/{type_id}/action (%s)"
 
 
-def _rule(name: str, check: str, desc: str, *ops: tuple[str, str]):
-    return policy.DocumentedRuleDefault(
-        name=name, check_str=check, description=desc,
-        operations=[{"method": method, "path": path} for method, path in ops])
-
-
 rules = [
-    _rule("volume_extension:type_create", base.RULE_ADMIN_API,
-          "Create a volume type.", ("POST", TYPES)),
-    _rule("volume_extension:type_update", base.RULE_ADMIN_API,
-          "Update a volume type.", ("PUT", TYPE)),
-    _rule("volume_extension:type_delete", base.RULE_ADMIN_API,
-          "Delete a volume type.", ("DELETE", TYPE)),
-    _rule("volume_extension:type_get", base.READER,
-          "Show a volume type.", ("GET", TYPE)),
-    _rule("volume_extension:type_get_all", base.READER,
-          "List volume types.", ("GET", TYPES)),
-    _rule("volume_extension:access_types_extra_specs", base.READER,
-          "Include a type's extra_specs in type shows and lists.",
-          ("GET", TYPE), ("GET", TYPES)),
-    _rule("volume_extension:access_types_qos_specs_id", base.RULE_ADMIN_API,
-          "Include a type's qos_specs_id in type shows and lists.",
-          ("GET", TYPE), ("GET", TYPES)),
-    _rule("volume_extension:types_extra_specs:index", base.READER,
-          "List a type's extra specs.", ("GET", SPECS)),
-    _rule("volume_extension:types_extra_specs:show", base.READER,
-          "Show one extra spec of a type.", ("GET", SPEC)),
-    _rule("volume_extension:types_extra_specs:read_sensitive",
-          base.RULE_ADMIN_API,
-          "See the extra specs that are not visible to users (all but "
-          "multiattach, RESKEY:availability_zones and "
-          "replication_enabled).", ("GET", SPECS), ("GET", SPEC)),
-    _rule("volume_extension:types_extra_specs:create", base.RULE_ADMIN_API,
-          "Create or update extra specs of a type.", ("POST", SPECS)),
-    _rule("volume_extension:types_extra_specs:update", base.RULE_ADMIN_API,
-          "Update one extra spec of a type.", ("PUT", SPEC)),
-    _rule("volume_extension:types_extra_specs:delete", base.RULE_ADMIN_API,
-          "Delete one extra spec of a type.", ("DELETE", SPEC)),
-    _rule("volume_extension:volume_type_access", base.MEMBER,
-          "Include os-volume-type-access:is_public in type views.",
-          ("GET", TYPE), ("GET", TYPES)),
-    _rule("volume_extension:volume_type_access:addProjectAccess",
-          base.RULE_ADMIN_API, "Give a project access to a private type.",
-          ("POST", TYPE_ACTION % "addProjectAccess")),
-    _rule("volume_extension:volume_type_access:removeProjectAccess",
-          base.RULE_ADMIN_API, "Take a project's access to a private type.",
-          ("POST", TYPE_ACTION % "removeProjectAccess")),
-    _rule("volume_extension:volume_type_access:get_all_for_type",
-          base.RULE_ADMIN_API, "List the projects that may use a private "
-          "type.", ("GET", "/types/{type_id}/os-volume-type-access")),
+    base.rule("volume_extension:type_create", base.RULE_ADMIN_API,
+              "Create a volume type.", ("POST", TYPES)),
+    base.rule("volume_extension:type_update", base.RULE_ADMIN_API,
+              "Update a volume type.", ("PUT", TYPE)),
+    base.rule("volume_extension:type_delete", base.RULE_ADMIN_API,
+              "Delete a volume type.", ("DELETE", TYPE)),
+    base.rule("volume_extension:type_get", base.READER,
+              "Show a volume type.", ("GET", TYPE)),
+    base.rule("volume_extension:type_get_all", base.READER,
+              "List volume types.", ("GET", TYPES)),
+    base.rule("volume_extension:access_types_extra_specs", base.READER,
+              "Include a type's extra_specs in type shows and lists.",
+              ("GET", TYPE), ("GET", TYPES)),
+    base.rule("volume_extension:access_types_qos_specs_id", base.RULE_ADMIN_API,
+              "Include a type's qos_specs_id in type shows and lists.",
+              ("GET", TYPE), ("GET", TYPES)),
+    base.rule("volume_extension:types_extra_specs:index", base.READER,
+              "List a type's extra specs.", ("GET", SPECS)),
+    base.rule("volume_extension:types_extra_specs:show", base.READER,
+              "Show one extra spec of a type.", ("GET", SPEC)),
+    base.rule("volume_extension:types_extra_specs:read_sensitive",
+              base.RULE_ADMIN_API,
+              "See the extra specs that are not visible to users (all but "
+              "multiattach, RESKEY:availability_zones and "
+              "replication_enabled).", ("GET", SPECS), ("GET", SPEC)),
+    base.rule("volume_extension:types_extra_specs:create", base.RULE_ADMIN_API,
+              "Create or update extra specs of a type.", ("POST", SPECS)),
+    base.rule("volume_extension:types_extra_specs:update", base.RULE_ADMIN_API,
+              "Update one extra spec of a type.", ("PUT", SPEC)),
+    base.rule("volume_extension:types_extra_specs:delete", base.RULE_ADMIN_API,
+              "Delete one extra spec of a type.", ("DELETE", SPEC)),
+    base.rule("volume_extension:volume_type_access", base.MEMBER,
+              "Include os-volume-type-access:is_public in type views.",
+              ("GET", TYPE), ("GET", TYPES)),
+    base.rule("volume_extension:volume_type_access:addProjectAccess",
+              base.RULE_ADMIN_API, "Give a project access to a private type.",
+              ("POST", TYPE_ACTION % "addProjectAccess")),
+    base.rule("volume_extension:volume_type_access:removeProjectAccess",
+              base.RULE_ADMIN_API, "Take a project's access to a private type.",
+              ("POST", TYPE_ACTION % "removeProjectAccess")),
+    base.rule("volume_extension:volume_type_access:get_all_for_type",
+              base.RULE_ADMIN_API, "List the projects that may use a private "
+              "type.", ("GET", "/types/{type_id}/os-volume-type-access")),
 ]
 
 

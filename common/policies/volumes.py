@@ -1,51 +1,43 @@
 """Volume policies (Cinder's names and defaults)."""
 
-from oslo_policy import policy
-
 from common.policies import base
 
 
-def _rule(name: str, check: str, desc: str, method: str, path: str):
-    return policy.DocumentedRuleDefault(
-        name=name, check_str=check, description=desc,
-        operations=[{"method": method, "path": path}])
-
-
 def _action(name: str, check: str, desc: str, action: str):
-    return _rule(name, check, desc, "POST",
-                 "/volumes/{volume_id}/action (%s)" % action)
+    return base.rule(name, check, desc,
+                     ("POST", "/volumes/{volume_id}/action (%s)" % action))
 
 
 rules = [
-    _rule("volume:create", base.MEMBER, "Create a volume.",
-          "POST", "/volumes"),
-    _rule("volume:get", base.READER, "Show a volume.",
-          "GET", "/volumes/{volume_id}"),
-    _rule("volume:get_all", base.READER,
-          "List volumes, or show their summary.", "GET", "/volumes"),
-    _rule("volume:update", base.MEMBER,
-          "Update a volume, or set its bootable flag.",
-          "PUT", "/volumes/{volume_id}"),
-    _rule("volume:delete", base.MEMBER, "Delete a volume.",
-          "DELETE", "/volumes/{volume_id}"),
-    _rule("volume:force_delete", base.RULE_ADMIN_API,
-          "Delete a volume whatever its status (DELETE with force, 3.23+).",
-          "DELETE", "/volumes/{volume_id}"),
-    _rule("volume:multiattach", base.MEMBER,
-          "Create a volume of a multiattach type, or retype into one.",
-          "POST", "/volumes"),
-    _rule("volume:multiattach_bootable_volume", base.MEMBER,
-          "Attach a bootable multiattach volume that is already attached.",
-          "POST", "/attachments"),
-    _rule("volume_extension:volume_tenant_attribute", base.READER,
-          "Show the owning project of a volume.", "GET", "/volumes/detail"),
-    _rule("volume_extension:volume_host_attribute", base.RULE_ADMIN_API,
-          "Show the host of a volume (and of its attachments).",
-          "GET", "/volumes/detail"),
-    _rule("volume_extension:volume_mig_status_attribute",
-          base.RULE_ADMIN_API,
-          "Show a volume's migration status and name id.",
-          "GET", "/volumes/detail"),
+    base.rule("volume:create", base.MEMBER, "Create a volume.",
+              ("POST", "/volumes")),
+    base.rule("volume:get", base.READER, "Show a volume.",
+              ("GET", "/volumes/{volume_id}")),
+    base.rule("volume:get_all", base.READER,
+              "List volumes, or show their summary.", ("GET", "/volumes")),
+    base.rule("volume:update", base.MEMBER,
+              "Update a volume, or set its bootable flag.",
+              ("PUT", "/volumes/{volume_id}")),
+    base.rule("volume:delete", base.MEMBER, "Delete a volume.",
+              ("DELETE", "/volumes/{volume_id}")),
+    base.rule("volume:force_delete", base.RULE_ADMIN_API,
+              "Delete a volume whatever its status (DELETE with force, 3.23+).",
+              ("DELETE", "/volumes/{volume_id}")),
+    base.rule("volume:multiattach", base.MEMBER,
+              "Create a volume of a multiattach type, or retype into one.",
+              ("POST", "/volumes")),
+    base.rule("volume:multiattach_bootable_volume", base.MEMBER,
+              "Attach a bootable multiattach volume that is already attached.",
+              ("POST", "/attachments")),
+    base.rule("volume_extension:volume_tenant_attribute", base.READER,
+              "Show the owning project of a volume.", ("GET", "/volumes/detail")),
+    base.rule("volume_extension:volume_host_attribute", base.RULE_ADMIN_API,
+              "Show the host of a volume (and of its attachments).",
+              ("GET", "/volumes/detail")),
+    base.rule("volume_extension:volume_mig_status_attribute",
+              base.RULE_ADMIN_API,
+              "Show a volume's migration status and name id.",
+              ("GET", "/volumes/detail")),
     _action("volume:retype", base.MEMBER,
             "Change a volume's type.", "os-retype"),
     _action("volume:extend", base.MEMBER, "Extend a volume.", "os-extend"),
