@@ -49,22 +49,13 @@ def fenced_row_of_host(conn: Any, volume_id: str, host: str) -> Any:
 
 
 @reader
-def live_rows_of_host(context: Any, host: str) -> list[models.VolumeAttachment]:
-    """Attachments connected (or connecting) to ``host`` and not fenced,
-    of every project."""
-    query = sa.select(VA).where(VA.attached_host == host,
-                                VA.fenced_at.is_(None)).order_by(
-        VA.created_at)
-    return list(context.session.execute(query).scalars())
-
-
-@reader
-def fenced_rows_of_host(context: Any, host: str
-                        ) -> list[models.VolumeAttachment]:
-    """Fenced attachments of ``host``, of every project."""
-    query = sa.select(VA).where(VA.attached_host == host,
-                                VA.fenced_at.is_not(None)).order_by(
-        VA.created_at)
+def rows_of_host(context: Any, host: str,
+                 fenced: bool) -> list[models.VolumeAttachment]:
+    """Attachments of ``host`` (every project), fenced or not as asked."""
+    query = sa.select(VA).where(
+        VA.attached_host == host,
+        VA.fenced_at.is_not(None) if fenced else VA.fenced_at.is_(None)
+    ).order_by(VA.created_at)
     return list(context.session.execute(query).scalars())
 
 

@@ -180,7 +180,7 @@ class FencingOperations:
         """
         ctxt.can("volume:host_fence", {"host": host})
         fenced, busy = [], []
-        for row in fencing_db.live_rows_of_host(ctxt, host):
+        for row in fencing_db.rows_of_host(ctxt, host, fenced=False):
             try:
                 fenced.append(self._fence_row(ctxt, row.id))
             except states.InvalidTransition:
@@ -203,7 +203,7 @@ class FencingOperations:
         """Lift the fences of every attachment of a compute host."""
         ctxt.can("volume:host_fence", {"host": host})
         return [self.unfence(ctxt, row.id)
-                for row in fencing_db.fenced_rows_of_host(ctxt, host)]
+                for row in fencing_db.rows_of_host(ctxt, host, fenced=True)]
 
 
 def _columns(row: Any) -> dict:
