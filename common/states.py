@@ -29,7 +29,10 @@ check of stuck transitions (``resolve_stuck``), which terminates the backend
 connection and rolls the row back (``connecting`` -> reserved,
 ``reconnecting`` -> error_attaching, ``creating`` -> removed) or forward
 (``disconnecting`` -> removed).  ``reserved`` rows hold no connection and are
-never reaped.  A fence that died is finished, not undone
+never reaped, with one exception: a row a compute agent made through the RPC
+door and did not complete before its lease lapsed (the agent vanished, or
+its call timed out and it never learnt the id) is removed like a delete
+(``reap_lapsed_leases``).  A fence that died is finished, not undone
 (``fencing`` -> fenced): revoking a host's I/O twice is harmless, and a
 fence once asked for must not silently lapse.
 

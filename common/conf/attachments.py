@@ -1,4 +1,5 @@
-"""[DEFAULT] options of attachments: limits and the stuck-transition check."""
+"""[DEFAULT] options of attachments: limits, the stuck-transition check and
+agents' leases."""
 
 from oslo_config import cfg
 
@@ -18,6 +19,17 @@ opts = [
     cfg.IntOpt("attachment_check_interval", default=60, min=1,
                help="Seconds between two checks for stuck attachments in "
                     "each volume service (also run at its start)."),
+    cfg.IntOpt("agent_attachment_lease", default=600, min=0,
+               help="Seconds a compute agent has to complete (os-complete) "
+                    "an attachment it created or connected through the RPC "
+                    "door. When the lease lapses, the agent is taken to "
+                    "have vanished (crashed, or its call timed out and it "
+                    "never learnt the attachment's id): the volume service "
+                    "terminates the connection and removes the attachment. "
+                    "Each door call that connects the attachment renews "
+                    "the lease. Attachments made over REST are never "
+                    "reaped (a shelved server keeps its reservations). "
+                    "0: never."),
 ]
 
 

@@ -189,6 +189,9 @@ class VolumeAttachment(BASE):
     #: JSON list of the backend clients the host registered as using the
     #: volume through this attachment (``os-complete`` from its agent).
     clients = Column(Text)
+    #: Until when the compute agent that made this row through the RPC door
+    #: may leave it uncompleted; NULL once completed, or if made over REST.
+    lease_expires_at = Column(DateTime, index=True)
     specs = orm.relationship(
         "AttachmentSpec", lazy="selectin", cascade="all, delete-orphan")
 

@@ -24,6 +24,7 @@ from typing import Any, Iterator
 from os_brick import privileged as brick_privileged
 from os_brick.initiator import connector as brick_connector
 from oslo_concurrency import lockutils
+import oslo_messaging as messaging
 from oslo_config import cfg
 from oslo_log import log as logging
 
@@ -106,10 +107,22 @@ class HostConnector:
                               attachment["id"])
                 self.api.attachment_delete(attachment["id"])
                 raise
-            self.api.attachment_complete(attachment["id"])
+            self._complete(attachment["id"])
         LOG.info("Attached volume %(vol)s as attachment %(att)s",
                  {"vol": volume_id, "att": attachment["id"]})
         return dict(attachment, device=device)
+
+    def _complete(self, attachment_id: str) -> None:
+        """``os-complete``, asked once more if the call timed out (it is
+        idempotent: the api may have done it and lost the answer).  Should
+        it fail again, the row's lease (``agent_attachment_lease``) has the
+        volume service remove it."""
+        try:
+            self.api.attachment_complete(attachment_id)
+        except messaging.MessagingTimeout:
+            LOG.warning("Completing attachment %s timed out; asking again",
+                        attachment_id)
+            self.api.attachment_complete(attachment_id)
 
     def detach(self, attachment_id: str) -> dict:
         """Disconnect (unless another attachment here shares the device),

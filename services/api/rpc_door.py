@@ -95,7 +95,7 @@ class ApiEndpoint:
         _valid(schemas.CREATE, volume_uuid=volume_id,
                instance_uuid=instance_uuid, connector=connector, mode=mode)
         row = self.ops.create(ctxt, volume_id, instance_uuid=instance_uuid,
-                              connector=connector, mode=mode)
+                              connector=connector, mode=mode, leased=True)
         return _answer(ctxt, attachment=views.detail(row))
 
     @messaging.expose
@@ -103,7 +103,7 @@ class ApiEndpoint:
     def attachment_update(self, ctxt: Any, attachment_id: str,
                           connector: dict) -> dict:
         _valid(schemas.UPDATE, connector=connector)
-        row = self.ops.update(ctxt, attachment_id, connector)
+        row = self.ops.update(ctxt, attachment_id, connector, leased=True)
         return _answer(ctxt, attachment=views.detail(row))
 
     @messaging.expose

@@ -166,10 +166,13 @@ class SchedulerManager(service.Manager):
         ctxt = ashlar_context.get_admin_context()
         for row in volumes_db.volume_list(
                 ctxt, filters={"status": STATUS.CREATING, "host": None}):
-            if db_api.older_than(row.created_at, self.conf.rpc_call_timeout):
-                LOG.info("Placing volume %s, whose create cast was lost",
-                         row.id)
-                self.create_volume(ctxt, row.id)
+            if not db_api.older_than(row.created_at,
+                                     self.conf.rpc_call_timeout):
+                continue
+            host = self._place_and_cast(ctxt, row.id)
+            if host:
+                LOG.info("Placed volume %(id)s on %(host)s; its create "
+                         "cast was lost", {"id": row.id, "host": host})
 
     def _fail_orphaned_creates(self) -> None:
         """Turn ``creating`` volumes whose volume service died into ``error``.
@@ -250,13 +253,21 @@ class SchedulerManager(service.Manager):
     @messaging.expose
     def create_volume(self, ctxt: Any, volume_id: str) -> None:
         """Choose a pool for a ``creating`` volume and cast it there."""
+        self._place_and_cast(ctxt, volume_id)
+
+    def _place_and_cast(self, ctxt: Any, volume_id: str) -> str | None:
+        """Place the volume unless placed already (by another scheduler,
+        or a late cast): the compare-and-swap on ``host`` lets one win.
+
+        :returns: the pool it was cast to, or None.
+        """
         try:
             volume = volumes_db.volume_get(ctxt, volume_id,
                                            with_type_specs=True)
         except exception.VolumeNotFound:
-            return
+            return None
         if volume.status != STATUS.CREATING or volume.host:
-            return
+            return None
         request = placement.request_for(volume,
                                         types_db.specs_of(volume.volume_type))
         try:
@@ -269,8 +280,10 @@ class SchedulerManager(service.Manager):
                                   {"status": STATUS.CREATING},
                                   {"status": STATUS.ERROR,
                                    "error_reason": exc.msg})
-            return
-        if volumes_db.volume_cas(ctxt, volume_id,
-                                 {"status": STATUS.CREATING, "host": None},
-                                 {"host": host}):
-            self.volume_rpcapi.create_volume(ctxt, volume_id, host)
+            return None
+        if not volumes_db.volume_cas(ctxt, volume_id,
+                                     {"status": STATUS.CREATING, "host": None},
+                                     {"host": host}):
+            return None
+        self.volume_rpcapi.create_volume(ctxt, volume_id, host)
+        return host

@@ -273,6 +273,50 @@ class Attacher:
             self._roll_back(ctxt, row, volume, connector)
         return 1
 
+    # -- agents' leases -----------------------------------------------------
+    def reap_lapsed_leases(self, ctxt: Any) -> int:
+        """Remove the attachments compute agents made through the RPC door
+        and did not complete before their lease lapsed: the agent vanished,
+        or its call timed out and it never learnt the id.
+
+        :returns: how many rows were removed.
+        """
+        reaped = 0
+        for lapsed in attachments_db.attachments_with_lapsed_lease(
+                ctxt, self.service_host, utcnow()):
+            try:
+                reaped += self._reap(ctxt, lapsed)
+            except Exception:
+                LOG.exception("Could not remove attachment %s, whose lease "
+                              "lapsed", lapsed.id)
+        return reaped
+
+    def _reap(self, ctxt: Any, lapsed: Any) -> int:
+        """Mark the row disconnecting (unless its agent completed or renewed
+        it meanwhile), terminate its connection unless shared, remove it;
+        a volume service that dies midway finishes it as a stuck delete."""
+        with self._hold(lapsed):
+            if not attachments_db.attachment_record(
+                    ctxt, lapsed.volume_id, lapsed.id,
+                    {"transition": None, "attach_status": lapsed.attach_status,
+                     "lease_expires_at": lapsed.lease_expires_at},
+                    {"transition": T.DISCONNECTING}):
+                return 0
+            LOG.warning("Attachment %(att)s of volume %(vol)s (%(status)s, "
+                        "host %(host)s) was not completed by its compute "
+                        "agent before its lease lapsed at %(at)s; removing "
+                        "it", {"att": lapsed.id, "vol": lapsed.volume_id,
+                               "status": lapsed.attach_status,
+                               "host": lapsed.attached_host,
+                               "at": lapsed.lease_expires_at})
+            volume = attachments_db.volume_brief(ctxt, lapsed.volume_id)
+            self._terminate_unless_shared(
+                ctxt, lapsed, volume, attachments_db.connector(ctxt,
+                                                               lapsed.id))
+            attachments_db.attachment_destroy(
+                ctxt, volume.id, lapsed.id, {"transition": T.DISCONNECTING})
+        return 1
+
     # -- fencing ------------------------------------------------------------
     def fence(self, ctxt: Any, snap: dict) -> dict:
         """Revoke the host's I/O of a row the api put in the ``fencing``

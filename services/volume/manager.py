@@ -93,8 +93,11 @@ class VolumeManager(service.Manager):
                 (self.conf.rpc_call_timeout, self._finish_lost_work)]
 
     def check_stuck_attachments(self) -> None:
-        """Resolve attachments left in flight by a process that died."""
-        self.attacher.resolve_stuck(ashlar_context.get_admin_context())
+        """Resolve attachments left in flight by a process that died, and
+        remove those whose compute agent's lease lapsed."""
+        ctxt = ashlar_context.get_admin_context()
+        self.attacher.resolve_stuck(ctxt)
+        self.attacher.reap_lapsed_leases(ctxt)
 
     def _my_volumes(self, status: str) -> list:
         ctxt = ashlar_context.get_admin_context()

@@ -1,9 +1,11 @@
 """services.agent.connector: detach disconnects first and finishes after a
-crash, attach refuses answers that are not its request's, and the api
-client refuses answers that do not echo the request's id."""
+crash, attach refuses answers that are not its request's and asks again
+for a complete that timed out, and the api client refuses answers that do
+not echo the request's id."""
 
 import contextlib
 
+import oslo_messaging as messaging
 import pytest
 from oslo_config import cfg
 
@@ -35,6 +37,8 @@ class Api:
         self.rows = {"a1": {"id": "a1", "volume_id": "v1",
                             "connection_info": INFO}}
         self.fail_delete = False
+        #: How many os-complete calls time out before one is answered.
+        self.complete_timeouts = 0
 
     def attachment_get(self, attachment_id):
         if attachment_id not in self.rows:
@@ -56,6 +60,9 @@ class Api:
 
     def attachment_complete(self, attachment_id):
         self.log.append(("complete", attachment_id))
+        if self.complete_timeouts:
+            self.complete_timeouts -= 1
+            raise messaging.MessagingTimeout("no answer")
 
 
 @pytest.fixture
@@ -159,3 +166,20 @@ def test_rbd_detach_has_no_device_to_disconnect(host):
     agent.api.rows["a1"]["connection_info"] = RBD_INFO
     assert agent.detach("a1")["disconnected"] is True
     assert log == [("delete", "a1")]
+
+
+def test_attach_asks_again_when_complete_timed_out(host):
+    agent, log = host()
+    agent.api.complete_timeouts = 1
+    assert agent.attach("v1", None)["id"] == "a2"
+    assert log == [("create", "v1"), ("connect", "/dev/x"),
+                   ("complete", "a2"), ("complete", "a2")]
+
+
+def test_attach_leaves_a_row_whose_complete_keeps_timing_out_to_its_lease(
+        host):
+    agent, log = host()
+    agent.api.complete_timeouts = 2
+    with pytest.raises(messaging.MessagingTimeout):
+        agent.attach("v1", None)
+    assert ("delete", "a2") not in log

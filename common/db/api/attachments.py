@@ -522,15 +522,31 @@ def attachments_of_volume(context: Any, volume_id: str
     return list(context.session.execute(query).scalars())
 
 
+def _rows_of_backend(context: Any, backend: str,
+                     *where: Any) -> list[models.VolumeAttachment]:
+    query = sa.select(VA).join(VOL, VOL.id == VA.volume_id).where(
+        *where, VOL.host.like(backend + "#%"))
+    return list(context.session.execute(query).scalars())
+
+
 @reader
 def attachments_in_transition(context: Any, backend: str,
                               older_than: Any) -> list[models.VolumeAttachment]:
     """Rows of ``backend``'s volumes in flight since before ``older_than``."""
-    query = sa.select(VA).join(VOL, VOL.id == VA.volume_id).where(
-        VA.transition.is_not(None),
-        sa.func.coalesce(VA.updated_at, VA.created_at) < older_than,
-        VOL.host.like(backend + "#%"))
-    return list(context.session.execute(query).scalars())
+    return _rows_of_backend(
+        context, backend, VA.transition.is_not(None),
+        sa.func.coalesce(VA.updated_at, VA.created_at) < older_than)
+
+
+@reader
+def attachments_with_lapsed_lease(context: Any, backend: str,
+                                  now: Any) -> list[models.VolumeAttachment]:
+    """Rows of ``backend``'s volumes at rest whose agent's lease lapsed
+    before ``now`` (never completed: reserved or attaching, not fenced)."""
+    return _rows_of_backend(
+        context, backend, VA.lease_expires_at < now, VA.transition.is_(None),
+        VA.fenced_at.is_(None),
+        VA.attach_status.in_([states.ATT.RESERVED, states.ATT.ATTACHING]))
 
 
 @single_statement(reader)
@@ -559,7 +575,7 @@ _UNSET = {"instance_uuid": None, "attached_host": None, "mountpoint": None,
           "attach_mode": states.MODE_NULL, "connection_info": None,
           "attach_time": None, "detach_time": None, "transition": None,
           "updated_at": None, "fenced_at": None, "fenced_clients": None,
-          "clients": None}
+          "clients": None, "lease_expires_at": None}
 
 
 @functools.lru_cache(maxsize=None)

@@ -8,6 +8,7 @@ removed, calls the volume service (an RPC ``call`` bounded by
 resources and the api's RPC door for compute agents share them.
 """
 
+import datetime
 import json
 import uuid
 from collections.abc import Sequence
@@ -21,6 +22,7 @@ from common import exception
 from common import states
 from common.db.api import attachments as attachments_db
 from common.db.api import fencing as fencing_db
+from common.db.api import utcnow
 from services.api.operations import volumes as volume_ops
 from services.volume import rpcapi as volume_rpcapi
 
@@ -106,9 +108,12 @@ class AttachmentOperations:
     def create(self, ctxt: Any, volume_id: str,
                instance_uuid: str | None = None,
                connector: dict | None = None,
-               mode: str | None = None) -> Any:
+               mode: str | None = None, leased: bool = False) -> Any:
         """Reserve the volume for a new attachment; connect it if a
         connector is given.
+
+        :param leased: a compute agent's (the RPC door): the row is removed
+            if it is not completed before its lease lapses.
 
         :raises InvalidVolume: the volume cannot take this attachment now
             (status, not multiattach, limit, single writer).
@@ -122,8 +127,10 @@ class AttachmentOperations:
             _authorize(ctxt, "volume:attachment_create", volume,
                        (connector or {}).get("host"),
                        exception.VolumeNotFound(volume_id=volume_id))
-            return self._reservation(ctxt, volume, specs, instance_uuid,
-                                     connector, mode)
+            wanted = self._reservation(ctxt, volume, specs, instance_uuid,
+                                       connector, mode)
+            wanted.values.update(self._lease(leased))
+            return wanted
 
         self._refuse_fenced_host(ctxt, volume_id,
                                  (connector or {}).get("host"))
@@ -183,6 +190,15 @@ class AttachmentOperations:
                           mountpoint=connector.get("mountpoint"))
         return attachments_db.Reservation(guard, values, connector)
 
+    def _lease(self, leased: bool) -> dict:
+        """The ``lease_expires_at`` of a row an agent creates or connects
+        (``[DEFAULT] agent_attachment_lease``); nothing otherwise."""
+        seconds = self.conf.agent_attachment_lease
+        if not leased or not seconds:
+            return {}
+        return {"lease_expires_at": utcnow().replace(
+            microsecond=0) + datetime.timedelta(seconds=seconds)}
+
     @staticmethod
     def _create_mode(volume: Any, mode: str | None,
                      connector: dict | None) -> str:
@@ -207,8 +223,12 @@ class AttachmentOperations:
             fresh.attachment_count, fresh.writer_count, guard, same)
 
     # -- update -----------------------------------------------------------
-    def update(self, ctxt: Any, attachment_id: str, connector: dict) -> Any:
+    def update(self, ctxt: Any, attachment_id: str, connector: dict,
+               leased: bool = False) -> Any:
         """Give the attachment a connector; the volume service connects it.
+
+        :param leased: a compute agent's (the RPC door): renews the lease
+            of a row not completed yet.
 
         :raises Conflict: error volume, busy row, or another host.
         """
@@ -219,7 +239,10 @@ class AttachmentOperations:
             self._authorize_row(
                 ctxt, "volume:attachment_update", row, volume,
                 host if row.attached_host in (None, host) else None)
-            return self._connect_change(row, volume, connector)
+            change = self._connect_change(row, volume, connector)
+            if row.attach_status != ATT.ATTACHED:
+                change.values.update(self._lease(leased))
+            return change
 
         try:
             row, volume, _gone = attachments_db.attachment_change(
@@ -310,10 +333,13 @@ class AttachmentOperations:
             expected = {"attach_status": row.attach_status,
                         "transition": None, "fenced_at": None}
             values = {"attach_status": status}
+            if row.lease_expires_at is not None:
+                expected["lease_expires_at"] = row.lease_expires_at
+                values["lease_expires_at"] = None
             if clients:
                 expected["clients"] = row.clients
                 values["clients"] = _registered(row.clients, clients)
-            elif status == row.attach_status:
+            elif values == {"attach_status": row.attach_status}:
                 return None
             return attachments_db.Change(expected=expected, values=values)
 

@@ -10,10 +10,12 @@ from unittest import mock
 from falcon import testing
 from oslo_config import cfg
 
+from common import context
 from common import policy
 from common import rpc
 from drivers import fake as fake_driver
 from services.api import app as api_app
+from services.api import rpc_door
 from services.api.operations import attachments as attachment_ops
 from services.api.operations import fencing as fencing_ops
 from services.api.operations import quotas as quota_ops
@@ -113,6 +115,18 @@ def connector(host="h1", **extra):
     return dict({"host": host, "ip": "10.0.0.1", "platform": "x86_64",
                  "initiator": "iqn.x:" + host, "os_type": "linux",
                  "multipath": False}, **extra)
+
+
+def door(api):
+    """The RPC door's endpoint over the same operations."""
+    return rpc_door.ApiEndpoint(api.ops.attachments, api.ops.fencing)
+
+
+def agent(host):
+    """The verified context of ``host``'s compute agent."""
+    return context.RequestContext(user_id="ashlar-agent-" + host,
+                                  project_id="service", roles=["service"],
+                                  agent_host=host, global_request_id="r")
 
 
 def make_api():

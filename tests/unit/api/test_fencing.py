@@ -11,14 +11,12 @@ import oslo_messaging as messaging
 import pytest
 import sqlalchemy as sa
 
-from common import context
 from common import exception
 from common.db import api as db_api
 from common.db import models
 from common.db.api import attachments as attachments_db
 from common.db.api import volumes as volumes_db
 from drivers import base as driver_base
-from services.api import rpc_door
 from services.api.views import attachments as views
 
 try:
@@ -29,6 +27,8 @@ except ImportError:  # pytest put tests/unit on sys.path instead
     from db import fixtures
 
 connector = apitest.connector
+_door = apitest.door
+_agent = apitest.agent
 FENCED_AT = views.FENCED_AT
 MEMBER = {"token": "u:p1", "roles": "member"}
 OTHER_PROJECT = {"token": "u:p2", "roles": "member"}
@@ -81,16 +81,6 @@ def _age(att_id, seconds=3600):
     with db_api.get_engine().begin() as conn:
         conn.execute(sa.update(models.VolumeAttachment).where(
             models.VolumeAttachment.id == att_id).values(updated_at=old))
-
-
-def _door(api):
-    return rpc_door.ApiEndpoint(api.ops.attachments, api.ops.fencing)
-
-
-def _agent(host):
-    return context.RequestContext(user_id="ashlar-agent-" + host,
-                                  project_id="service", roles=["service"],
-                                  agent_host=host, global_request_id="r")
 
 
 # -- fence ------------------------------------------------------------------
