@@ -24,7 +24,8 @@ FAULT_NAMES: dict[int, str] = {
 }
 DEFAULT_FAULT_NAME = "computeFault"
 
-#: 400 without a specific explanation (e.g. an MV header with no ``volume``).
+#: Cinder's 400 without a specific explanation (e.g. an MV header with no
+#: ``volume``); Ashlar adds what is at fault (``bad_request``).
 GENERIC_BAD_REQUEST = ("The server could not comply with the request since "
                        "it is either malformed or otherwise incorrect.")
 #: 404 for a method that does not exist at the requested microversion.
@@ -32,6 +33,12 @@ GENERIC_NOT_FOUND = "The resource could not be found."
 #: 500 for any exception that is not safe to show.
 GENERIC_SERVER_ERROR = ("The server has either erred or is incapable of "
                         "performing the requested operation.")
+
+
+def bad_request(at_fault: str) -> str:
+    """Cinder's generic 400 text, then what is at fault (which Cinder does
+    not say)."""
+    return "%s %s" % (GENERIC_BAD_REQUEST, at_fault)
 
 
 def fault_name(status: int) -> str:

@@ -159,7 +159,9 @@ class BadVersionHeader(VersionError):
     """
 
     def __init__(self) -> None:
-        super().__init__(faults.GENERIC_BAD_REQUEST)
+        super().__init__(faults.bad_request(
+            "The OpenStack-API-Version header must name a 'volume' "
+            "version: 'volume <MajorNum.MinorNum>' or 'volume latest'."))
 
 
 class InvalidVersionString(VersionError):

@@ -18,6 +18,10 @@ MAX = str(microversion.MAX_VERSION)
 REQ_ID = re.compile(r"^req-[0-9a-f]{8}(-[0-9a-f]{4}){3}-[0-9a-f]{12}$")
 GENERIC_400 = ("The server could not comply with the request since it is "
                "either malformed or otherwise incorrect.")
+#: Cinder's generic 400, and what is at fault, which Ashlar adds.
+BAD_MV_HEADER = (GENERIC_400 + " The OpenStack-API-Version header must name "
+                 "a 'volume' version: 'volume <MajorNum.MinorNum>' or "
+                 "'volume latest'.")
 GENERIC_404 = "The resource could not be found."
 
 
@@ -116,13 +120,13 @@ def test_legacy_header_is_ignored(ashlar):
      "invalid format. Must be of format MajorNum.MinorNum.", None),
     ("volume LATEST", 400, "badRequest", "API Version String LATEST is of "
      "invalid format. Must be of format MajorNum.MinorNum.", None),
-    ("compute 2.1", 400, "badRequest", GENERIC_400, None),
-    ("VOLUME 3.54", 400, "badRequest", GENERIC_400, None),
-    ("block-storage 3.54", 400, "badRequest", GENERIC_400, None),
-    ("", 400, "badRequest", GENERIC_400, None),
+    ("compute 2.1", 400, "badRequest", BAD_MV_HEADER, None),
+    ("VOLUME 3.54", 400, "badRequest", BAD_MV_HEADER, None),
+    ("block-storage 3.54", 400, "badRequest", BAD_MV_HEADER, None),
+    ("", 400, "badRequest", BAD_MV_HEADER, None),
     # NOTE: Cinder answers a wrong token count with a 500.
-    ("volume", 400, "badRequest", GENERIC_400, None),
-    ("volume 3.54 extra", 400, "badRequest", GENERIC_400, None),
+    ("volume", 400, "badRequest", BAD_MV_HEADER, None),
+    ("volume 3.54 extra", 400, "badRequest", BAD_MV_HEADER, None),
 ])
 @pytest.mark.parametrize("path", ["/", "/v3/volumes"])
 def test_microversion_rejected(ashlar, path, header, status, key, message,
@@ -353,6 +357,16 @@ def test_volume_create_and_delete_are_202(ashlar):
     client.wait_status(volume["id"], "available", timeout=60)
     resp = client.delete("/volumes/%s" % volume["id"])
     assert (resp.status_code, resp.content) == (202, b"")
+
+
+def test_volume_create_without_size_or_source_names_the_field(ashlar):
+    client = ashlar.http()
+    before = len(client.get("/volumes").json()["volumes"])
+    resp = client.post("/volumes", {"volume": {"name": "no-size"}})
+    assert fault(resp, "badRequest", 400) == (
+        GENERIC_400 + " Invalid input for field/attribute size: it is "
+        "required unless snapshot_id or source_volid is given.")
+    assert len(client.get("/volumes").json()["volumes"]) == before
 
 
 def test_multiattach_flag_in_body_is_refused(ashlar):

@@ -93,7 +93,9 @@ class Collection(_Lister):
                 raise exception.NotSupported(what=what)
         if data.get("size") is None and not (data.get("snapshot_id")
                                              or data.get("source_volid")):
-            raise exception.Invalid(faults.GENERIC_BAD_REQUEST)
+            raise exception.Invalid(faults.bad_request(
+                "Invalid input for field/attribute size: it is required "
+                "unless snapshot_id or source_volid is given."))
         multiattach = ("multiattach" in data and validation.parse_bool_param(
             "multiattach", data["multiattach"]))
         row = self.ops.create(

@@ -67,8 +67,10 @@ def test_header_without_a_two_token_volume_element_is_400(value):
     with pytest.raises(microversion.BadVersionHeader) as exc:
         parse(value)
     assert exc.value.status == 400
-    assert exc.value.body == {"badRequest": {
-        "code": 400, "message": faults.GENERIC_BAD_REQUEST}}
+    message = exc.value.body["badRequest"]["message"]
+    assert exc.value.body == {"badRequest": {"code": 400, "message": message}}
+    assert message.startswith(faults.GENERIC_BAD_REQUEST)
+    assert "OpenStack-API-Version header must name a 'volume'" in message
     assert exc.value.headers == {}
 
 
