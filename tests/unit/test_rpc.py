@@ -1,5 +1,6 @@
 """common.rpc on oslo.messaging's in-process transport."""
 
+import inspect
 import uuid
 
 import oslo_messaging as messaging
@@ -79,11 +80,28 @@ def test_only_exposed_methods_are_reachable(client):
         client.call(_ctxt(), "init_host", service_uuid="x")
 
 
+def _names_read(fn) -> set:
+    """Global names ``fn`` reads, and those of functions it wraps (the
+    listener's ``poll`` is inside oslo.messaging's batch helper)."""
+    names = set(fn.__code__.co_names)
+    for cell in fn.__closure__ or ():
+        if inspect.isfunction(cell.cell_contents):
+            names |= _names_read(cell.cell_contents)
+    return names
+
+
 def test_listeners_back_off_from_the_poll_floor(client):
-    # NOTE: the attribute is oslo.messaging's; should an upgrade rename it,
-    # this fails instead of the tuning silently doing nothing.
+    """The floor is oslo.messaging's private module constant (setup.cfg
+    pins the release series): this fails on the upgrade that renames it,
+    or that stops reading it where the listeners start and reset their
+    poll timeouts, instead of the tuning silently doing nothing."""
     from oslo_messaging._drivers import amqpdriver
     assert amqpdriver.ACK_REQUEUE_EVERY_SECONDS_MIN == rpc.LISTENER_POLL_FLOOR
+    for reader in (amqpdriver.AMQPListener.__init__,
+                   amqpdriver.AMQPListener.poll,
+                   amqpdriver.ReplyWaiter.poll):
+        assert "ACK_REQUEUE_EVERY_SECONDS_MIN" in _names_read(reader), \
+            reader.__qualname__
 
 
 def test_each_message_context_becomes_the_threads_logging_context():

@@ -92,7 +92,7 @@ def autocommit_engine(url: str, options: Any) -> sa.engine.Engine:
         url = url.update_query_dict({"charset": "utf8"})
     engine = sa.create_engine(url, isolation_level="AUTOCOMMIT",
                               pool_recycle=options.connection_recycle_time,
-                              **kwargs)
+                              pool_pre_ping=True, **kwargs)
     pymysql_tls.share_preferred_tls(engine)
     if url.get_backend_name() == "mysql" and options.mysql_sql_mode:
         @sa.event.listens_for(engine, "connect")
@@ -184,38 +184,44 @@ def _tune_sqlite(engine: sa.engine.Engine) -> None:
 
 
 def _ping_when_idle(engine: sa.engine.Engine) -> None:
-    """Test a pooled connection before use only when it sat idle.
+    """Let the pool's pre-ping skip a connection that was good just now.
 
     NOTE(ashlar): oslo.db turns on SQLAlchemy's ``pool_pre_ping``: a
     ``SELECT 1`` round trip before every transaction, a sixth of the
-    statements of an attachment cycle.  A connection made or checked in
-    less than ``PING_IDLE_SECONDS`` ago is known good; one idle longer
+    statements of an attachment cycle.  The pool pings through the
+    dialect's ``do_ping``; this engine's answers at once for a connection
+    made or checked in less than ``PING_IDLE_SECONDS`` ago.  One idle longer
     (as every connection is after a database restart of more than that) is
-    pinged as before, and a failed ping drops the whole pool.  A connection
-    the pool holds from before these listeners (oslo.db opens one while it
+    pinged as before, and a failed ping is the pool's, as before.  A
+    connection the pool holds from before this (oslo.db opens one while it
     creates the engine) has no such time and is pinged at its first use.
+
+    :param engine: one whose pool pre-pings (``pool_pre_ping=True``).
     """
-    engine.pool._pre_ping = False
+    #: When each open DBAPI connection (by id) was last known good; a
+    #: new connection with a reused id is recorded at its "connect".
+    good: dict[int, float] = {}
+    ping = engine.dialect.do_ping
 
-    @sa.event.listens_for(engine, "connect")
-    def _connected(_dbapi_conn: Any, record: Any) -> None:
-        record.info["known_good"] = time.monotonic()
-
-    @sa.event.listens_for(engine, "checkin")
-    def _checked_in(_dbapi_conn: Any, record: Any) -> None:
-        if record is not None:
-            record.info["known_good"] = time.monotonic()
-
-    @sa.event.listens_for(engine, "checkout")
-    def _checkout(dbapi_conn: Any, record: Any, _proxy: Any) -> None:
-        since = record.info.get("known_good")
+    def do_ping(dbapi_conn: Any) -> bool:
+        since = good.get(id(dbapi_conn))
         if since is not None and \
                 time.monotonic() - since < PING_IDLE_SECONDS:
-            return
-        try:
-            engine.dialect.do_ping(dbapi_conn)
-        except engine.dialect.loaded_dbapi.Error as exc:
-            raise sa.exc.InvalidatePoolError(str(exc)) from exc
+            return True
+        return ping(dbapi_conn)
+
+    engine.dialect.do_ping = do_ping
+
+    @sa.event.listens_for(engine, "connect")
+    @sa.event.listens_for(engine, "checkin")
+    def _known_good(dbapi_conn: Any, _record: Any) -> None:
+        if dbapi_conn is not None:
+            good[id(dbapi_conn)] = time.monotonic()
+
+    @sa.event.listens_for(engine, "close")
+    @sa.event.listens_for(engine, "close_detached")
+    def _closed(dbapi_conn: Any, *_record: Any) -> None:
+        good.pop(id(dbapi_conn), None)
 
 
 def _read_committed(engine: sa.engine.Engine) -> None:

@@ -26,16 +26,16 @@ def pool(monkeypatch):
     yields the engine, that connection's session id (None on SQLite) and
     the connections pinged."""
     engine = sa.create_engine(db_api.get_engine().url, pool_size=1,
-                              max_overflow=0)
+                              max_overflow=0, pool_pre_ping=True)
     queries = _SESSION.get(engine.dialect.name)
     with engine.connect() as conn:
         session = conn.exec_driver_sql(queries[0]).scalar() if queries \
             else None
-    db_api._ping_when_idle(engine)
     pings = []
     ping = engine.dialect.do_ping
     monkeypatch.setattr(engine.dialect, "do_ping",
                         lambda conn: pings.append(conn) or ping(conn))
+    db_api._ping_when_idle(engine)
     yield engine, session, pings
     engine.dispose()
 
