@@ -18,34 +18,22 @@ import signal
 import subprocess
 import sys
 import sysconfig
-import time
 import uuid
 from pathlib import Path
 
 from tests.functional import harness
+from tests.functional.components import debian
 
 PACKAGES = ("ceph-mon", "ceph-mgr", "ceph-osd", "ceph-common",
             "python3-rados", "python3-rbd")
 BINDINGS = ("rados", "rbd")
 DIST_PACKAGES = Path("/usr/lib/python3/dist-packages")
 INSTALL_COMMAND = "python -m tests.functional.components.ceph install"
-APT_TIMEOUT = 900
 READY_TIMEOUT = 120.0
 COMMAND_TIMEOUT = 60
 
 
 # -- installation ---------------------------------------------------------
-def _missing_packages() -> list[str]:
-    missing = []
-    for package in PACKAGES:
-        status = subprocess.run(
-            ["dpkg-query", "-W", "-f=${Status}", package],
-            capture_output=True, text=True, check=False).stdout
-        if "install ok installed" not in status:
-            missing.append(package)
-    return missing
-
-
 def _binding_files() -> list[Path]:
     tag = sysconfig.get_config_var("EXT_SUFFIX")
     return [DIST_PACKAGES / (name + tag) for name in BINDINGS]
@@ -53,27 +41,9 @@ def _binding_files() -> list[Path]:
 
 def install() -> None:
     """Install the packages (when missing) and link the bindings here."""
-    missing = _missing_packages() if shutil.which("dpkg-query") else []
-    if missing:
-        if os.geteuid() != 0:
-            message = ("ceph: missing %s; the RBD tests are skipped until "
-                       "`sudo %s` installs them"
-                       % (" ".join(missing), INSTALL_COMMAND))
-            if os.environ.get("CI", "").lower() == "true":
-                sys.exit(message)
-            print(message)
-            return
-        started = time.monotonic()
-        env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
-        if subprocess.run(["apt-cache", "show", "ceph-mon"],
-                          capture_output=True, check=False).returncode:
-            subprocess.run(["apt-get", "update", "-q"], check=True,
-                           timeout=APT_TIMEOUT)
-        print("ceph: installing %s" % " ".join(missing), flush=True)
-        subprocess.run(["apt-get", "install", "-y", "-q", *missing],
-                       check=True, timeout=APT_TIMEOUT, env=env,
-                       stdout=subprocess.DEVNULL)
-        print("ceph: installed in %.0fs" % (time.monotonic() - started))
+    if shutil.which("dpkg-query") and not debian.install(
+            "ceph", PACKAGES, INSTALL_COMMAND):
+        return
     site = Path(sysconfig.get_paths()["platlib"])
     for source in _binding_files():
         if not source.exists():
