@@ -158,6 +158,12 @@ def cut_connections(db_url: str) -> int:
         engine.dispose()
 
 
+def connector(host: str) -> dict:
+    """A compute host's connector, as os-brick gives it (loopback)."""
+    return {"host": host, "ip": "127.0.0.1", "initiator": "iqn.%s" % host,
+            "platform": "x86_64", "os_type": "linux", "multipath": False}
+
+
 # -- processes ------------------------------------------------------------
 class Deployment:
     """Config files and real Ashlar processes in a temporary folder."""
@@ -278,6 +284,17 @@ class Client:
 
     def delete(self, path, **kw):
         return self.request("DELETE", path, **kw)
+
+    def attach(self, volume_id: str, host: str) -> str:
+        """An attachment connected to ``host`` and completed; its id."""
+        resp = self.post("/attachments", {"attachment": {
+            "volume_uuid": volume_id, "instance_uuid": str(uuid.uuid4()),
+            "connector": connector(host)}})
+        assert resp.status_code == 200, resp.text
+        aid = resp.json()["attachment"]["id"]
+        done = self.post("/attachments/%s/action" % aid, {"os-complete": None})
+        assert done.status_code == 204, done.text
+        return aid
 
     def volume_status(self, volume_id: str) -> str | None:
         resp = self.get("/volumes/%s" % volume_id)

@@ -41,15 +41,11 @@ def _volume(client, **fields):
     return volume["id"]
 
 
-def _connector(host):
-    return {"host": host, "ip": "127.0.0.1", "initiator": "iqn.%s" % host,
-            "platform": "x86_64", "os_type": "linux", "multipath": False}
-
 
 def _attach(client, volume_id, host="h1", connector=True):
     body = {"volume_uuid": volume_id, "instance_uuid": str(uuid.uuid4())}
     if connector:
-        body["connector"] = _connector(host)
+        body["connector"] = harness.connector(host)
     return client.post("/attachments", {"attachment": body})
 
 

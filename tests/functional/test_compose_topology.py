@@ -538,19 +538,6 @@ def operator_client(topology: Topology, password: str | None) -> \
     return client
 
 
-def attach(client: harness.Client, volume_id: str, host: str) -> str:
-    resp = client.post("/attachments", {"attachment": {
-        "volume_uuid": volume_id, "instance_uuid": str(uuid.uuid4()),
-        "connector": {"host": host, "ip": "127.0.0.1",
-                      "initiator": "iqn.%s" % host, "multipath": False,
-                      "platform": "x86_64", "os_type": "linux"}}})
-    assert resp.status_code == 200, resp.text
-    aid = resp.json()["attachment"]["id"]
-    done = client.post("/attachments/%s/action" % aid, {"os-complete": None})
-    assert done.status_code == 204, done.text
-    return aid
-
-
 def services_up(client: harness.Client) -> dict:
     resp = client.get("/os-services")
     assert resp.status_code == 200, resp.text
@@ -628,7 +615,7 @@ def test_the_compose_topology_keeps_its_volumes_and_attachments(compose):
         assert refused.get("/volumes").status_code == 401
 
     kept = new_volume(operator, "kept")
-    kept_attachment = attach(operator, kept, "compute1")
+    kept_attachment = operator.attach(kept, "compute1")
     assert operator.volume_status(kept) == "in-use"
     # The file backend's volumes live on the named volume "volumes".
     volume_dir = topology.named_volume("volumes") / "volumes"
@@ -670,11 +657,11 @@ def test_the_compose_topology_keeps_its_volumes_and_attachments(compose):
     # New work after the restart: a new volume attached, and the kept
     # volume detached (by the new volume node) and attached again.
     fresh = new_volume(operator, "fresh")
-    fresh_attachment = attach(operator, fresh, "compute1")
+    fresh_attachment = operator.attach(fresh, "compute1")
     assert operator.delete("/attachments/%s" % kept_attachment) \
         .status_code == 200
     operator.wait_status(kept, "available")
-    again = attach(operator, kept, "compute2")
+    again = operator.attach(kept, "compute2")
     after = state(operator)
     assert {fresh: "in-use", kept: "in-use"} == {
         vid: after["volumes"][vid]["status"] for vid in (fresh, kept)}

@@ -90,17 +90,7 @@ class Ashlar:
     def attach_rest(self, volume_id: str, host: str) -> str:
         """An attachment connected to ``host`` and completed, made by the
         operator."""
-        resp = self.operator.post("/attachments", {"attachment": {
-            "volume_uuid": volume_id, "instance_uuid": str(uuid.uuid4()),
-            "connector": {"host": host, "ip": "127.0.0.1",
-                          "initiator": "iqn.%s" % host, "multipath": False,
-                          "platform": "x86_64", "os_type": "linux"}}})
-        assert resp.status_code == 200, resp.text
-        aid = resp.json()["attachment"]["id"]
-        done = self.operator.post("/attachments/%s/action" % aid,
-                                  {"os-complete": None})
-        assert done.status_code == 204, done.text
-        return aid
+        return self.operator.attach(volume_id, host)
 
     def state(self) -> dict:
         """Every volume's and attachment's status, as the operator sees

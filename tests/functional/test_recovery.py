@@ -31,10 +31,6 @@ def deployment(tmp_path, vhost):
         drop()
 
 
-def _connector(host):
-    return {"host": host, "ip": "127.0.0.1", "initiator": "iqn.%s" % host,
-            "platform": "x86_64", "os_type": "linux", "multipath": False}
-
 
 def _start(dep, schedulers=1):
     for i in range(schedulers):
@@ -62,7 +58,7 @@ def test_an_attachment_its_agent_never_completed_is_removed(deployment):
     try:
         answer = door.call(trans, {"request_id": door.request_id()},
                            "attachment_create", volume_id=volume["id"],
-                           connector=_connector("gone1"))
+                           connector=harness.connector("gone1"))
     finally:
         trans.cleanup()
     orphan = answer["attachment"]
