@@ -4,9 +4,12 @@ One process may run several (a volume node runs one per backend; the
 embedded mode runs the scheduler and the volume backends together).
 """
 
+import functools
 import signal
+import socket
 import sys
 import threading
+import time
 from typing import Any, Callable
 
 import oslo_messaging as messaging
@@ -24,6 +27,10 @@ LOG = logging.getLogger(__name__)
 
 #: Seconds a stop waits for a heartbeat being written.
 HEARTBEAT_JOIN_TIMEOUT = 10.0
+
+#: Seconds without a call starting or ending after which a stopped
+#: service's calls in progress count as finished (see _Calls.wait_settled).
+CALLS_SETTLE = 0.05
 
 
 class Manager:
@@ -45,6 +52,76 @@ class Manager:
         """Run as a graceful stop begins (e.g. withdraw capabilities)."""
 
 
+class _Calls:
+    """The RPC calls a service's manager is running."""
+
+    def __init__(self) -> None:
+        self._running = 0
+        self._changed = threading.Condition()
+
+    def __enter__(self) -> None:
+        with self._changed:
+            self._running += 1
+            self._changed.notify_all()
+
+    def __exit__(self, *exc_info: object) -> None:
+        with self._changed:
+            self._running -= 1
+            self._changed.notify_all()
+
+    def wait_settled(self, settle: float = CALLS_SETTLE,
+                     timeout: float | None = None) -> bool:
+        """Return True once no call runs and none started or ended for
+        ``settle`` seconds; False if ``timeout`` seconds passed first.
+
+        NOTE(ashlar): after ``server.stop()`` the listener takes nothing
+        more, but a message it handed over just before may not have reached
+        the manager yet (a worker thread picks it up); ``settle`` gives it
+        the time to, and the call is then waited for like any other.
+        """
+        deadline = None if timeout is None else time.monotonic() + timeout
+        with self._changed:
+            while True:
+                left = None if deadline is None else (
+                    deadline - time.monotonic())
+                if left is not None and left <= 0:
+                    return False
+                wait = settle if left is None else min(settle, left)
+                if self._running:
+                    self._changed.wait(left)
+                elif not self._changed.wait(wait) and wait == settle:
+                    return True
+
+
+#: Every RPC call the services of this process run (see wait_until_quiet).
+_PROCESS_CALLS = _Calls()
+
+
+class _Endpoint:
+    """The manager as its RPC servers see it: each exposed method counted in
+    ``calls`` while it runs, every other attribute the manager's own."""
+
+    def __init__(self, manager: Manager, calls: _Calls) -> None:
+        self._manager = manager
+        self._calls = calls
+
+    @property
+    def target(self) -> messaging.Target:
+        return self._manager.target
+
+    def __getattr__(self, name: str) -> Any:
+        attr = getattr(self._manager, name)
+        if not hasattr(attr, "exposed"):
+            return attr
+
+        @functools.wraps(attr)
+        def counted(*args: Any, **kwargs: Any) -> Any:
+            with self._calls, _PROCESS_CALLS:
+                return attr(*args, **kwargs)
+        counted.exposed = True  # type: ignore[attr-defined]
+        return counted
+
+
 class Service:
     """Register, heartbeat, serve RPC on ``topic`` as ``server=host``."""
 
@@ -58,6 +135,7 @@ class Service:
         self.manager = manager
         self.extra_targets = extra_targets or []
         self._servers: list = []
+        self._calls = _Calls()
         self._stop = threading.Event()
         self.service_id: int | None = None
         self._heartbeats: threading.Thread | None = None
@@ -72,7 +150,8 @@ class Service:
         targets = [messaging.Target(topic=self.topic, server=self.host)]
         targets += self.extra_targets
         for target in targets:
-            server = rpc.get_server(target, [self.manager])
+            server = rpc.get_server(target,
+                                    [_Endpoint(self.manager, self._calls)])
             server.start()
             self._servers.append(server)
         self._heartbeats = self._spawn(self.conf.report_interval,
@@ -100,10 +179,19 @@ class Service:
         thread.start()
         return thread
 
-    def stop(self) -> None:
+    def stop(self, release: bool = True) -> None:
         """Stop gracefully: periodic tasks, the service row marked stopped
         (``down`` at once, not after ``service_down_time``), the manager's
-        farewell, then RPC.
+        farewell, then RPC: no message is taken any more and the calls in
+        progress finish.
+
+        :param release: also wait for the RPC servers to let go of their
+            threads and connections (``MessageHandlingServer.wait``).  That
+            wait includes up to a second of idle worker threads noticing the
+            stop (futurist polls its queue every second), which a process
+            that ends right after (``os._exit``) need not spend: without
+            ``release`` the stop ends once the calls in progress have
+            returned.
 
         NOTE(ashlar): the row goes down before the farewell, so that no
         moment has the backend's pools withdrawn while its service still
@@ -126,32 +214,63 @@ class Service:
             LOG.exception("%s could not say goodbye", self.binary)
         for server in self._servers:
             server.stop()
-        for server in self._servers:
-            server.wait()
+        if release:
+            for server in self._servers:
+                server.wait()
+        else:
+            self._calls.wait_settled()
         LOG.info("Stopped %(binary)s on %(host)s",
                  {"binary": self.binary, "host": self.host})
 
 
 def wait_for_signal(services: list[Service],
-                    before_stop: Callable[[], None] | None = None) -> None:
+                    before_stop: Callable[[], None] | None = None,
+                    release: bool = True) -> None:
     """Block until SIGTERM/SIGINT, then run ``before_stop`` (a server's
-    drain) and stop ``services``."""
-    stopped = threading.Event()
-
-    def _handler(signum: int, _frame: Any) -> None:
-        stopped.set()
-    signal.signal(signal.SIGTERM, _handler)
-    signal.signal(signal.SIGINT, _handler)
-    while not stopped.wait(1):
-        pass
+    drain) and stop ``services`` together (``release``: see
+    ``Service.stop``)."""
+    _wait_for_stop_signal()
     if before_stop is not None:
         before_stop()
-    stopping = [threading.Thread(target=service.stop, name="stop-%s"
-                                 % service.binary) for service in services]
+    stopping = [threading.Thread(target=service.stop, args=(release,),
+                                 name="stop-%s" % service.binary)
+                for service in services]
     for thread in stopping:
         thread.start()
     for thread in stopping:
         thread.join()
+
+
+def wait_until_quiet(quiet: float, timeout: float) -> bool:
+    """Wait until the services of this process have run no RPC call for
+    ``quiet`` seconds (False: still busy after ``timeout`` seconds)."""
+    return _PROCESS_CALLS.wait_settled(quiet, timeout)
+
+
+def _wait_for_stop_signal() -> None:
+    """Block until SIGTERM or SIGINT, and return as it comes.
+
+    NOTE(ashlar): the kernel hands a process's signal to any of its threads;
+    Python runs the handler in the main thread, but only once that thread
+    wakes up, which a wait with a timeout does only at its timeout.  The
+    wakeup fd is written whichever thread got the signal, so the main thread
+    blocks reading it.
+    """
+    stopped = threading.Event()
+
+    def _handler(signum: int, _frame: Any) -> None:
+        stopped.set()
+    reader, writer = socket.socketpair()
+    with reader, writer:
+        writer.setblocking(False)
+        previous = signal.set_wakeup_fd(writer.fileno())
+        try:
+            signal.signal(signal.SIGTERM, _handler)
+            signal.signal(signal.SIGINT, _handler)
+            while not stopped.is_set():
+                reader.recv(1)
+        finally:
+            signal.set_wakeup_fd(previous)
 
 
 def prepare_process(argv: list[str] | None, project: str = "ashlar",
