@@ -16,6 +16,8 @@ class AshlarException(Exception):
     code = 500
     #: Cinder prefixes some messages with a phrase ("Invalid volume: ").
     prefix = ""
+    #: A 5xx whose message a caller may read (else Cinder's generic text).
+    safe = False
 
     def __init__(self, message: str | None = None, **kwargs: Any) -> None:
         self.kwargs = kwargs
@@ -252,3 +254,12 @@ class VolumeBackendAPIException(AshlarException):
 class ServiceUnavailable(AshlarException):
     msg_fmt = "Service is unavailable at this time: %(reason)s"
     code = 503
+
+
+class ConnectUnanswered(ServiceUnavailable):
+    """A connect the volume service did not answer: the caller learns the
+    attachment's id and what becomes of it (no host names)."""
+
+    msg_fmt = ("The volume service did not answer in time; attachment "
+               "%(id)s %(fate)s.")
+    safe = True

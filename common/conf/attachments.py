@@ -27,7 +27,10 @@ opts = [
                     "never learnt the attachment's id): the volume service "
                     "terminates the connection and removes the attachment. "
                     "Each door call that connects the attachment renews "
-                    "the lease. Attachments made over REST are never "
+                    "the lease. A REST create with a connector whose "
+                    "connect the volume service did not answer in time "
+                    "gets the same lease (its client never learnt the "
+                    "id); other attachments made over REST are never "
                     "reaped (a shelved server keeps its reservations). "
                     "0: never."),
 ]

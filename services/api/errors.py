@@ -25,7 +25,7 @@ def _respond(resp: falcon.Response, status: int, message: str) -> None:
 def handle_domain(req: falcon.Request, resp: falcon.Response,
                   ex: exception.AshlarException, params: Any) -> None:
     """A domain exception: its own code and user message."""
-    if ex.code >= 500:
+    if ex.code >= 500 and not ex.safe:
         LOG.error("%(cls)s: %(msg)s", {"cls": type(ex).__name__, "msg": ex.msg})
         _respond(resp, ex.code, faults.GENERIC_SERVER_ERROR)
         return

@@ -116,6 +116,7 @@ class SchedulerManager(service.Manager):
         self.volume_rpcapi = volume_api or volume_rpcapi.VolumeAPI(conf)
         self._started_at: float | None = None
         self._reported = threading.Condition()
+        self._reports = 0
 
     def init_host(self, service_uuid: str) -> None:
         # NOTE(ashlar): before the RPC servers start: queued creates may be
@@ -206,6 +207,7 @@ class SchedulerManager(service.Manager):
         if self.store.update(service_host, capabilities, timestamp):
             self.up_hosts.notice(service_host)
             with self._reported:
+                self._reports += 1
                 self._reported.notify_all()
 
     @messaging.expose
@@ -227,28 +229,45 @@ class SchedulerManager(service.Manager):
     def _place(self, request: Any) -> str:
         """Choose a pool for a placement request and charge it.
 
-        Before failing for want of a pool, give running volume services
-        that have not reported yet (one that just started registers ~0.1 s
-        before its first report) up to a freshness window to report: the
-        API accepted the create for the same reason (its rule 4), so the
-        scheduler must not turn it into "no valid backend".
+        Before failing for want of a pool, wait (up to
+        ``service_down_time``) for the reports of running volume services
+        that have none fresh: one that just started registers ~0.1 s before
+        its first report, and one cut off by a broker restart heartbeats
+        through the database while it reconnects.  The API accepted the
+        create for the same reason (its rule 4), so the scheduler must not
+        turn it into "no valid backend"; each report that arrives gets the
+        request tried again.
 
         :raises NoValidBackend: no counting pool passes the filters.
         """
         try:
             return self.placer.choose(request, self.up_hosts.get())
         except exception.NoValidBackend:
-            # Before failing, read the services table afresh: the cached
-            # set may not hold a service that just started.
+            pass
+        deadline = time.monotonic() + self.conf.service_down_time
+        while True:
+            # The services table afresh: the cached set may not hold a
+            # service that just started.
             up = up_volume_hosts(self.conf)
             unheard = up - self.store.fresh_backends()
-            if unheard:
-                LOG.info("No pool yet; waiting for the first reports of %s",
-                         ", ".join(sorted(unheard)))
-                self._wait_for_reports(
-                    unheard, time.monotonic() + self.store.freshness)
-                up = up_volume_hosts(self.conf)
-            return self.placer.choose(request, up)
+            try:
+                return self.placer.choose(request, up)
+            except exception.NoValidBackend:
+                if not unheard or time.monotonic() >= deadline:
+                    raise
+            LOG.info("No pool yet; waiting for reports of %s",
+                     ", ".join(sorted(unheard)))
+            # At least once a window: a silent service may go down.
+            self._wait_for_a_report(min(
+                deadline, time.monotonic() + self.store.freshness))
+
+    def _wait_for_a_report(self, deadline: float) -> None:
+        """Wait for the next capability report, or until ``deadline``
+        (monotonic seconds)."""
+        with self._reported:
+            seen = self._reports
+            self._reported.wait_for(lambda: self._reports != seen,
+                                    max(0.0, deadline - time.monotonic()))
 
     @messaging.expose
     def create_volume(self, ctxt: Any, volume_id: str) -> None:

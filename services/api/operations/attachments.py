@@ -141,7 +141,7 @@ class AttachmentOperations:
         LOG.info("Attachment %(att)s reserved volume %(vol)s",
                  {"att": row.id, "vol": volume.id})
         if connector:
-            row = self._connect(ctxt, volume, row, connector)
+            row = self._connect(ctxt, volume, row, connector, created=True)
         return row
 
     @staticmethod
@@ -191,8 +191,9 @@ class AttachmentOperations:
         return attachments_db.Reservation(guard, values, connector)
 
     def _lease(self, leased: bool) -> dict:
-        """The ``lease_expires_at`` of a row an agent creates or connects
-        (``[DEFAULT] agent_attachment_lease``); nothing otherwise."""
+        """The ``lease_expires_at`` of a row an agent creates or connects,
+        or whose creator never learnt its id (``[DEFAULT]
+        agent_attachment_lease``); nothing otherwise."""
         seconds = self.conf.agent_attachment_lease
         if not leased or not seconds:
             return {}
@@ -285,9 +286,11 @@ class AttachmentOperations:
                           - int(states.is_writer(row.attach_mode))))
 
     def _connect(self, ctxt: Any, volume: Any, row: Any,
-                 connector: dict) -> Any:
+                 connector: dict, created: bool = False) -> Any:
         """Have the volume service connect a row in a connect transition.
 
+        :param created: the row is this request's own: its client learns
+            the id only from this answer.
         :returns: the row as the volume service left it.
         """
         try:
@@ -295,11 +298,34 @@ class AttachmentOperations:
                 ctxt, volume.host, row.id,
                 volume_rpcapi.snapshot(row, volume, connector))
         except messaging.MessagingTimeout:
-            raise exception.ServiceUnavailable(
-                reason="the volume service of %s did not answer; attachment "
-                       "%s stays in flight (%s) until it is resolved" % (
-                           volume.host, row.id, row.transition))
+            return self._unanswered(ctxt, volume, row, created)
         return volume_rpcapi.connected(row, done)
+
+    def _unanswered(self, ctxt: Any, volume: Any, row: Any,
+                    created: bool) -> Any:
+        """The volume service did not answer a connect: the row as it
+        stands if it was connected meanwhile; else a 503, and a row the
+        client cannot know gets a lease (``agent_attachment_lease``) so
+        that it is removed should the connect still succeed.
+
+        :raises ConnectUnanswered: the row is not connected (yet).
+        """
+        try:
+            now = attachments_db.attachment_get(ctxt, row.id)
+        except exception.AttachmentNotFound:
+            now, lease = None, {}
+        else:
+            if now.transition is None and now.connection_info:
+                return now
+            lease = self._lease(created)
+        if lease:
+            attachments_db.attachment_record(
+                ctxt, volume.id, row.id,
+                {"attach_status": now.attach_status}, lease)
+        LOG.warning("The volume service of %(host)s did not answer the "
+                    "connect of attachment %(att)s",
+                    {"host": volume.host, "att": row.id})
+        raise exception.ConnectUnanswered(id=row.id, fate=_fate(now, lease))
 
     @staticmethod
     def changed(ctxt: Any, attachment_id: str,
@@ -460,6 +486,19 @@ class AttachmentOperations:
 
 #: Most backend clients an attachment keeps registered (the latest).
 MAX_CLIENTS = 32
+
+
+def _fate(row: Any, lease: dict) -> str:
+    """What becomes of a row whose connect was not answered."""
+    if row is None:
+        return "was not kept"
+    fate = "stays %s" % row.attach_status
+    if row.transition:
+        fate += " (%s) until it is resolved" % row.transition
+    if lease:
+        fate += "; it is removed unless completed by %s" % (
+            lease["lease_expires_at"].isoformat())
+    return fate
 
 
 def _registered(known: str | None, clients: Sequence[str]) -> str:

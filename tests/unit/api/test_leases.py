@@ -1,9 +1,12 @@
-"""Agents' leases: an attachment a compute agent made through the RPC door
-and never completed is removed by the volume service once its lease lapsed;
-nothing made over REST, completed, or renewed in time is."""
+"""Leases: an attachment a compute agent made through the RPC door, or a
+REST create whose connect went unanswered, and never completed is removed
+by the volume service once its lease lapsed; nothing else made over REST,
+completed, or renewed in time is."""
 
 import datetime
+import json
 
+import oslo_messaging as messaging
 import pytest
 import sqlalchemy as sa
 
@@ -151,4 +154,62 @@ def test_a_lease_of_zero_seconds_means_never(api, monkeypatch):
                         0, raising=False)
     vid = api.volume()
     att = _door_create(api, vid)
+    assert _lease(att["id"]) is None
+
+
+def _unanswered(api, monkeypatch, connect_first):
+    """Connects time out; the volume service connects the row first
+    (its answer was lost) or not at all (it is slow, or died); the
+    snapshots it was sent are kept."""
+    sent = []
+
+    def timeout(ctxt, host, attachment_id, snap):
+        sent.append(snap)
+        if connect_first:
+            api.rpc.attacher.connect(ctxt, json.loads(json.dumps(snap)))
+        raise messaging.MessagingTimeout("no answer")
+
+    monkeypatch.setattr(api.rpc, "attachment_connect", timeout)
+    return sent
+
+
+def test_a_rest_create_whose_lost_answer_connected_gets_the_row(
+        api, monkeypatch):
+    _unanswered(api, monkeypatch, connect_first=True)
+    vid = api.volume()
+    resp = api.create(vid, connector=connector("h2"))
+    assert resp.status_code == 200, resp.json
+    att = resp.json["attachment"]
+    assert att["connection_info"]["driver_volume_type"]
+    assert _lease(att["id"]) is None
+
+
+def test_a_rest_create_left_connecting_is_leased_and_reaped_if_connected(
+        api, monkeypatch):
+    sent = _unanswered(api, monkeypatch, connect_first=False)
+    vid = api.volume()
+    resp = api.create(vid, connector=connector("h2"))
+    assert resp.status_code == 503
+    [row] = attachments_db.attachment_list(fixtures.admin())
+    assert row.id in apitest.message(resp)
+    assert "removed unless completed" in apitest.message(resp)
+    assert _lease(row.id) > db_api.utcnow()
+    api.rpc.attacher.connect(fixtures.admin(),
+                             json.loads(json.dumps(sent[0])))
+    assert api.driver.connections[vid]
+    _lapse(row.id)
+    assert _reap(api) == 1
+    assert _gone(row.id)
+    assert vid not in api.driver.connections
+    assert api.show_volume(vid)["status"] == "available"
+
+
+def test_an_update_that_times_out_leases_nothing(api, monkeypatch):
+    vid = api.volume()
+    att = api.create(vid).json["attachment"]
+    _unanswered(api, monkeypatch, connect_first=False)
+    resp = api.call("PUT", "/attachments/" + att["id"],
+                    {"attachment": {"connector": connector("h2")}})
+    assert resp.status_code == 503
+    assert "removed" not in apitest.message(resp)
     assert _lease(att["id"]) is None

@@ -211,23 +211,39 @@ def test_a_create_whose_cast_was_lost_is_placed_from_the_database(mgr):
     assert len(mgr.volume_rpcapi.creates) == 1
 
 
-def test_a_backend_that_has_not_reported_yet_gets_its_window(mgr):
-    """A running service without a report (just started) is waited for
-    before a create fails for want of a pool, as the API's rule 4 assumes."""
-    register("node1@file")
+def _placed_after_a_late_report(mgr, delay):
+    """A create while node1 has no fresh report, which comes ``delay``
+    seconds later: the create is placed on it."""
     volume = creating()
-    late = threading.Timer(0.3, mgr.update_service_capabilities,
-                           (fixtures.admin(), "node1@file", report(True),
-                            time.time()))
+    late = threading.Timer(delay, lambda: mgr.update_service_capabilities(
+        fixtures.admin(), "node1@file", report(True), time.time()))
     late.start()
     mgr.create_volume(fixtures.admin(), volume.id)
     late.join()
     assert mgr.volume_rpcapi.creates == [(volume.id, "node1@file#file")]
 
 
+def test_a_backend_that_has_not_reported_yet_gets_its_window(mgr):
+    """A running service without a report (just started) is waited for
+    before a create fails for want of a pool, as the API's rule 4 assumes."""
+    register("node1@file")
+    _placed_after_a_late_report(mgr, 0.3)
+
+
+def test_a_backend_cut_off_by_the_broker_is_waited_for_past_freshness(mgr):
+    """Its report went stale while the broker restarted; its service still
+    heartbeats: the create waits for its next report, even one that comes
+    after a whole freshness window, instead of ending in error."""
+    register("node1@file")
+    stale = time.time() - 10 * mgr.store.freshness
+    mgr.update_service_capabilities(fixtures.admin(), "node1@file",
+                                    report(True), stale)
+    _placed_after_a_late_report(mgr, mgr.store.freshness + 0.2)
+
+
 def test_without_unheard_backends_no_valid_backend_is_at_once(mgr):
     volume = creating()
-    with mock.patch.object(mgr, "_wait_for_reports") as wait:
+    with mock.patch.object(mgr, "_wait_for_a_report") as wait:
         mgr.create_volume(fixtures.admin(), volume.id)
     wait.assert_not_called()
     row = volumes_db.volume_get(fixtures.admin(), volume.id)
