@@ -1,5 +1,7 @@
 """/os-services, /scheduler-stats/get_pools, /capabilities/{host}."""
 
+import datetime
+
 import falcon
 
 from common import exception
@@ -107,8 +109,18 @@ class Pools:
         detail = base.flag(req, "detail")
         pools = self.ops.pools(base.ctxt(req), **_pool_query(req))
         resp.media = {"pools": [
-            {"name": pool, "capabilities": caps} if detail else {"name": pool}
-            for pool, caps in pools.items()]}
+            {"name": pool, "capabilities": _shown(caps)} if detail
+            else {"name": pool} for pool, caps in pools.items()]}
+
+
+def _shown(caps: dict) -> dict:
+    """A pool's capabilities as Cinder shows them: the report's
+    ``timestamp`` (epoch seconds) in naive-UTC ISO 8601."""
+    stamp = caps.get("timestamp")
+    if not isinstance(stamp, (int, float)):
+        return caps
+    return dict(caps, timestamp=views.timestamp(
+        datetime.datetime.fromtimestamp(stamp, datetime.timezone.utc)))
 
 
 #: Pool capabilities a volume type can ask for, shown as Cinder's

@@ -44,7 +44,7 @@ class Collection:
         row = self.ops.create(base.ctxt(req), data["name"],
                               data.get("description"), is_public,
                               data.get("extra_specs"))
-        resp.media = {"volume_type": views.show(row, base.ctxt(req))}
+        resp.media = {"volume_type": views.written(row, base.ctxt(req), True)}
 
 
 class Item:
@@ -76,7 +76,8 @@ class Item:
                 reason="Specify volume type name, description, is_public or "
                        "a combination thereof.")
         row = self.ops.update(base.ctxt(req), type_id, values)
-        resp.media = {"volume_type": views.show(row, base.ctxt(req), False)}
+        resp.media = {"volume_type": views.written(row, base.ctxt(req),
+                                                   False)}
 
     def on_delete(self, req: falcon.Request, resp: falcon.Response,
                   type_id: str) -> None:

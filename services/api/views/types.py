@@ -5,7 +5,17 @@ from typing import Any
 from services.api.operations import types as type_ops
 
 
-def show(row: Any, ctxt: Any, with_access: bool = True) -> dict:
+def written(row: Any, ctxt: Any, with_access: bool) -> dict:
+    """A type as a create (``with_access``) or an update answers it:
+    Cinder's older view, ``extra_specs`` always and no ``qos_specs_id``."""
+    body = show(row, ctxt, with_access, with_qos=False)
+    body.setdefault("extra_specs",
+                    type_ops.TypeOperations.visible_specs(ctxt, row))
+    return body
+
+
+def show(row: Any, ctxt: Any, with_access: bool = True,
+         with_qos: bool = True) -> dict:
     """A type as the caller may see it.
 
     ``extra_specs`` needs ``access_types_extra_specs`` (and shows the
@@ -22,8 +32,8 @@ def show(row: Any, ctxt: Any, with_access: bool = True) -> dict:
     if with_access and ctxt.can("volume_extension:volume_type_access",
                                 target, fatal=False):
         body["os-volume-type-access:is_public"] = row.is_public
-    if ctxt.can("volume_extension:access_types_qos_specs_id", target,
-                fatal=False):
+    if with_qos and ctxt.can("volume_extension:access_types_qos_specs_id",
+                             target, fatal=False):
         body["qos_specs_id"] = None
     return body
 

@@ -1,5 +1,6 @@
 """REST tests for get_pools, capabilities/{host} and os-services."""
 
+import datetime
 import time
 
 import falcon
@@ -96,7 +97,11 @@ def test_get_pools_detail(client):
     assert caps["multiattach"] is True
     assert caps["vendor_name"] == "Ashlar"
     assert caps["backend_state"] == "up"
-    assert "timestamp" in caps
+    # Cinder's naive-UTC ISO 8601, as Tempest's schema wants it.
+    stamp = datetime.datetime.strptime(caps["timestamp"],
+                                       "%Y-%m-%dT%H:%M:%S.%f")
+    assert abs(stamp - datetime.datetime.utcnow()) < datetime.timedelta(
+        minutes=5)
 
 
 def test_get_pools_detail_is_a_strict_bool(client):

@@ -196,6 +196,22 @@ def test_members_see_only_user_visible_extra_specs(api):
     assert admin["mixed"]["extra_specs"]["volume_backend_name"] == "b1"
 
 
+def test_create_and_update_answer_cinders_older_type_view(api):
+    """No ``qos_specs_id`` (Tempest's schemas refuse it there); the create
+    keeps ``os-volume-type-access:is_public``, the update does not; shows
+    and lists give admins ``qos_specs_id``."""
+    created = api.call("POST", "/types", {"volume_type": {
+        "name": "fresh"}}).json["volume_type"]
+    assert set(created) == {"id", "name", "is_public", "description",
+                            "extra_specs", "os-volume-type-access:is_public"}
+    updated = api.call("PUT", "/types/" + created["id"], {"volume_type": {
+        "description": "d"}}).json["volume_type"]
+    assert set(updated) == {"id", "name", "is_public", "description",
+                            "extra_specs"}
+    shown = api.call("GET", "/types/" + created["id"]).json["volume_type"]
+    assert shown["qos_specs_id"] is None
+
+
 # -- the compute agent persona ----------------------------------------------------
 
 def _agent(host):
