@@ -14,6 +14,10 @@ the bench command line; Ctrl-C stops everything)::
 
 ``extra start|stop STATE`` starts or stops a third volume node
 (``node3@extra``) of a served deployment: bench.py's S6 start/stop commands.
+
+``--scripts`` (``serve``, ``extra start``) starts the services from their
+installed console scripts (``ashlar-api``, ``ashlar-scheduler``,
+``ashlar-volume``), as a user would, instead of ``python -m services.X``.
 """
 
 import argparse
@@ -22,6 +26,7 @@ import pathlib
 import signal
 import subprocess
 import sys
+import sysconfig
 import tempfile
 import threading
 import time
@@ -33,6 +38,21 @@ PROJECT = "ba5eba11ba5eba11ba5eba11ba5eba11"
 MA = "[ma]\nvolume_driver = file\nfile_volume_format = raw\n"
 PLAIN = "[plain]\nvolume_driver = file\nfile_volume_format = qcow2\n"
 EXTRA = "[extra]\nvolume_driver = file\nfile_volume_format = raw\n"
+SCRIPTS = {"services.api": "ashlar-api",
+           "services.scheduler": "ashlar-scheduler",
+           "services.volume": "ashlar-volume"}
+
+
+def command(module: str, scripts: bool) -> list[str]:
+    """How to run a service: its console script (``scripts``) from this
+    interpreter's scripts folder, else ``python -m module``."""
+    if not scripts:
+        return [sys.executable, "-m", module]
+    path = os.path.join(sysconfig.get_path("scripts"), SCRIPTS[module])
+    if not os.access(path, os.X_OK):
+        raise FileNotFoundError("%s is not installed (pip install -e .)"
+                                % path)
+    return [path]
 
 
 class Cluster:
@@ -41,7 +61,7 @@ class Cluster:
     def __init__(self, db: str = "mysql", workers: int = 2,
                  polling_interval: int = 10, report_interval: int = 10,
                  service_down_time: int = 60,
-                 folder: str | None = None) -> None:
+                 folder: str | None = None, scripts: bool = False) -> None:
         # NOTE: imported here so that "extra start" (bench.py's S6 start
         # command, timed) spawns the node without importing test helpers.
         from tests.functional import harness
@@ -55,17 +75,31 @@ class Cluster:
             report_interval=report_interval,
             service_down_time=service_down_time)
         self.client = harness.Client(self.dep.endpoint)
+        self.scripts = scripts
+
+    def launch(self, name: str, module: str, host: str, **kwargs) -> None:
+        """``Deployment.start``, or the console script with ``scripts``
+        (same config, log and session; ``Deployment.stop`` stops it)."""
+        if not self.scripts:
+            self.dep.start(name, module, host, **kwargs)
+            return
+        conf = self.dep.config(name, host, **kwargs)
+        log = open(self.folder / ("%s.log" % name), "ab")
+        self.dep.procs[name] = subprocess.Popen(
+            command(module, True) + ["--config-file", conf], cwd=REPO,
+            stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        log.close()
 
     def start(self) -> float:
         """Start everything; return seconds until both pools are listed."""
         started = time.monotonic()
         self.dep.db_sync()
-        self.dep.start("scheduler", "services.scheduler", "sched")
-        self.dep.start("node1", "services.volume", "node1", backends="ma",
-                       extra=MA)
-        self.dep.start("node2", "services.volume", "node2",
-                       backends="plain", extra=PLAIN)
-        self.dep.start("api", "services.api", "api")
+        self.launch("scheduler", "services.scheduler", "sched")
+        self.launch("node1", "services.volume", "node1", backends="ma",
+                    extra=MA)
+        self.launch("node2", "services.volume", "node2", backends="plain",
+                    extra=PLAIN)
+        self.launch("api", "services.api", "api")
         from tests.functional import harness
         harness.wait_for(lambda: sorted(self.client.pools()) == [
             "node1@ma#ma", "node2@plain#plain"], timeout=120,
@@ -82,12 +116,13 @@ class Cluster:
         self._drop_vhost()
 
 
-def start_extra(state: pathlib.Path) -> None:
+def start_extra(state: pathlib.Path, scripts: bool = False) -> None:
+    """Spawn node3@extra from ``state/extra.conf`` and return at once."""
     log = open(state / "extra.log", "ab")
     proc = subprocess.Popen(
-        [sys.executable, "-m", "services.volume", "--config-file",
-         str(state / "extra.conf")], cwd=REPO, stdout=log,
-        stderr=subprocess.STDOUT, start_new_session=True)
+        command("services.volume", scripts) + [
+            "--config-file", str(state / "extra.conf")], cwd=REPO,
+        stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     (state / "extra.pid").write_text(str(proc.pid))
 
 
@@ -114,21 +149,22 @@ def serve(args: argparse.Namespace) -> None:
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     signal.signal(signal.SIGINT, lambda *_: stop.set())
-    cluster = Cluster(args.db, args.workers)
+    cluster = Cluster(args.db, args.workers, scripts=args.scripts)
     try:
         ready = cluster.start()
         (cluster.folder / "extra.conf").write_text(
             open(cluster.extra_config()).read())
         me = os.path.abspath(__file__)
+        extra = " --scripts" if args.scripts else ""
         print("Ashlar ready in %.2f s at %s" % (ready, cluster.dep.endpoint))
         print("State and logs: %s" % cluster.folder)
         print("Anchor bench, side by side:\n  python3 "
               "../shared/anchors/cinder/bench.py --endpoint %s "
-              "--scenarios S1,S6 --s6-start-cmd '%s %s extra start %s' "
+              "--scenarios S1,S6 --s6-start-cmd '%s %s extra start %s%s' "
               "--s6-stop-cmd '%s %s extra stop %s' --s6-pool-match '@extra#' "
               "--s6-backend-name extra"
               % (cluster.dep.endpoint, sys.executable, me, cluster.folder,
-                 sys.executable, me, cluster.folder), flush=True)
+                 extra, sys.executable, me, cluster.folder), flush=True)
         stop.wait()
     finally:
         stop_extra(cluster.folder)
@@ -141,14 +177,18 @@ def main() -> None:
     srv = sub.add_parser("serve", help="start a deployment until Ctrl-C")
     srv.add_argument("--db", choices=["mysql", "postgresql"], default="mysql")
     srv.add_argument("--workers", type=int, default=2)
+    srv.add_argument("--scripts", action="store_true",
+                     help="start the services from their console scripts")
     extra = sub.add_parser("extra", help="start/stop node3@extra")
     extra.add_argument("action", choices=["start", "stop"])
     extra.add_argument("state", type=pathlib.Path)
+    extra.add_argument("--scripts", action="store_true",
+                       help="start it from the ashlar-volume console script")
     args = parser.parse_args()
     if args.command == "serve":
         serve(args)
     elif args.action == "start":
-        start_extra(args.state)
+        start_extra(args.state, args.scripts)
     else:
         stop_extra(args.state)
 

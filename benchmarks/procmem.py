@@ -2,6 +2,10 @@
 """Peak memory (VmHWM) and PSS of processes whose command line matches.
 
     python benchmarks/procmem.py ashlar-api ashlar-scheduler ashlar-volume
+
+A command line also matches another deployment's processes (a test run on
+the same machine); ``group_usage`` counts only given process groups (each
+service started in its own session: its pid is its group's id).
 """
 
 import json
@@ -27,6 +31,40 @@ def _pss_kib(pid: str) -> int:
     except OSError:
         pass
     return 0
+
+
+def process_groups() -> dict[int, list[int]]:
+    """Process group id -> pids of its live processes."""
+    groups: dict[int, list[int]] = {}
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open("/proc/%s/stat" % pid) as handle:
+                fields = handle.read().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        groups.setdefault(int(fields[2]), []).append(int(pid))
+    return groups
+
+
+def group_usage(services: dict[str, list[int]]) -> dict:
+    """Pss and VmHWM (MiB) of every process in the given process groups,
+    per service name (``{"api": [pgid], ...}``) and in total."""
+    members = process_groups()
+    report: dict = {}
+    for name, pgids in services.items():
+        procs = []
+        for pid in sorted(p for g in pgids for p in members.get(g, [])):
+            try:
+                hwm = int(_status(str(pid))["VmHWM"].split()[0])
+            except (OSError, KeyError):
+                continue
+            procs.append({"pid": pid, "vmhwm_mib": round(hwm / 1024, 1),
+                          "pss_mib": round(_pss_kib(str(pid)) / 1024, 1)})
+        report[name] = {"pss_mib": round(sum(p["pss_mib"] for p in procs), 1),
+                        "processes": procs}
+    report["total_pss_mib"] = round(sum(
+        v["pss_mib"] for v in report.values()), 1)
+    return report
 
 
 def main() -> None:
