@@ -53,6 +53,7 @@ import requests
 import sqlalchemy as sa
 
 from benchmarks.common import summarize
+from common import messages
 from tests.functional import harness
 
 FAULTS = ("volume-node", "broker", "database", "api-worker")
@@ -65,6 +66,8 @@ HOLDS_FILE = ("available", "in-use", "attaching", "detaching", "reserved")
 RETRYABLE_STATUS = frozenset([409, 500, 502, 503, 504])
 MA_SPECS = {"multiattach": "<is> True"}
 OK = (200, 202, 204)
+#: The user message of a create whose volume node was down.
+NODE_DOWN_EVENT = messages.SERVICE_DOWN.event_id
 
 
 @dataclasses.dataclass
@@ -350,14 +353,17 @@ class Load:
     @staticmethod
     def _volume_error(client: Client, tally: Tally, volume: str,
                       status: str | None) -> None:
-        """A create that ended in ``error`` because its node was down is
-        one a client deletes and makes again; anything else is not."""
-        resp = client.call(tally, "show", "GET", "/volumes/%s" % volume,
+        """A create that ended in ``error`` because its node was down (its
+        user message says the backend is not running) is one a client
+        deletes and makes again; anything else is not."""
+        resp = client.call(tally, "messages", "GET",
+                           "/messages?resource_uuid=%s" % volume,
                            expect=(200,))
-        reason = resp.json()["volume"].get("error_reason") or "" \
-            if resp is not None else ""
+        told = [m["event_id"] for m in resp.json()["messages"]] \
+            if resp is not None else []
         tally.error("volume create -> %s" % status,
-                    status == "error" and "is down" in reason, reason)
+                    status == "error" and NODE_DOWN_EVENT in told,
+                    ", ".join(told))
 
 
 # -- the database under the deployment ----------------------------------

@@ -157,6 +157,10 @@ class SnapshotMetadataNotFound(NotFound):
                "%(metadata_key)s.")
 
 
+class MessageNotFound(NotFound):
+    msg_fmt = "Message %(message_id)s could not be found."
+
+
 class VolumeTypeNotFound(NotFound):
     msg_fmt = "Volume type %(volume_type_id)s could not be found."
 

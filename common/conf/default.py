@@ -1,4 +1,5 @@
-"""[DEFAULT] options: identity of this host, service liveness, state path."""
+"""[DEFAULT] options: identity of this host, service liveness, state path,
+how long user messages are kept."""
 
 import socket
 
@@ -25,6 +26,13 @@ opts = [
                help="Volume type used when a create names none."),
     cfg.IntOpt("rpc_call_timeout", default=30, min=1,
                help="Seconds an RPC call waits for its answer."),
+    cfg.IntOpt("message_ttl", default=2592000, min=1,
+               help="Seconds a user message (GET /messages) is kept at "
+                    "least: its guaranteed_until is its creation plus "
+                    "this."),
+    cfg.IntOpt("message_reap_interval", default=86400, min=1,
+               help="Seconds between the schedulers' deletions of user "
+                    "messages past their guaranteed_until."),
 ]
 
 

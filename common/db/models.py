@@ -4,7 +4,8 @@ Tables: services, volume types (+ extra specs, project access), volumes
 (+ metadata), attachments (+ attachment specs: the connector as key/value
 rows, one row per key), quota limits of projects and classes, and one
 lock row per project that the quota checks serialise on; snapshots of
-volumes (+ metadata).  Status columns
+volumes (+ metadata); user messages (why an asynchronous request
+failed, for the project that made it).  Status columns
 hold the strings of ``common.constants``; every change to them is a
 compare-and-swap in ``common/db/api``.
 """
@@ -290,3 +291,32 @@ class SnapshotMetadata(BASE):
                          nullable=False)
     key = Column(String(255), nullable=False)
     value = Column(String(255))
+
+
+class Message(BASE):
+    """A user message (Cinder's ``/messages``): an event of Cinder's
+    catalog (``common.messages``) about one resource, kept for its project
+    until ``expires_at``."""
+
+    __tablename__ = "messages"
+    __table_args__ = (Index("ix_messages_project_created", "project_id",
+                            "created_at"),)
+
+    #: Microseconds on MySQL too: messages of one request are told apart
+    #: by it in the default order.
+    created_at = Column(PRECISE_DATETIME,
+                        default=lambda: timeutils.utcnow())
+    id = Column(String(36), primary_key=True)
+    project_id = Column(String(255), nullable=False)
+    #: The request that started the failed work (``req-<uuid>``).
+    request_id = Column(String(255), nullable=False)
+    resource_type = Column(String(255))
+    resource_uuid = Column(String(36))
+    #: ``VOLUME_<resource_type>_<action_id>_<detail_id>``.
+    event_id = Column(String(255), nullable=False)
+    action_id = Column(String(10), nullable=False)
+    detail_id = Column(String(10), nullable=False)
+    message_level = Column(String(255), nullable=False)
+    #: When the message may be deleted (``guaranteed_until``): exactly
+    #: ``created_at`` plus ``[DEFAULT] message_ttl``.
+    expires_at = Column(PRECISE_DATETIME, nullable=False, index=True)

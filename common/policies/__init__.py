@@ -5,6 +5,7 @@ import itertools
 from common.policies import attachments
 from common.policies import base
 from common.policies import fencing
+from common.policies import messages
 from common.policies import quotas
 from common.policies import services
 from common.policies import snapshots
@@ -18,4 +19,4 @@ def list_rules() -> list:
                                 types.list_rules(), attachments.list_rules(),
                                 services.list_rules(), quotas.list_rules(),
                                 snapshots.list_rules(),
-                                fencing.list_rules()))
+                                fencing.list_rules(), messages.list_rules()))

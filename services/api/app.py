@@ -13,6 +13,7 @@ from services.api import routes
 from services.api import rpc_door
 from services.api.operations import attachments as attachment_ops
 from services.api.operations import fencing as fencing_ops
+from services.api.operations import messages as message_ops
 from services.api.operations import backends as backend_ops
 from services.api.operations import quotas as quota_ops
 from services.api.operations import snapshots as snapshot_ops
@@ -35,6 +36,7 @@ class Operations:
     quotas: quota_ops.QuotaOperations
     snapshots: snapshot_ops.SnapshotOperations
     fencing: fencing_ops.FencingOperations
+    messages: message_ops.MessageOperations
     #: The RPC door's server (for compute agents), once started.
     door: Any = None
 
@@ -68,7 +70,8 @@ def build_operations(conf: cfg.ConfigOpts) -> Operations:
         usage=usage_ops.UsageOperations(conf),
         quotas=quota_ops.QuotaOperations(conf),
         snapshots=snapshot_ops.SnapshotOperations(conf, volumes, volume),
-        fencing=fencing_ops.FencingOperations(volume, attachments))
+        fencing=fencing_ops.FencingOperations(volume, attachments),
+        messages=message_ops.MessageOperations())
     ops.door = rpc_door.start(conf, ops.attachments, ops.fencing)
     return ops
 

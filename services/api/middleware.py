@@ -26,7 +26,8 @@ LOG = logging.getLogger(__name__)
 COLLECTIONS = frozenset([
     "volumes", "types", "attachments", "os-services", "scheduler-stats",
     "capabilities", "limits", "os-availability-zone", "extensions",
-    "os-quota-sets", "os-quota-class-sets", "snapshots", "ashlar-fencing"])
+    "os-quota-sets", "os-quota-class-sets", "snapshots", "ashlar-fencing",
+    "messages"])
 
 #: Cinder's ``osapi_max_request_body_size``: larger bodies get a 413.
 MAX_REQUEST_BODY_SIZE = 114688

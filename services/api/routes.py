@@ -7,6 +7,7 @@ from services.api.resources import availability_zones
 from services.api.resources import backends
 from services.api.resources import extensions
 from services.api.resources import limits
+from services.api.resources import messages
 from services.api.resources import quotas
 from services.api.resources import snapshots
 from services.api.resources import types
@@ -56,4 +57,5 @@ def route_table(ops: Any, conf: Any) -> list[tuple[str, Any]]:
         ("/v3/os-availability-zone",
          availability_zones.AvailabilityZones(ops.usage)),
         *snapshots.routes(ops, max_limit),
+        *messages.routes(ops, max_limit),
     ]

@@ -19,6 +19,7 @@ from common import constants
 from common import context as ashlar_context
 from common import exception
 from common import extra_specs
+from common import messages
 from common import service
 from common import states
 from common.db.api import attachments as attachments_db
@@ -54,7 +55,8 @@ class VolumeManager(service.Manager):
         self.driver = driver
         self.capabilities_rpcapi = scheduler_rpcapi.CapabilitiesAPI(conf)
         self.attacher = attach.Attacher(conf, driver, self.service_host)
-        self.snapshots = snapshots.SnapshotWorker(driver, self.service_host)
+        self.snapshots = snapshots.SnapshotWorker(driver, self.service_host,
+                                                  conf.message_ttl)
         self._report_lock = threading.Lock()
         self._report_pending = False
         #: Serialises reports with the withdrawal; none is sent after it.
@@ -202,9 +204,11 @@ class VolumeManager(service.Manager):
 
     def _driver_call(self, ctxt: Any, row: Any, action: str,
                      failed_status: str,
-                     call: Callable[[], dict] | None = None) -> dict | None:
+                     call: Callable[[], dict] | None = None,
+                     event: messages.Event | None = None) -> dict | None:
         """Run ``call`` (default: the driver's ``<action>_volume``); on
-        failure set ``failed_status`` with a reason the user can read.
+        failure set ``failed_status`` with the backend's reason (for
+        operators) and record ``event``, if any, for the volume's project.
 
         :returns: the driver's model update ({} when none), None on failure.
         """
@@ -216,11 +220,11 @@ class VolumeManager(service.Manager):
         except Exception as exc:
             LOG.exception("Driver failed to %(action)s volume %(id)s",
                           {"action": action, "id": row.id})
-            volumes_db.volume_cas(ctxt, row.id, {"status": row.status},
-                                  {"status": failed_status,
-                                   "error_reason": "Backend %s failed to %s "
-                                   "the volume: %s"
-                                   % (self.service_host, action, exc)})
+            values = {"status": failed_status,
+                      "error_reason": "Backend %s failed to %s the volume: "
+                      "%s" % (self.service_host, action, exc)}
+            messages.fail_volume(ctxt, self.conf.message_ttl, row,
+                                 {"status": row.status}, values, event)
             return None
 
     @messaging.expose
@@ -242,7 +246,8 @@ class VolumeManager(service.Manager):
         if row is None or not self._source_pool_fits(ctxt, row):
             return
         update = self._driver_call(ctxt, row, "create", STATUS.ERROR,
-                                   self._maker(ctxt, row))
+                                   self._maker(ctxt, row),
+                                   messages.CREATE_FAILED)
         if update is None:
             return
         values = dict(update, status=STATUS.AVAILABLE,
@@ -265,10 +270,12 @@ class VolumeManager(service.Manager):
         missing = self._missing_here(row, specs)
         if not missing:
             return True
-        volumes_db.volume_cas(ctxt, row.id, {"status": STATUS.CREATING}, {
-            "status": STATUS.ERROR, "error_reason": "The source's backend "
-            "%s does not offer %s, which the volume's type requires."
-            % (self.service_host, ", ".join(missing))})
+        messages.fail_volume(
+            ctxt, self.conf.message_ttl, row, {"status": STATUS.CREATING}, {
+                "status": STATUS.ERROR, "error_reason": "The source's "
+                "backend %s does not offer %s, which the volume's type "
+                "requires." % (self.service_host, ", ".join(missing))},
+            messages.NO_BACKEND)
         return False
 
     def _maker(self, ctxt: Any, row: Any) -> Callable[[], dict]:
@@ -356,13 +363,14 @@ class VolumeManager(service.Manager):
             self.driver.extend_volume(_driver_volume(row), new_size)
         except Exception as exc:
             LOG.exception("Driver failed to extend volume %s", volume_id)
-            volumes_db.volume_cas(ctxt, volume_id,
-                                  {"status": STATUS.EXTENDING},
-                                  {"status": STATUS.ERROR_EXTENDING,
-                                   "pending_size": None,
-                                   "error_reason": "Backend %s failed to "
-                                   "extend the volume: %s"
-                                   % (self.service_host, exc)})
+            messages.fail_volume(ctxt, self.conf.message_ttl, row,
+                                 {"status": STATUS.EXTENDING},
+                                 {"status": STATUS.ERROR_EXTENDING,
+                                  "pending_size": None,
+                                  "error_reason": "Backend %s failed to "
+                                  "extend the volume: %s"
+                                  % (self.service_host, exc)},
+                                 messages.EXTEND_FAILED)
             return
         attachments_db.volume_leave_status(
             ctxt, volume_id, STATUS.EXTENDING,

@@ -2,7 +2,8 @@
 
 Each step compare-and-swaps the snapshot's (and, for a revert, the
 volume's) status from what the API left, so a late cast and a resume never
-both act; a driver failure becomes an error status with a reason.
+both act; a driver failure becomes an error status with a reason (for
+operators) and, for a create or a delete, a user message (as Cinder's).
 """
 
 from typing import Any
@@ -11,6 +12,7 @@ from oslo_log import log as logging
 
 from common import constants
 from common import exception
+from common import messages
 from common.db.api import snapshots as snapshots_db
 from common.db.api import volumes as volumes_db
 from drivers import base as driver_base
@@ -29,10 +31,11 @@ def driver_snapshot(row: Any) -> driver_base.DriverSnapshot:
 
 
 class SnapshotWorker:
-    def __init__(self, driver: driver_base.VolumeDriver,
-                 service_host: str) -> None:
+    def __init__(self, driver: driver_base.VolumeDriver, service_host: str,
+                 message_ttl: float) -> None:
         self.driver = driver
         self.service_host = service_host
+        self.message_ttl = message_ttl
 
     def _in(self, ctxt: Any, snapshot_id: str, status: str) -> Any | None:
         try:
@@ -51,8 +54,8 @@ class SnapshotWorker:
         except Exception as exc:
             LOG.exception("Driver failed to snapshot volume %(vol)s as "
                           "%(id)s", {"vol": row.volume_id, "id": snapshot_id})
-            self._failed(ctxt, snapshot_id, SNAP.CREATING, SNAP.ERROR,
-                         "snapshot", exc)
+            self._failed(ctxt, row, SNAP.ERROR, "snapshot", exc,
+                         messages.SNAPSHOT_CREATE_FAILED)
             return False
         snapshots_db.snapshot_cas(ctxt, snapshot_id, {"status": SNAP.CREATING},
                                   dict(update, status=SNAP.AVAILABLE,
@@ -70,8 +73,9 @@ class SnapshotWorker:
             self.driver.delete_snapshot(driver_snapshot(row))
         except Exception as exc:
             LOG.exception("Driver failed to delete snapshot %s", snapshot_id)
-            self._failed(ctxt, snapshot_id, SNAP.DELETING,
-                         SNAP.ERROR_DELETING, "delete the snapshot", exc)
+            self._failed(ctxt, row, SNAP.ERROR_DELETING,
+                         "delete the snapshot", exc,
+                         messages.SNAPSHOT_DELETE_FAILED)
             return False
         snapshots_db.snapshot_destroy(ctxt, snapshot_id)
         LOG.info("Deleted snapshot %s", snapshot_id)
@@ -115,12 +119,15 @@ class SnapshotWorker:
     def _why(self, what: str, exc: Exception) -> str:
         return "Backend %s failed to %s: %s" % (self.service_host, what, exc)
 
-    def _failed(self, ctxt: Any, snapshot_id: str, status: str,
-                failed_status: str, what: str, exc: Exception) -> None:
-        """``status`` -> ``failed_status``, with the reason."""
-        snapshots_db.snapshot_cas(ctxt, snapshot_id, {"status": status},
-                                  {"status": failed_status,
-                                   "error_reason": self._why(what, exc)})
+    def _failed(self, ctxt: Any, row: Any, failed_status: str, what: str,
+                exc: Exception, event: messages.Event) -> None:
+        """The snapshot's status -> ``failed_status``, with the reason; if
+        it changed here, ``event`` for its project."""
+        if snapshots_db.snapshot_cas(ctxt, row.id, {"status": row.status},
+                                     {"status": failed_status,
+                                      "error_reason": self._why(what, exc)}):
+            messages.record(ctxt, self.message_ttl, event, row.id,
+                            row.project_id)
 
     @staticmethod
     def restoring_of(ctxt: Any, volume_id: str) -> str | None:

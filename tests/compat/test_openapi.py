@@ -6,12 +6,17 @@ field added to a view without the document fails here.  A few writes and
 faults are checked the same way.
 """
 
+import datetime
 import uuid
 
 import jsonschema
 import pytest
 import requests
+import sqlalchemy as sa
+from oslo_utils import timeutils
 
+from common import messages
+from common.db import models
 from services.api import microversion
 from services.api import openapi
 from tests.compat.conftest import PROJECT, VOLUME_HOST
@@ -48,6 +53,27 @@ GETS = [(path, _ok_schema(item["get"])) for path, item in DOC["paths"].items()
         if "get" in item and _ok_schema(item["get"]) is not None]
 
 
+def _message_about(ashlar, volume_id):
+    """A user message about the volume, written into the deployment's
+    database as a failing service writes one (nothing here fails)."""
+    now = timeutils.utcnow()
+    event = messages.CREATE_FAILED
+    row = {"id": str(uuid.uuid4()), "project_id": PROJECT,
+           "request_id": "req-%s" % uuid.uuid4(),
+           "resource_type": event.resource_type, "resource_uuid": volume_id,
+           "event_id": event.event_id, "action_id": event.action_id,
+           "detail_id": event.detail_id, "message_level": "ERROR",
+           "created_at": now,
+           "expires_at": now + datetime.timedelta(hours=1)}
+    engine = sa.create_engine(ashlar.deployment.db_url)
+    try:
+        with engine.begin() as conn:
+            conn.execute(models.Message.__table__.insert().values(row))
+    finally:
+        engine.dispose()
+    return row["id"]
+
+
 @pytest.fixture(scope="module")
 def objects(ashlar):
     client = ashlar.http(token="admin:" + PROJECT)
@@ -81,6 +107,7 @@ def objects(ashlar):
         "metadata": {found["key"]: "v"}}})
     assert resp.status_code == 202, resp.text
     found["snapshot_id"] = resp.json()["snapshot"]["id"]
+    found["message_id"] = _message_about(ashlar, volume["id"])
     harness.wait_for(lambda: client.get("/snapshots/%s" % found[
         "snapshot_id"]).json()["snapshot"]["status"] == "available",
         timeout=60, what="the snapshot")

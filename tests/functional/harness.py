@@ -310,6 +310,13 @@ class Client:
                  timeout=timeout,
                  what="volume %s to be %s" % (volume_id, wanted))
 
+    def messages_of(self, resource_id: str) -> list[dict]:
+        """The user messages about a volume or snapshot, newest first
+        (Cinder's ``/messages``, filtered from 3.5)."""
+        resp = self.get("/messages", params={"resource_uuid": resource_id})
+        resp.raise_for_status()
+        return resp.json()["messages"]
+
     def create_volume(self, size: int = 1, **fields) -> dict:
         resp = self.post("/volumes", {"volume": dict(size=size, **fields)})
         assert resp.status_code == 202, resp.text

@@ -166,13 +166,21 @@ def test_unsatisfiable_multiattach_is_400_at_once_writing_nothing(cluster):
     assert cluster.volume_rows() == 0
 
 
-def test_no_valid_backend_reason_in_the_volume_view(cluster):
-    """The scheduler's refusal (here: no room) is readable on the volume."""
-    volume = cluster.client.create_volume(size=1)
+def test_no_valid_backend_is_a_user_message(cluster):
+    """The scheduler's refusal (here: no room) is told as Cinder tells it:
+    a user message of the volume's project, under the create's request
+    id; the volume's body carries no reason of Ashlar's own."""
+    resp = cluster.client.post("/volumes", {"volume": {"size": 1}})
+    assert resp.status_code == 202, resp.text
+    volume = resp.json()["volume"]
     cluster.client.wait_status(volume["id"], "error", timeout=30)
     shown = cluster.client.get("/volumes/%s" % volume["id"]).json()["volume"]
-    assert shown["error_reason"].startswith("No valid backend was found.")
-    assert "CapacityFilter rejected 1" in shown["error_reason"]
+    assert "error_reason" not in shown
+    [told] = cluster.client.messages_of(volume["id"])
+    assert told["event_id"] == "VOLUME_VOLUME_001_003"
+    assert told["user_message"] == ("schedule allocate volume:Could not "
+                                    "find any available weighted backend.")
+    assert told["request_id"] == resp.headers["x-openstack-request-id"]
     cluster.delete_all([volume["id"]])
 
 
@@ -213,11 +221,12 @@ def test_stopped_backend_gives_400_again_after_the_window(cluster):
     codes, _ids = cluster.burst(30)
     assert codes == [400] * 30, cluster.explain(400)
     # Creates accepted while the backend still counted end in error with
-    # a reason, never stuck.
+    # a user message saying why, never stuck.
     for vid in accepted:
         cluster.client.wait_status(vid, "error", timeout=60)
-        assert cluster.client.get("/volumes/%s" % vid).json()["volume"][
-            "error_reason"]
+        told = [m["event_id"] for m in cluster.client.messages_of(vid)]
+        assert told in (["VOLUME_VOLUME_001_003"],
+                         ["VOLUME_VOLUME_008_002"]), (vid, told)
     cluster.delete_all(accepted)
     print("400 again %.1f s after the multiattach backend was killed "
           "(window %d s, service_down_time %d s)"

@@ -45,14 +45,17 @@ def test_burst_spreads_and_all_become_available(cluster):
 
 
 def test_volume_node_stopped_midway(cluster):
-    """A create whose node died shows ``error`` with a reason; delete works."""
+    """A create whose node died shows ``error`` and a user message saying
+    the backend is not running; delete works."""
     dep, client = cluster
     dep.stop("volume1", signal.SIGKILL)
     dep.stop("volume2", signal.SIGKILL)
     volume = client.create_volume(size=1)
     client.wait_status(volume["id"], "error", timeout=60)
-    shown = client.get("/volumes/%s" % volume["id"]).json()["volume"]
-    assert "is down" in shown["error_reason"]
+    [told] = client.messages_of(volume["id"])
+    assert (told["event_id"], told["user_message"]) == (
+        "VOLUME_VOLUME_008_002", "create volume from backend storage:"
+        "Driver is not initialized at present.")
     assert client.delete("/volumes/%s" % volume["id"]).status_code == 202
     client.wait_status(volume["id"], None)
 

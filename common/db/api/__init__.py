@@ -266,6 +266,26 @@ def page(query: Any, model: Any, marker_row: Any, limit: int | None,
     return list(query.all())
 
 
+def project_page(query: Any, model: Any, project_id: str | None,
+                 filters: dict | None, marker_row: Any, hidden: Exception,
+                 limit: int | None, sort_keys: list | None,
+                 sort_dirs: list | None, offset: int | None) -> list:
+    """One page of the ``model`` rows of ``project_id`` (every project's
+    when None) whose columns equal ``filters``, after ``marker_row``.
+
+    :raises: ``hidden`` for a marker of another project, as Cinder does
+        (an unknown marker is the caller's to refuse).
+    """
+    if project_id is not None:
+        query = query.filter(model.project_id == project_id)
+    for key, value in (filters or {}).items():
+        query = query.filter(getattr(model, key) == value)
+    if marker_row is not None and project_id not in (
+            None, marker_row.project_id):
+        raise hidden
+    return page(query, model, marker_row, limit, sort_keys, sort_dirs, offset)
+
+
 def among(column: Any, values: Iterable[str]) -> Any:
     """``column IN (values)`` for a fixed set of values, as ORed ``=``.
 

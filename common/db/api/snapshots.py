@@ -20,7 +20,7 @@ from common import exception
 from common.db import models
 from common.db.api import compare_and_swap
 from common.db.api import conditional_update
-from common.db.api import page
+from common.db.api import project_page
 from common.db.api import reader
 from common.db.api import retry_on_deadlock
 from common.db.api import utcnow
@@ -151,16 +151,11 @@ def snapshot_list(context: Any, project_id: str | None = None,
     :raises SnapshotNotFound: for an unknown marker, or one of another
         project, as Cinder does.
     """
-    query = context.session.query(SNAP).options(*_LOAD)
-    if project_id is not None:
-        query = query.filter(SNAP.project_id == project_id)
-    for key, value in (filters or {}).items():
-        query = query.filter(getattr(SNAP, key) == value)
     marker_row = _get(context.session, marker) if marker else None
-    if marker_row is not None and project_id not in (
-            None, marker_row.project_id):
-        raise exception.SnapshotNotFound(snapshot_id=marker)
-    return page(query, SNAP, marker_row, limit, sort_keys, sort_dirs, offset)
+    return project_page(context.session.query(SNAP).options(*_LOAD), SNAP,
+                        project_id, filters, marker_row,
+                        exception.SnapshotNotFound(snapshot_id=marker),
+                        limit, sort_keys, sort_dirs, offset)
 
 
 @reader

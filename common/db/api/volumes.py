@@ -9,7 +9,7 @@ from sqlalchemy import orm
 from common import exception
 from common.db import models
 from common.db.api import conditional_update
-from common.db.api import page
+from common.db.api import project_page
 from common.db.api import reader
 from common.db.api import retry_on_deadlock
 from common.db.api import utcnow
@@ -80,16 +80,10 @@ def volume_list(context: Any, project_id: str | None = None,
     """
     query = context.session.query(models.Volume).options(
         *_load_options(False))
-    if project_id is not None:
-        query = query.filter(models.Volume.project_id == project_id)
-    for key, value in (filters or {}).items():
-        query = query.filter(getattr(models.Volume, key) == value)
     marker_row = _get(context.session, marker) if marker else None
-    if marker_row is not None and project_id not in (
-            None, marker_row.project_id):
-        raise exception.VolumeNotFound(volume_id=marker)
-    return page(query, models.Volume, marker_row, limit, sort_keys,
-                sort_dirs, offset)
+    return project_page(query, models.Volume, project_id, filters,
+                        marker_row, exception.VolumeNotFound(volume_id=marker),
+                        limit, sort_keys, sort_dirs, offset)
 
 
 @retry_on_deadlock

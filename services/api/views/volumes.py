@@ -52,9 +52,9 @@ def detail(row: Any, ctxt: Any, version: V, base_url: str,
     show_host = ctxt.can("volume_extension:volume_host_attribute", target,
                          fatal=False)
     body["attachments"] = _attachments(row, show_host)
-    if show_host:
-        # NOTE(ashlar): backend error text is for operators only.
-        body["error_reason"] = row.error_reason
+    # NOTE(ashlar): no ``error_reason``: Cinder's body has none.  Why a
+    # volume failed is a user message (``/messages``) in Cinder's words;
+    # the backend's own text is logged and kept in the row for operators.
     _add_versioned(body, row, version)
     if with_os_attrs:
         _add_os_attrs(body, row, ctxt, target, show_host)

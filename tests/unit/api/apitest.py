@@ -18,6 +18,7 @@ from services.api import app as api_app
 from services.api import rpc_door
 from services.api.operations import attachments as attachment_ops
 from services.api.operations import fencing as fencing_ops
+from services.api.operations import messages as message_ops
 from services.api.operations import quotas as quota_ops
 from services.api.operations import snapshots as snapshot_ops
 from services.api.operations import types as type_ops
@@ -148,7 +149,8 @@ def make_api():
         fencing=fencing_ops.FencingOperations(rpc, attachments),
         types=type_ops.TypeOperations(), backends=mock.Mock(), cache=None,
         usage=usage_ops.UsageOperations(conf),
-        quotas=quota_ops.QuotaOperations(conf))
+        quotas=quota_ops.QuotaOperations(conf),
+        messages=message_ops.MessageOperations())
     client = testing.TestClient(api_app.create_app(conf, ops))
     yield Api(client, driver, rpc, ops)
     fixtures.clean()

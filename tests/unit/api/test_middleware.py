@@ -3,6 +3,7 @@ through a falcon app with Ashlar's middleware and error handlers."""
 
 import json
 import re
+from unittest import mock
 
 import falcon
 import pytest
@@ -13,6 +14,7 @@ from common import policy
 from common.conf import api as api_conf
 from services.api import errors
 from services.api import middleware
+from services.api import routes
 from services.api.resources import base
 
 REQ_ID = re.compile(r"^req-[0-9a-f]{8}(-[0-9a-f]{4}){3}-[0-9a-f]{12}$")
@@ -133,6 +135,17 @@ def test_project_segment_is_optional(client, path, project, routed):
     assert resp.status_code == 200
     assert resp.json["url_project"] == project
     assert resp.json["path"] == routed
+
+
+def test_every_collection_routed_is_known_to_the_project_segment():
+    """A collection missing from COLLECTIONS would be taken for a project
+    in ``/v3/<collection>/<id>``."""
+    conf = mock.MagicMock()
+    conf.api.max_limit = 1000
+    firsts = {path.split("/")[2]
+              for path, _resource in routes.route_table(mock.MagicMock(), conf)
+              if path.startswith("/v3/") and path.count("/") >= 2}
+    assert firsts <= middleware.COLLECTIONS
 
 
 @pytest.mark.parametrize("path", ["/v3/p1", "/v3/p1/", "/v3.json",

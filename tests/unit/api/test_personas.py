@@ -8,6 +8,7 @@ import pytest
 
 from common import context
 from common import exception
+from common import messages
 from common.db.api import attachments as attachments_db
 from common.db.api import types as types_db
 from common.db.api import volumes as volumes_db
@@ -91,19 +92,28 @@ def test_system_reader_is_not_a_reader_of_the_project_less_target():
     assert not ctxt.can("volume:get", fatal=False)
 
 
-def test_admin_sees_host_and_error_members_see_neither(api):
-    vid = api.volume()
-    volumes_db.volume_update(fixtures.admin(), vid,
-                             {"error_reason": "disk /srv/x failed"})
+def test_admin_sees_host_members_do_not_nobody_sees_backend_error(api):
+    """The backend's error text stays in the database and the logs; the
+    project reads why the volume failed as a user message of Cinder's
+    catalog."""
+    vid = api.volume(status="creating")
+    assert messages.fail_volume(
+        fixtures.user(), 60, api.ops.volumes.get(fixtures.admin(), vid),
+        {"status": "creating"},
+        {"status": "error", "error_reason": "disk /srv/x failed"},
+        messages.CREATE_FAILED)
     admin = api.show_volume(vid)
     assert admin["os-vol-host-attr:host"] == apitest.HOST + "#b1"
-    assert admin["error_reason"] == "disk /srv/x failed"
     assert admin["os-vol-tenant-attr:tenant_id"] == "p1"
     member = api.show_volume(vid, **MEMBER)
     assert member["os-vol-tenant-attr:tenant_id"] == "p1"
-    for hidden in ("os-vol-host-attr:host", "error_reason",
-                   "os-vol-mig-status-attr:migstat"):
+    for hidden in ("os-vol-host-attr:host", "os-vol-mig-status-attr:migstat"):
         assert hidden not in member
+    assert "error_reason" not in admin and "error_reason" not in member
+    [told] = api.call("GET", "/messages?resource_uuid=" + vid,
+                      **MEMBER).json["messages"]
+    assert told["event_id"] == "VOLUME_VOLUME_008_012"
+    assert "/srv/x" not in told["user_message"]
 
 
 def test_attachment_host_is_shown_to_admins_only(api):

@@ -70,7 +70,7 @@ def clean() -> None:
                       "snapshot_metadata", "snapshots",
                       "volume_metadata", "volumes", "volume_type_extra_specs",
                       "volume_type_projects", "services", "quotas",
-                      "quota_classes", "project_locks"):
+                      "quota_classes", "project_locks", "messages"):
             conn.execute(sa.text("DELETE FROM %s" % table))
         conn.execute(sa.text("DELETE FROM volume_types WHERE name != "
                              "'__DEFAULT__'"))

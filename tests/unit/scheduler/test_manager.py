@@ -8,7 +8,10 @@ from unittest import mock
 
 import pytest
 
+from common import context
+from common import messages
 from common.db import api as db_api
+from common.db.api import messages as messages_db
 from common.db.api import services as services_db
 from common.db.api import volumes as volumes_db
 from services.scheduler import manager as scheduler_manager
@@ -72,19 +75,58 @@ def test_places_and_casts(mgr):
                                  vol.id).host == "node1@file#file"
 
 
+def _messages(volume_id):
+    return messages_db.message_list(fixtures.admin(),
+                                    filters={"resource_uuid": volume_id})
+
+
 def test_no_valid_backend_shows_a_reason(mgr):
     register("node1@file")
     mgr.update_service_capabilities(None, "node1@file", report(False),
                                     time.time())
     vtype = fixtures.make_type(specs={"multiattach": "<is> True"})
     vol = creating(vtype)
-    mgr.create_volume(fixtures.admin(), vol.id)
+    ctxt = context.RequestContext(user_id="u", project_id="p1",
+                                  request_id="req-create", overwrite=False)
+    mgr.create_volume(ctxt, vol.id)
     row = volumes_db.volume_get(fixtures.admin(), vol.id)
     assert row.status == "error"
     assert row.error_reason == (
         "No valid backend was found. None of 1 pools passed the filters: "
         "CapabilitiesFilter rejected 1 (no multiattach=<is> True).")
     assert mgr.volume_rpcapi.creates == []
+    [told] = _messages(vol.id)
+    assert (told.event_id, told.request_id, told.project_id) == (
+        "VOLUME_VOLUME_001_003", "req-create", "p1")
+
+
+def test_a_create_whose_volume_service_died_is_an_error_and_a_message(mgr):
+    vol = fixtures.make_volume(status="creating", host="node1@file#file",
+                               provider_location=None)
+    # The service went down longer ago than service_down_time.
+    with mock.patch.object(scheduler_manager, "up_volume_hosts",
+                           return_value=set()), \
+            mock.patch.object(scheduler_manager.db_api, "older_than",
+                              return_value=True):
+        mgr._fail_orphaned_creates()
+        mgr._fail_orphaned_creates()
+    row = volumes_db.volume_get(fixtures.admin(), vol.id)
+    assert row.status == "error" and "is down" in row.error_reason
+    [told] = _messages(vol.id)
+    assert (told.event_id, told.project_id) == ("VOLUME_VOLUME_008_002",
+                                                "p1")
+
+
+def test_expired_messages_are_reaped_at_start_and_periodically(mgr):
+    messages.record(fixtures.admin(), 1, messages.NO_BACKEND, "v1", "p1")
+    messages.record(fixtures.admin(), 3600, messages.NO_BACKEND, "v2", "p1")
+    assert (mgr.conf.message_reap_interval, mgr._reap_messages) in \
+        mgr.periodic_tasks()
+    later = db_api.utcnow() + datetime.timedelta(seconds=5)
+    with mock.patch.object(messages_db, "utcnow", return_value=later):
+        mgr.after_start()
+    assert [m.resource_uuid for m in messages_db.message_list(
+        fixtures.admin())] == ["v2"]
 
 
 def test_reports_of_services_not_running_do_not_count(mgr):

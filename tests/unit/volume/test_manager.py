@@ -13,6 +13,7 @@ from common import states
 from common.db import api as db_api
 from common.db import models
 from common.db.api import attachments as db
+from common.db.api import messages as messages_db
 from common.db.api import volumes as volumes_db
 from services.volume import manager
 from services.volume import rpcapi
@@ -46,12 +47,19 @@ def test_extend_returns_to_what_attachments_say(mgr, attached, after):
     assert mgr.driver.volumes[vol.id] == 5
 
 
+def _told(volume_id):
+    """The event ids of the user messages about ``volume_id``."""
+    return [m.event_id for m in messages_db.message_list(
+        fixtures.admin(), filters={"resource_uuid": volume_id})]
+
+
 def test_extend_failure_is_error_extending(mgr):
     vol = fixtures.make_volume_on(mgr.driver, status="extending", pending_size=3)
     mgr.extend_volume(fixtures.admin(), vol.id, 0)
     row = _get(vol)
     assert row.status == "error_extending" and row.error_reason
     assert (row.size, row.pending_size) == (1, None)
+    assert _told(vol.id) == ["VOLUME_VOLUME_007_010"]
 
 
 def test_extend_ignores_other_statuses(mgr):
@@ -226,6 +234,17 @@ def test_a_failed_create_is_an_error_with_a_reason(mgr):
     row = _get(vol)
     assert row.status == "error"
     assert "failed to create the volume: disk on fire" in row.error_reason
+    assert _told(vol.id) == ["VOLUME_VOLUME_008_012"]
+
+
+def test_a_failed_delete_tells_no_user_message(mgr):
+    """As in Cinder: error_deleting is the whole answer."""
+    vol = fixtures.make_volume_on(mgr.driver, status="deleting")
+    with mock.patch.object(mgr.driver, "delete_volume",
+                           side_effect=RuntimeError("busy")):
+        mgr.delete_volume(fixtures.admin(), vol.id)
+    assert _get(vol).status == "error_deleting"
+    assert _told(vol.id) == []
 
 
 def test_create_leaves_a_volume_that_is_no_longer_creating(mgr):

@@ -7,6 +7,7 @@ from unittest import mock
 
 
 from common import exception
+from common.db.api import messages as messages_db
 from common.db.api import snapshots as snapshots_db
 from common.db.api import volumes as volumes_db
 from services.volume import manager
@@ -61,6 +62,12 @@ def test_driver_failures_become_error_statuses(mgr):
                            side_effect=RuntimeError("busy")):
         mgr.delete_snapshot(fixtures.admin(), snap.id)
     assert _snap_status(snap.id) == "error_deleting"
+    told = messages_db.message_list(fixtures.admin(),
+                                    filters={"resource_uuid": snap.id})
+    assert sorted((m.event_id, m.resource_type, m.project_id)
+                  for m in told) == [
+        ("VOLUME_VOLUME_SNAPSHOT_009_013", "VOLUME_SNAPSHOT", "p1"),
+        ("VOLUME_VOLUME_SNAPSHOT_010_016", "VOLUME_SNAPSHOT", "p1")]
 
 
 def test_volumes_from_a_snapshot_and_from_a_volume(mgr):

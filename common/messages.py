@@ -1,0 +1,112 @@
+"""User messages (Cinder's ``/messages``, 3.3+): why an asynchronous
+request that was answered 202 failed later, told to the project that made
+it in the fixed words of Cinder's catalog (``cinder/message/
+message_field.py``), never a backend's own error text (that is logged).
+
+An event is an action and a detail; its id is
+``VOLUME_<resource type>_<action id>_<detail id>`` and its text
+``<action>:<detail>``, as Cinder builds them.
+"""
+
+import uuid
+from typing import Any, NamedTuple
+
+from oslo_log import log as logging
+
+from common.db.api import messages as messages_db
+from common.db.api import volumes as volumes_db
+
+LOG = logging.getLogger(__name__)
+
+LEVEL_ERROR = "ERROR"
+
+
+class Resource:
+    VOLUME = "VOLUME"
+    VOLUME_SNAPSHOT = "VOLUME_SNAPSHOT"
+
+
+#: Cinder's action ids and texts, of the actions Ashlar reports.
+ACTIONS = {
+    "001": "schedule allocate volume",
+    "007": "extend volume",
+    "008": "create volume from backend storage",
+    "009": "create snapshot",
+    "010": "delete snapshot",
+}
+#: Cinder's detail ids and texts, of the details Ashlar reports.
+DETAILS = {
+    "001": "An unknown error occurred.",
+    "002": "Driver is not initialized at present.",
+    "003": "Could not find any available weighted backend.",
+    "010": "Volume Driver failed to extend volume.",
+    "012": "Driver failed to create the volume.",
+    "013": "Snapshot failed to create.",
+    "016": "Snapshot failed to delete.",
+}
+
+
+class Event(NamedTuple):
+    action_id: str
+    detail_id: str
+    resource_type: str = Resource.VOLUME
+
+    @property
+    def event_id(self) -> str:
+        return "VOLUME_%s_%s_%s" % (self.resource_type, self.action_id,
+                                    self.detail_id)
+
+
+#: No pool passes the filters (the scheduler's NoValidBackend, also a copy
+#: whose source's pool does not take its type).
+NO_BACKEND = Event("001", "003")
+#: The driver failed to create the volume.
+CREATE_FAILED = Event("008", "012")
+#: The volume service the create was cast to is down.
+SERVICE_DOWN = Event("008", "002")
+#: The driver failed to extend the volume.
+EXTEND_FAILED = Event("007", "010")
+SNAPSHOT_CREATE_FAILED = Event("009", "013", Resource.VOLUME_SNAPSHOT)
+SNAPSHOT_DELETE_FAILED = Event("010", "016", Resource.VOLUME_SNAPSHOT)
+
+
+def user_message(action_id: str, detail_id: str) -> str:
+    """The text Cinder shows for an action and a detail."""
+    return "%s:%s" % (ACTIONS.get(action_id, "unknown action"),
+                      DETAILS.get(detail_id, DETAILS["001"]))
+
+
+def record(ctxt: Any, ttl: float, event: Event, resource_uuid: str,
+           project_id: str) -> None:
+    """Tell ``project_id`` about ``event`` on a resource, under the
+    request id of ``ctxt`` (the request that started the work).
+
+    A message that cannot be written is logged, never raised: the status
+    change it explains has happened already.
+    """
+    try:
+        messages_db.message_create(ctxt, {
+            "id": str(uuid.uuid4()), "project_id": project_id,
+            "request_id": ctxt.request_id,
+            "resource_type": event.resource_type,
+            "resource_uuid": resource_uuid, "event_id": event.event_id,
+            "action_id": event.action_id, "detail_id": event.detail_id,
+            "message_level": LEVEL_ERROR}, ttl)
+    except Exception:
+        LOG.exception("Cannot record user message %(event)s for %(id)s",
+                      {"event": event.event_id, "id": resource_uuid})
+
+
+def fail_volume(ctxt: Any, ttl: float, volume: Any, expected: dict,
+                values: dict, event: Event | None) -> bool:
+    """Compare-and-swap ``volume`` into a failed status (``values``) and,
+    if it changed here, record ``event`` (if any) for its project: of
+    racing failures only the one that changed it tells.
+
+    :returns: whether the volume changed.
+    """
+    if not volumes_db.volume_cas(ctxt, volume.id, expected, values):
+        return False
+    if event is not None:
+        record(ctxt, ttl, event, volume.id, volume.project_id)
+    return True

@@ -1,0 +1,36 @@
+"""User message operations: show, list and delete a project's messages
+(they are written by the services that failed, ``common.messages``)."""
+
+from typing import Any
+
+from oslo_log import log as logging
+
+from common import exception
+from common.db.api import messages as messages_db
+from services.api.operations import volumes as volume_ops
+
+LOG = logging.getLogger(__name__)
+
+
+class MessageOperations:
+    def get(self, ctxt: Any, message_id: str) -> Any:
+        """A message ``message:get`` lets the caller see, else
+        MessageNotFound (another project's message does not exist for it).
+        """
+        row = messages_db.message_get(ctxt, message_id)
+        if not ctxt.can("message:get", {"project_id": row.project_id},
+                        fatal=False):
+            raise exception.MessageNotFound(message_id=message_id)
+        return row
+
+    def list(self, ctxt: Any, all_tenants: bool = False,
+             **kwargs: Any) -> list:
+        project = volume_ops.listed_project(ctxt, all_tenants)
+        ctxt.can("message:get_all", {"project_id": project})
+        return messages_db.message_list(ctxt, project_id=project, **kwargs)
+
+    def delete(self, ctxt: Any, message_id: str) -> None:
+        row = self.get(ctxt, message_id)
+        ctxt.can("message:delete", {"project_id": row.project_id})
+        messages_db.message_destroy(ctxt, message_id)
+        LOG.info("Message %s deleted", message_id)
