@@ -440,12 +440,19 @@ def test_limit_is_capped_at_max_limit(ashlar, paged):
     assert "volumes_links" in body
 
 
-def test_no_next_link_on_the_last_page(ashlar, paged):
-    """A full last page has no next link (Cinder would give one)."""
+def test_a_full_last_page_links_to_an_empty_one(ashlar, paged):
+    """As Cinder: a full page has a next link even when it is the last;
+    a page that is not full has none."""
     client = ashlar.http(token="admin:" + PAGER)
     body = client.get("/volumes", params={
         "limit": 3, "sort": "name:asc", "marker": paged[1]}).json()
     assert [v["name"] for v in body["volumes"]] == ["p2", "p3", "p4"]
+    (link,) = body["volumes_links"]
+    assert client.session.get(link["href"], timeout=30).json() == {
+        "volumes": []}
+    body = client.get("/volumes", params={
+        "limit": 3, "sort": "name:asc", "marker": paged[2]}).json()
+    assert [v["name"] for v in body["volumes"]] == ["p3", "p4"]
     assert "volumes_links" not in body
     assert client.get("/volumes", params={"limit": 0}).json() == {
         "volumes": []}

@@ -89,8 +89,11 @@ class VolumeOperations:
             raise exception.VolumeNotFound(volume_id=volume_id)
         return row
 
-    def list(self, ctxt: Any, all_tenants: bool = False, **kwargs: Any) -> list:
-        project = listed_project(ctxt, all_tenants)
+    def list(self, ctxt: Any, all_tenants: bool = False,
+             tenant: str | None = None, **kwargs: Any) -> list:
+        """The volumes the caller may list: its project's, or with
+        ``all_tenants`` (admins) every project's, or ``tenant``'s only."""
+        project = listed_project(ctxt, all_tenants) or tenant
         ctxt.can("volume:get_all", {"project_id": project})
         return volumes_db.volume_list(ctxt, project_id=project, **kwargs)
 

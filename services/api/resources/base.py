@@ -46,18 +46,17 @@ def url_project(req: falcon.Request) -> str | None:
     return req.context.url_project
 
 
-def next_links(req: falcon.Request, key: str, rows: list, limit: int,
-               more: bool) -> dict:
-    """``{"<key>_links": [next]}`` when another page follows, else ``{}``.
+def next_links(req: falcon.Request, key: str, rows: list,
+               limit: int) -> dict:
+    """``{"<key>_links": [next]}`` when the page is full, else ``{}``.
 
     The href is the request URL as the caller wrote it (project segment
     included), other query parameters kept, and ``marker`` set to the last
-    item's id.  cinderclient follows it until it is missing, so it appears
-    only when ``more`` is true.
-
-    NOTE(ashlar): Cinder emits it whenever a page is full, even the last.
+    item's id.  As Cinder, a full page links on even when it is the last
+    (the next one is empty): clients follow links until one is missing, and
+    Tempest's pagination tests expect exactly that.
     """
-    if not (more and rows and limit):
+    if not (limit and len(rows) >= limit):
         return {}
     query = [(name, value)
              for name, values in req.params.items() if name != "marker"

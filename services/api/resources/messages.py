@@ -49,11 +49,9 @@ class Collection:
         rows = self.ops.list(
             base.ctxt(req), all_tenants=all_tenants,
             filters=base.filters(req, FILTER_MAP),
-            **dict(kwargs, limit=limit + 1)) if limit else []
-        more = len(rows) > limit
-        rows = rows[:limit]
+            **kwargs) if limit else []
         resp.media = {"messages": [_view(req, row) for row in rows],
-                      **base.next_links(req, "messages", rows, limit, more)}
+                      **base.next_links(req, "messages", rows, limit)}
 
 
 class Item:

@@ -16,7 +16,8 @@ from services.api.views import snapshots as views
 #: Snapshots of in-use volumes without ``force``.
 IN_USE_VERSION = microversion.APIVersion(3, 66)
 SORT_MAP = {"created_at": "created_at", "updated_at": "updated_at",
-            "id": "id", "name": "display_name", "status": "status",
+            "id": "id", "name": "display_name",
+            "display_name": "display_name", "status": "status",
             "size": "volume_size", "volume_id": "volume_id"}
 FILTER_MAP = {"name": "display_name", "display_name": "display_name",
               "status": "status", "volume_id": "volume_id"}
@@ -48,10 +49,8 @@ class _Lister:
         rows = self.ops.list(base.ctxt(req),
                              all_tenants=base.flag(req, "all_tenants"),
                              filters=base.filters(req, FILTER_MAP),
-                             **dict(kwargs, limit=limit + 1))
-        more = len(rows) > limit
-        rows = rows[:limit]
-        return rows, base.next_links(req, "snapshots", rows, limit, more)
+                             **kwargs)
+        return rows, base.next_links(req, "snapshots", rows, limit)
 
 
 class Collection(_Lister):

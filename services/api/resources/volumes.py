@@ -12,7 +12,8 @@ from services.api.schemas import volumes as schemas
 from services.api.views import volumes as views
 
 SORT_MAP = {"created_at": "created_at", "updated_at": "updated_at",
-            "id": "id", "name": "display_name", "size": "size",
+            "id": "id", "name": "display_name",
+            "display_name": "display_name", "size": "size",
             "status": "status", "availability_zone": "availability_zone"}
 FILTER_MAP = {"name": "display_name", "status": "status", "size": "size",
               "availability_zone": "availability_zone",
@@ -55,12 +56,13 @@ class _Lister:
     def _list(self, req: falcon.Request) -> tuple[list, dict]:
         """Return a page of rows and the extra keys of the list body.
 
-        The extras are ``volumes_links`` (only when another page follows)
+        The extras are ``volumes_links`` (when the page is full)
         and, from 3.45 with ``with_count=true``, ``count``: the total
         matching volumes, not the page size.
         """
         kwargs = base.list_params(req, self.max_limit, SORT_MAP)
         list_args = {"all_tenants": base.flag(req, "all_tenants"),
+                     "tenant": req.get_param("project_id"),
                      "filters": base.filters(req, FILTER_MAP,
                                              bools=("bootable",),
                                              ints=("size",))}
@@ -70,10 +72,8 @@ class _Lister:
             return [], ({"count": 0} if with_count else {})
         limit = kwargs["limit"]
         rows = self.ops.list(base.ctxt(req), **list_args,
-                             **dict(kwargs, limit=limit + 1)) if limit else []
-        more = len(rows) > limit
-        rows = rows[:limit]
-        extras = base.next_links(req, "volumes", rows, limit, more)
+                             **kwargs) if limit else []
+        extras = base.next_links(req, "volumes", rows, limit)
         if with_count:
             extras["count"] = len(self.ops.list(base.ctxt(req), **list_args))
         return rows, extras

@@ -37,12 +37,12 @@ class Echo:
 
 
 class Paged:
-    """Three rows per page; tells next_links whether more follow."""
+    """Pages of three rows; ``rows`` says how many this one holds."""
 
     def on_get(self, req, resp):
-        rows = [type("Row", (), {"id": "id-%d" % i}) for i in range(3)]
-        more = req.get_param_as_bool("more", default=False)
-        resp.media = base.next_links(req, "volumes", rows, 3, more)
+        count = req.get_param_as_int("rows", default=2)
+        rows = [type("Row", (), {"id": "id-%d" % i}) for i in range(count)]
+        resp.media = base.next_links(req, "volumes", rows, 3)
 
 
 class Boom:
@@ -320,12 +320,12 @@ def test_vendor_accept_is_echoed(client):
 
 
 # -- next links --------------------------------------------------------------------
-def test_next_link_only_when_more_follow(client):
+def test_next_link_only_after_a_full_page(client):
     assert client.simulate_get("/v3/volumes/detail").json == {}
     body = client.simulate_get("/v3/p1/volumes/detail", params={
-        "more": "true", "sort": "name:asc", "marker": "old"},
+        "rows": "3", "sort": "name:asc", "marker": "old"},
         headers={"X-Auth-Token": "u:p1"}).json
     (link,) = body["volumes_links"]
     assert link["rel"] == "next"
     assert link["href"] == ("http://falconframework.org/v3/p1/volumes/detail"
-                            "?more=true&sort=name%3Aasc&marker=id-2")
+                            "?rows=3&sort=name%3Aasc&marker=id-2")

@@ -275,3 +275,16 @@ def test_a_service_user_without_host_binding_is_no_agent(api):
 def test_agent_unknown_ids_stay_404(api):
     with pytest.raises(exception.AttachmentNotFound):
         api.ops.attachments.get(_agent("h1"), str(uuid.uuid4()))
+
+
+def test_all_tenants_with_project_id_lists_that_project_only(api):
+    """As Cinder: an administrator's ``all_tenants`` narrowed by
+    ``project_id``; a member's ``project_id`` changes nothing."""
+    mine, theirs = api.volume(project="p1"), api.volume(project="p2")
+
+    def listed(query, **kwargs):
+        return {v["id"] for v in api.call(
+            "GET", "/volumes" + query, **kwargs).json["volumes"]}
+    assert listed("?all_tenants=1") == {mine, theirs}
+    assert listed("?all_tenants=1&project_id=p2") == {theirs}
+    assert listed("?all_tenants=1&project_id=p2", **MEMBER) == {mine}

@@ -280,3 +280,11 @@ def test_a_retype_counts_the_snapshots_in_the_new_types_quota(api):
     api.call("PUT", "/os-quota-sets/p1", {"quota_set": {
         "snapshots_gold": 1}})
     assert api.action(vid, body).status_code == 202
+
+
+def test_snapshots_sort_by_display_name_as_cinder_does(api):
+    """Cinder takes ``display_name`` (the column) as well as ``name``."""
+    resp = api.call("GET", "/snapshots?sort_key=display_name&sort_dir=asc")
+    assert resp.status_code == 200, resp.json
+    resp = api.call("GET", "/volumes?sort=display_name:desc")
+    assert resp.status_code == 200, resp.json
