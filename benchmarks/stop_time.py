@@ -50,13 +50,20 @@ def one_stop(in_flight: int) -> float:
     before it (each gets its answer or a refused connection)."""
     with tempfile.TemporaryDirectory(prefix="ashlar-stop-") as name:
         proc, client = _start(pathlib.Path(name))
-        with concurrent.futures.ThreadPoolExecutor(max(1, in_flight)) as pool:
-            sent = [pool.submit(_create, client) for _ in range(in_flight)]
-            signalled = time.monotonic()
-            os.kill(proc.pid, signal.SIGTERM)
-            code = proc.wait(timeout=60)
-            took = time.monotonic() - signalled
-            concurrent.futures.wait(sent)
+        try:
+            with concurrent.futures.ThreadPoolExecutor(
+                    max(1, in_flight)) as pool:
+                sent = [pool.submit(_create, client)
+                        for _ in range(in_flight)]
+                signalled = time.monotonic()
+                os.kill(proc.pid, signal.SIGTERM)
+                code = proc.wait(timeout=60)
+                took = time.monotonic() - signalled
+                concurrent.futures.wait(sent)
+        finally:
+            if proc.poll() is None:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
         if code != 0:
             raise SystemExit("ashlar exited %d; see its log" % code)
         return took

@@ -123,7 +123,8 @@ class Volume(BASE):
     encrypted = Column(Boolean, nullable=False, default=False)
     provider_location = Column(String(255))
     service_uuid = Column(String(36))
-    #: Why the volume is in an error status, in words a user can act on.
+    #: Why the volume is in an error status, for operators (users get a
+    #: user message in Cinder's words instead).
     error_reason = Column(Text)
     #: Live attachment rows, and those of them whose mode is not ``ro``.
     #: Reservations change them with one conditional UPDATE, which is what
@@ -273,7 +274,8 @@ class Snapshot(BASE):
     display_name = Column(String(255))
     display_description = Column(String(255))
     provider_location = Column(String(255))
-    #: Why the snapshot is in an error status, in words a user can act on.
+    #: Why the snapshot is in an error status, for operators (users get a
+    #: user message in Cinder's words instead).
     error_reason = Column(Text)
     volume = orm.relationship("Volume", lazy="joined", viewonly=True)
     snapshot_metadata = orm.relationship(

@@ -118,7 +118,6 @@ class SchedulerManager(service.Manager):
         self.volume_rpcapi = volume_api or volume_rpcapi.VolumeAPI(conf)
         self._started_at: float | None = None
         self._reported = threading.Condition()
-        self._reports = 0
 
     def init_host(self, service_uuid: str) -> None:
         # NOTE(ashlar): before the RPC servers start: queued creates may be
@@ -174,7 +173,8 @@ class SchedulerManager(service.Manager):
             LOG.info("Deleted %d expired user messages", count)
 
     def _place_lost_creates(self) -> None:
-        """Place ``creating`` volumes no scheduler got a cast for.
+        """Place ``creating`` volumes no scheduler got a cast for, or left
+        unplaced while a running backend had not reported.
 
         A broker restart can drop a queue with its messages; a create
         unplaced for longer than an RPC timeout is placed from the
@@ -187,10 +187,11 @@ class SchedulerManager(service.Manager):
             if not db_api.older_than(row.created_at,
                                      self.conf.rpc_call_timeout):
                 continue
-            host = self._place_and_cast(ctxt, row.id)
+            host = self._place_and_cast(ctxt, row.id, swept=True)
             if host:
                 LOG.info("Placed volume %(id)s on %(host)s; its create "
-                         "cast was lost", {"id": row.id, "host": host})
+                         "cast was lost or its backend had not reported",
+                         {"id": row.id, "host": host})
 
     def _fail_orphaned_creates(self) -> None:
         """Turn ``creating`` volumes whose volume service died into ``error``.
@@ -225,7 +226,6 @@ class SchedulerManager(service.Manager):
         if self.store.update(service_host, capabilities, timestamp):
             self.up_hosts.notice(service_host)
             with self._reported:
-                self._reports += 1
                 self._reported.notify_all()
 
     @messaging.expose
@@ -244,58 +244,57 @@ class SchedulerManager(service.Manager):
         """
         return self.store.export()
 
-    def _place(self, request: Any) -> str:
+    def _place(self, request: Any, wait: bool = True,
+               patient: bool = True) -> str | None:
         """Choose a pool for a placement request and charge it.
 
-        Before failing for want of a pool, wait (up to
-        ``service_down_time``) for the reports of running volume services
-        that have none fresh: one that just started registers ~0.1 s before
-        its first report, and one cut off by a broker restart heartbeats
-        through the database while it reconnects.  The API accepted the
-        create for the same reason (its rule 4), so the scheduler must not
-        turn it into "no valid backend"; each report that arrives gets the
-        request tried again.
+        Before failing for want of a pool, give running volume services
+        without a fresh report (one that just started registers ~0.1 s
+        before its first report; one cut off by a broker restart heartbeats
+        through the database while it reconnects) up to a freshness window
+        to report (``wait``).  The API accepted the create for the same
+        reason (its rule 4), so the scheduler must not turn it into "no
+        valid backend" while such a service runs (``patient``): the volume
+        is left ``creating`` for the lost-create sweep.
 
+        :returns: the pool, or None when the volume is left for the sweep.
         :raises NoValidBackend: no counting pool passes the filters.
         """
         try:
             return self.placer.choose(request, self.up_hosts.get())
         except exception.NoValidBackend:
             pass
-        deadline = time.monotonic() + self.conf.service_down_time
-        while True:
-            # The services table afresh: the cached set may not hold a
-            # service that just started.
-            up = up_volume_hosts(self.conf)
-            unheard = up - self.store.fresh_backends()
-            try:
-                return self.placer.choose(request, up)
-            except exception.NoValidBackend:
-                if not unheard or time.monotonic() >= deadline:
-                    raise
+        # The services table afresh: the cached set may not hold a service
+        # that just started.
+        up = up_volume_hosts(self.conf)
+        unheard = up - self.store.fresh_backends()
+        if unheard and wait:
             LOG.info("No pool yet; waiting for reports of %s",
                      ", ".join(sorted(unheard)))
-            # At least once a window: a silent service may go down.
-            self._wait_for_a_report(min(
-                deadline, time.monotonic() + self.store.freshness))
-
-    def _wait_for_a_report(self, deadline: float) -> None:
-        """Wait for the next capability report, or until ``deadline``
-        (monotonic seconds)."""
-        with self._reported:
-            seen = self._reports
-            self._reported.wait_for(lambda: self._reports != seen,
-                                    max(0.0, deadline - time.monotonic()))
+            self._wait_for_reports(
+                unheard, time.monotonic() + self.store.freshness)
+            up = up_volume_hosts(self.conf)
+            unheard = up - self.store.fresh_backends()
+        try:
+            return self.placer.choose(request, up)
+        except exception.NoValidBackend:
+            if unheard and patient:
+                return None
+            raise
 
     @messaging.expose
     def create_volume(self, ctxt: Any, volume_id: str) -> None:
         """Choose a pool for a ``creating`` volume and cast it there."""
         self._place_and_cast(ctxt, volume_id)
 
-    def _place_and_cast(self, ctxt: Any, volume_id: str) -> str | None:
+    def _place_and_cast(self, ctxt: Any, volume_id: str,
+                        swept: bool = False) -> str | None:
         """Place the volume unless placed already (by another scheduler,
         or a late cast): the compare-and-swap on ``host`` lets one win.
 
+        :param swept: from the lost-create sweep: no wait for reports, and
+            a running service without a report keeps the volume
+            ``creating`` only until ``service_down_time`` after its create.
         :returns: the pool it was cast to, or None.
         """
         try:
@@ -307,9 +306,11 @@ class SchedulerManager(service.Manager):
             return None
         request = placement.request_for(volume,
                                         types_db.specs_of(volume.volume_type))
+        patient = not (swept and db_api.older_than(
+            volume.created_at, self.conf.service_down_time))
         try:
             self._wait_for_first_reports()
-            host = self._place(request)
+            host = self._place(request, wait=not swept, patient=patient)
         except exception.NoValidBackend as exc:
             LOG.warning("No valid backend for volume %(id)s: %(reason)s",
                         {"id": volume_id, "reason": exc.msg})
@@ -318,6 +319,10 @@ class SchedulerManager(service.Manager):
                                  {"status": STATUS.ERROR,
                                   "error_reason": exc.msg},
                                  messages.NO_BACKEND)
+            return None
+        if host is None:
+            LOG.info("Volume %s waits for a running volume service's "
+                     "report; the sweep places it", volume_id)
             return None
         if not volumes_db.volume_cas(ctxt, volume_id,
                                      {"status": STATUS.CREATING, "host": None},

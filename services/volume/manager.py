@@ -2,7 +2,8 @@
 
 Methods are thin: load the row, call the driver, compare-and-swap the status,
 report capacity.  A failed cast has no caller to tell, so failures become an
-``error`` status with a reason the user can read.
+``error`` status with the backend's reason (for operators) and a user
+message in Cinder's words (``common.messages``).
 """
 
 import contextlib

@@ -318,10 +318,10 @@ class AttachmentOperations:
             if now.transition is None and now.connection_info:
                 return now
             lease = self._lease(created)
-        if lease:
-            attachments_db.attachment_record(
+        if lease and not attachments_db.attachment_record(
                 ctxt, volume.id, row.id,
-                {"attach_status": now.attach_status}, lease)
+                {"attach_status": now.attach_status}, lease):
+            now, lease = None, {}  # the connect failed and removed it
         LOG.warning("The volume service of %(host)s did not answer the "
                     "connect of attachment %(att)s",
                     {"host": volume.host, "att": row.id})

@@ -272,20 +272,36 @@ def test_a_backend_that_has_not_reported_yet_gets_its_window(mgr):
     _placed_after_a_late_report(mgr, 0.3)
 
 
-def test_a_backend_cut_off_by_the_broker_is_waited_for_past_freshness(mgr):
-    """Its report went stale while the broker restarted; its service still
-    heartbeats: the create waits for its next report, even one that comes
-    after a whole freshness window, instead of ending in error."""
+def test_a_backend_cut_off_by_the_broker_keeps_the_create_for_the_sweep(mgr):
+    """No fresh report (it went stale while the broker restarted); its
+    service still heartbeats: after one freshness window the create stays
+    ``creating`` (no error, no message) and the sweep places it once the
+    report came; after ``service_down_time`` without one, the sweep fails
+    it."""
     register("node1@file")
-    stale = time.time() - 10 * mgr.store.freshness
+    kept, late = creating(), creating()
+    with mock.patch.object(mgr, "_wait_for_reports") as wait:
+        mgr.create_volume(fixtures.admin(), kept.id)
+        mgr.create_volume(fixtures.admin(), late.id)
+    assert wait.call_count == 2 and mgr.volume_rpcapi.creates == []
+    for volume in (kept, late):
+        row = volumes_db.volume_get(fixtures.admin(), volume.id)
+        assert (row.status, row.host) == ("creating", None)
+    _age(kept.id, mgr.conf.rpc_call_timeout + 5)
+    _age(late.id, mgr.conf.service_down_time + 5)
+    mgr._place_lost_creates()
+    assert volumes_db.volume_get(fixtures.admin(), late.id).status == "error"
+    assert volumes_db.volume_get(fixtures.admin(), kept.id).status == \
+        "creating"
     mgr.update_service_capabilities(fixtures.admin(), "node1@file",
-                                    report(True), stale)
-    _placed_after_a_late_report(mgr, mgr.store.freshness + 0.2)
+                                    report(True), time.time())
+    mgr._place_lost_creates()
+    assert mgr.volume_rpcapi.creates == [(kept.id, "node1@file#file")]
 
 
 def test_without_unheard_backends_no_valid_backend_is_at_once(mgr):
     volume = creating()
-    with mock.patch.object(mgr, "_wait_for_a_report") as wait:
+    with mock.patch.object(mgr, "_wait_for_reports") as wait:
         mgr.create_volume(fixtures.admin(), volume.id)
     wait.assert_not_called()
     row = volumes_db.volume_get(fixtures.admin(), volume.id)
