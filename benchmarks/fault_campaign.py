@@ -25,7 +25,11 @@ the recovery time (from the fault until a probe cycle on a volume of every
 node succeeds), the time the deployment took to settle once the load
 stopped, and the counts checked within ``--window`` seconds: rows stuck in
 a transitional state, lost rows, leaked backend files, attachment rows no
-client knows of, volumes whose attachment counter drifted.  Then a line of
+client knows of, volumes whose attachment counter drifted.  A create that
+got no answer at all (its api worker died while answering) leaves its row
+to the client, as in Cinder: the client finds it by its instance
+(``GET /attachments?instance_id=``) and deletes it
+(``found_by_instance`` counts them).  Then a line of
 overall cycle latencies (p50/p95/max) and cycles/s::
 
     python -m benchmarks.fault_campaign [--concurrency 8] [--window 60]
@@ -155,6 +159,11 @@ class Ledger:
         self.delete_sent: set[str] = set()
         self.volumes: dict[str, str] = {}
         self.lost: list[str] = []
+        #: Instances whose attachment create got no answer at all (an api
+        #: worker died): whether a row was made is for the client to find.
+        self.unanswered: set[str] = set()
+        #: Rows the client found that way.
+        self.found = 0
 
     def told(self, attachment: str, volume: str) -> None:
         with self.lock:
@@ -175,6 +184,10 @@ class Ledger:
         with self.lock:
             self.lost.append(what)
 
+    def unsure(self, instance: str) -> None:
+        with self.lock:
+            self.unanswered.add(instance)
+
 
 # -- the client -------------------------------------------------------------
 class Client:
@@ -187,16 +200,20 @@ class Client:
         self.timeout = timeout
         self.session = requests.Session()
         self.session.headers.update(harness.Client(endpoint).session.headers)
+        #: The last call got no HTTP answer (the connection broke).
+        self.unanswered = False
 
     def call(self, tally: Tally, step: str, method: str, path: str,
              body: dict | None = None, expect: tuple = OK
              ) -> requests.Response | None:
         """The response if its status is in ``expect``; else None, with
         the error counted."""
+        self.unanswered = False
         try:
             resp = self.session.request(method, self.endpoint + path,
                                         json=body, timeout=self.timeout)
         except requests.RequestException as exc:
+            self.unanswered = True
             tally.error(*classify(step, exc), repr(exc))
             return None
         if resp.status_code in expect:
@@ -207,11 +224,14 @@ class Client:
     def attach_cycle(self, tally: Tally, volume: str, host: str) -> bool:
         """Create with a connector, complete, delete; True if all worked."""
         started = time.monotonic()
+        instance = str(uuid.uuid4())
         resp = self.call(tally, "create", "POST", "/attachments", {
             "attachment": {"volume_uuid": volume, "mode": "rw",
-                           "instance_uuid": str(uuid.uuid4()),
+                           "instance_uuid": instance,
                            "connector": connector(host)}})
         if resp is None:
+            if self.unanswered:
+                self.ledger.unsure(instance)
             tally.failure()
             return False
         attachment = resp.json()["attachment"]["id"]
@@ -249,6 +269,22 @@ class Client:
             tally.error("delete 404 (lost row)", False, resp.text)
             return False
         return True
+
+    def find_unanswered(self, tally: Tally) -> None:
+        """Look up the rows of creates that got no answer, by their
+        instance, as a Cinder client must (no server can tell whether its
+        answer reached the client): the rows found are the client's."""
+        for instance in sorted(self.ledger.unanswered):
+            resp = self.call(tally, "lookup", "GET",
+                             "/attachments?instance_id=%s" % instance)
+            if resp is None:
+                continue
+            rows = resp.json()["attachments"]
+            for row in rows:
+                self.ledger.told(row["id"], row["volume_id"])
+            with self.ledger.lock:
+                self.ledger.unanswered.discard(instance)
+                self.ledger.found += len(rows)
 
     def volume_status(self, tally: Tally, volume: str) -> str | None:
         """The volume's status; "gone" after a 404, None on an error."""
@@ -653,8 +689,10 @@ class Campaign:
         stuck = self.stuck()
         for path in orphans.values():
             self.client.delete(path)
+        found, self.ledger.found = self.ledger.found, 0
         return {"settle_s": round(settled, 2) if calm else None,
-                "stuck": len(stuck), "lost": len(lost),
+                "found_by_instance": found, "stuck": len(stuck),
+                "lost": len(lost),
                 "leaked": len(leaked), "orphaned": len(orphans),
                 "drift": self.drift(rows),
                 "stuck_rows": stuck, "lost_rows": lost,
@@ -674,15 +712,17 @@ class Campaign:
         return found
 
     def _delete_held(self) -> None:
-        """Delete every attachment the client was told exists and has not
-        seen deleted yet, retrying as a client would."""
+        """Delete every attachment the client was told exists (or found by
+        its instance after a create got no answer) and has not seen
+        deleted yet, retrying as a client would."""
         client = Client(self.dep.endpoint, self.ledger, timeout=30)
         scratch = Tally()
 
         def all_deleted() -> bool:
+            client.find_unanswered(scratch)
             for attachment in list(self.ledger.attachments):
                 client.delete_attachment(scratch, attachment)
-            return not self.ledger.attachments
+            return not (self.ledger.attachments or self.ledger.unanswered)
         _waited(all_deleted, self.settings.window, interval=0.5)
 
     def rows(self) -> dict[str, list[dict]]:
