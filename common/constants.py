@@ -14,6 +14,21 @@ CAPABILITIES_TOPIC = "ashlar-capabilities"
 # so Ashlar reports its own names.
 SCHEDULER_BINARY = "ashlar-scheduler"
 VOLUME_BINARY = "ashlar-volume"
+#: Each binary as Cinder's REST API names it (os-services, os-hosts):
+#: the names Cinder's clients, runbooks and Tempest filter on.  The REST
+#: API answers these and takes either.
+CINDER_BINARIES = {SCHEDULER_BINARY: "cinder-scheduler",
+                   VOLUME_BINARY: "cinder-volume"}
+
+
+def cinder_binary(binary: str) -> str:
+    """Cinder's name of one of Ashlar's binaries."""
+    return CINDER_BINARIES.get(binary, binary)
+
+
+def ashlar_binary(name: str | None) -> str | None:
+    """Ashlar's binary of a name a REST caller gave (Cinder's or Ashlar's)."""
+    return {v: k for k, v in CINDER_BINARIES.items()}.get(name, name)
 
 
 

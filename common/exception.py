@@ -152,6 +152,11 @@ class SnapshotNotFound(NotFound):
     msg_fmt = "Snapshot %(snapshot_id)s could not be found."
 
 
+class VolumeMetadataNotFound(NotFound):
+    msg_fmt = ("Volume %(volume_id)s has no metadata with key "
+               "%(metadata_key)s.")
+
+
 class SnapshotMetadataNotFound(NotFound):
     msg_fmt = ("Snapshot %(snapshot_id)s has no metadata with key "
                "%(metadata_key)s.")

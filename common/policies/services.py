@@ -14,6 +14,12 @@ rules = [
         description="Enable or disable a service.",
         operations=[{"method": "PUT", "path": "/os-services/{action}"}]),
     policy.DocumentedRuleDefault(
+        name="volume_extension:hosts", check_str=base.RULE_ADMIN_API,
+        description="List hosts and their services, or show the volume "
+                    "usage of a volume host.",
+        operations=[{"method": "GET", "path": "/os-hosts"},
+                    {"method": "GET", "path": "/os-hosts/{host_name}"}]),
+    policy.DocumentedRuleDefault(
         name="scheduler_extension:scheduler_stats:get_pools",
         check_str=base.RULE_ADMIN_API, description="List pools.",
         operations=[{"method": "GET", "path": "/scheduler-stats/get_pools"}]),

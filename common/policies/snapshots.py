@@ -38,6 +38,12 @@ rules = [
     base.rule("volume_extension:snapshot_admin_actions:force_delete",
               base.RULE_ADMIN_API, "Force-delete a snapshot.",
               ("POST", "/snapshots/{snapshot_id}/action (os-force_delete)")),
+    base.rule("snapshot_extension:snapshot_actions:update_snapshot_status",
+              base.MEMBER,
+              "Move a creating or deleting snapshot on (a compute host's "
+              "assisted snapshot).",
+              ("POST", "/snapshots/{snapshot_id}/action "
+               "(os-update_snapshot_status)")),
 ]
 
 

@@ -24,8 +24,9 @@ LOG = logging.getLogger(__name__)
 
 #: First path segments after /v3/ that are collections, not project ids.
 COLLECTIONS = frozenset([
-    "volumes", "types", "attachments", "os-services", "scheduler-stats",
-    "capabilities", "limits", "os-availability-zone", "extensions",
+    "volumes", "types", "attachments", "os-services", "os-hosts",
+    "scheduler-stats", "capabilities", "limits", "os-availability-zone",
+    "extensions",
     "os-quota-sets", "os-quota-class-sets", "snapshots", "ashlar-fencing",
     "messages"])
 

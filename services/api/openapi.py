@@ -19,6 +19,7 @@ from services.api import microversion
 from services.api import validation
 from services.api.schemas import Schema, Versioned
 from services.api.schemas import attachments as attachment_schemas
+from services.api.schemas import metadata as metadata_schemas
 from services.api.schemas import quotas as quota_schemas
 from services.api.schemas import services as service_schemas
 from services.api.schemas import snapshots as snapshot_schemas
@@ -54,6 +55,8 @@ def body_schemas() -> dict[str, Schema]:
         "VolumeCreateRequest": _at_max(volume_schemas.CREATE),
         "VolumeUpdateRequest": _at_max(volume_schemas.UPDATE),
         "VolumeActionRequest": _one_of(_volume_actions()),
+        "MetadataRequest": _at_max(metadata_schemas.METADATA),
+        "MetadataItemRequest": _at_max(metadata_schemas.METADATA_ITEM),
         "AttachmentCreateRequest": _at_max(attachment_schemas.CREATE),
         "AttachmentUpdateRequest": _at_max(attachment_schemas.UPDATE),
         "AttachmentActionRequest": _one_of(attachment_schemas.ACTIONS),
@@ -69,9 +72,6 @@ def body_schemas() -> dict[str, Schema]:
             service_schemas.ACTIONS["disable-log-reason"]),
         "SnapshotCreateRequest": _at_max(snapshot_schemas.CREATE),
         "SnapshotUpdateRequest": _at_max(snapshot_schemas.UPDATE),
-        "SnapshotMetadataRequest": _at_max(snapshot_schemas.METADATA),
-        "SnapshotMetadataItemRequest": _at_max(
-            snapshot_schemas.METADATA_ITEM),
         "SnapshotActionRequest": _one_of(snapshot_schemas.ACTIONS),
     }
 

@@ -7,6 +7,7 @@ from services.api.resources import availability_zones
 from services.api.resources import backends
 from services.api.resources import extensions
 from services.api.resources import limits
+from services.api.resources import metadata
 from services.api.resources import messages
 from services.api.resources import quotas
 from services.api.resources import snapshots
@@ -30,6 +31,8 @@ def route_table(ops: Any, conf: Any) -> list[tuple[str, Any]]:
         ("/v3/volumes/{volume_id}", volumes.Item(ops.volumes)),
         ("/v3/volumes/{volume_id}/action",
          volume_actions.Action(ops.volumes, att_ops)),
+        *metadata.routes("volumes", "volume_id", ops.volumes,
+                         volumes.missing_key),
         ("/v3/attachments", attachments.Collection(att_ops, max_limit)),
         ("/v3/attachments/detail", attachments.Detail(att_ops, max_limit)),
         ("/v3/attachments/{attachment_id}", attachments.Item(att_ops)),
@@ -46,6 +49,8 @@ def route_table(ops: Any, conf: Any) -> list[tuple[str, Any]]:
         ("/v3/types/{type_id}/action", types.Action(ops.types)),
         ("/v3/os-services", backends.Services(ops.backends)),
         ("/v3/os-services/{action}", backends.ServiceAction(ops.backends)),
+        ("/v3/os-hosts", backends.Hosts(ops.backends)),
+        ("/v3/os-hosts/{host_name}", backends.Host(ops.backends)),
         ("/v3/scheduler-stats/get_pools", backends.Pools(ops.backends)),
         ("/v3/capabilities/{host}", backends.Capabilities(ops.backends)),
         ("/v3/limits", limits.Limits(ops.usage)),

@@ -19,6 +19,7 @@ from services.api import microversion
 from services.api import routes
 from services.api import validation
 from services.api.schemas import attachments as attachment_schemas
+from services.api.schemas import metadata as metadata_schemas
 from services.api.schemas import quotas as quota_schemas
 from services.api.schemas import services as service_schemas
 from services.api.schemas import snapshots as snapshot_schemas
@@ -72,11 +73,17 @@ BODIES = {
     ("PUT", "/v3/snapshots/{snapshot_id}"): {
         "snapshot": snapshot_schemas.UPDATE},
     ("POST", "/v3/snapshots/{snapshot_id}/metadata"): {
-        "metadata": snapshot_schemas.METADATA},
+        "metadata": metadata_schemas.METADATA},
     ("PUT", "/v3/snapshots/{snapshot_id}/metadata"): {
-        "metadata": snapshot_schemas.METADATA},
+        "metadata": metadata_schemas.METADATA},
     ("PUT", "/v3/snapshots/{snapshot_id}/metadata/{key}"): {
-        "meta": snapshot_schemas.METADATA_ITEM},
+        "meta": metadata_schemas.METADATA_ITEM},
+    ("POST", "/v3/volumes/{volume_id}/metadata"): {
+        "metadata": metadata_schemas.METADATA},
+    ("PUT", "/v3/volumes/{volume_id}/metadata"): {
+        "metadata": metadata_schemas.METADATA},
+    ("PUT", "/v3/volumes/{volume_id}/metadata/{key}"): {
+        "meta": metadata_schemas.METADATA_ITEM},
     ("POST", "/v3/snapshots/{snapshot_id}/action"): snapshot_schemas.ACTIONS,
 }
 _SERVICE_ACTIONS = sorted(service_schemas.ACTIONS)

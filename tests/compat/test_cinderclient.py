@@ -104,6 +104,16 @@ def test_show_by_name(cinder):
     assert volume["consumes_quota"] == "True"
 
 
+def test_metadata_set_show_and_unset(cinder):
+    """``cinder metadata VOL set|unset`` and ``metadata-show``."""
+    cinder("metadata", "my-mavol", "set", "a=1", "b=2").ok()
+    shown = rows(cinder("metadata-show", "my-mavol").ok().stdout)
+    assert {r["Metadata-property"]: r["Value"] for r in shown} == {
+        "a": "1", "b": "2"}
+    cinder("metadata", "my-mavol", "unset", "a", "b").ok()
+    assert rows(cinder("metadata-show", "my-mavol").ok().stdout) == []
+
+
 def test_list_follows_next_links(cinder, ashlar):
     """More volumes than one page: cinderclient must follow volumes_links."""
     made = []
@@ -150,11 +160,11 @@ def test_get_capabilities(cinder):
 def test_service_list(cinder):
     table = rows(cinder("service-list").ok().stdout)
     services = {(r["Binary"], r["Host"]): r for r in table}
-    volume = services[("ashlar-volume", VOLUME_HOST + "@file")]
+    volume = services[("cinder-volume", VOLUME_HOST + "@file")]
     assert volume["Status"] == "enabled"
     assert volume["State"] == "up"
     assert volume["Backend State"] == "up"
-    assert ("ashlar-scheduler", "compat-sched") in services
+    assert ("cinder-scheduler", "compat-sched") in services
 
 
 def test_absolute_limits(cinder):

@@ -85,11 +85,13 @@ def objects(ashlar):
     type_id = resp.json()["volume_type"]["id"]
     assert client.post("/types/%s/action" % type_id, {"addProjectAccess": {
         "project": PROJECT}}).status_code == 202
+    # metadata under the key the type paths use, so every key path answers
     volume = client.create_volume(name="openapi-vol", volume_type=type_id,
-                                  metadata={"k": "v"})
+                                  metadata={"multiattach": "v"})
     client.wait_status(volume["id"], "available", timeout=60)
     found = {"volume_id": volume["id"], "type_id": type_id,
              "key": "multiattach", "host": VOLUME_HOST + "@file",
+             "host_name": VOLUME_HOST + "@file",
              "attachment_id": None, "project_id": PROJECT,
              "class_name": "default"}
     resp = client.post("/attachments", {"attachment": {
@@ -101,7 +103,6 @@ def objects(ashlar):
     found["attachment_id"] = resp.json()["attachment"]["id"]
     client.post("/attachments/%s/action" % found["attachment_id"],
                 {"os-complete": None})
-    # metadata under the key the type paths use, so both key paths answer
     resp = client.post("/snapshots", {"snapshot": {
         "volume_id": volume["id"], "force": True,
         "metadata": {found["key"]: "v"}}})

@@ -92,10 +92,24 @@ def test_volume_set_name_and_description(openstack):
               parse=False).ok()
 
 
+def test_volume_set_and_unset_property(openstack):
+    """``volume set --property`` POSTs to /volumes/{id}/metadata, ``volume
+    unset --property`` DELETEs one key of it."""
+    openstack("volume", "set", "--property", "tier=gold", "--property",
+              "owner=ops", state["volume_id"], parse=False).ok()
+    shown = openstack("volume", "show", state["volume_id"], "-f", "json")
+    assert shown["properties"] == {"purpose": "compat", "tier": "gold",
+                                   "owner": "ops"}
+    openstack("volume", "unset", "--property", "tier", "--property",
+              "owner", state["volume_id"], parse=False).ok()
+    shown = openstack("volume", "show", state["volume_id"], "-f", "json")
+    assert shown["properties"] == {"purpose": "compat"}
+
+
 def test_service_list(openstack):
     listed = openstack("volume", "service", "list", "-f", "json")
     by_key = {(s["Binary"], s["Host"]): s for s in listed}
-    volume = by_key[("ashlar-volume", VOLUME_HOST + "@file")]
+    volume = by_key[("cinder-volume", VOLUME_HOST + "@file")]
     assert (volume["Status"], volume["State"]) == ("enabled", "up")
     assert volume["Zone"] == "nova"
 

@@ -127,7 +127,7 @@ def test_capabilities(bs):
 
 def test_services(bs):
     services = {(s.binary, s.host): s for s in bs.services()}
-    volume = services[("ashlar-volume", VOLUME_HOST + "@file")]
+    volume = services[("cinder-volume", VOLUME_HOST + "@file")]
     assert (volume.status, volume.state) == ("enabled", "up")
 
 

@@ -27,7 +27,7 @@ def _state(ashlar) -> dict:
 def test_cinder_disables_and_enables_a_volume_service(cinder, ashlar,
                                                        enabled_again):
     cinder("--os-volume-api-version", "3.60", "service-disable",
-           "--reason", "maintenance", BACKEND, "ashlar-volume").ok()
+           "--reason", "maintenance", BACKEND, "cinder-volume").ok()
     shown = _state(ashlar)
     assert (shown["status"], shown["disabled_reason"]) == (
         "disabled", "maintenance")
@@ -40,11 +40,11 @@ def test_cinder_disables_and_enables_a_volume_service(cinder, ashlar,
 
 def test_openstack_sets_a_volume_service(openstack, ashlar, enabled_again):
     openstack("volume", "service", "set", "--disable", "--disable-reason",
-              "drain", BACKEND, "ashlar-volume", parse=False).ok()
+              "drain", BACKEND, "cinder-volume", parse=False).ok()
     assert _state(ashlar)["status"] == "disabled"
     listed = openstack("volume", "service", "list", "--long", "-f", "json")
     [row] = [r for r in listed if r["Host"] == BACKEND]
     assert row["Status"] == "disabled" and row["Disabled Reason"] == "drain"
     openstack("volume", "service", "set", "--enable", BACKEND,
-              "ashlar-volume", parse=False).ok()
+              "cinder-volume", parse=False).ok()
     assert _state(ashlar)["status"] == "enabled"

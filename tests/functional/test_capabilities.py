@@ -148,7 +148,7 @@ def test_reports_carry_every_pool_key(cluster):
     assert caps["total_capacity_gb"] > 0
     states = cluster.client.get("/os-services").json()["services"]
     assert {s["host"]: s.get("backend_state") for s in states
-            if s["binary"] == "ashlar-volume"} == {"plain@file": "up"}
+            if s["binary"] == "cinder-volume"} == {"plain@file": "up"}
 
 
 def test_unsatisfiable_multiattach_is_400_at_once_writing_nothing(cluster):

@@ -629,8 +629,8 @@ def test_the_compose_topology_keeps_its_volumes_and_attachments(compose):
                                                           "volume"))
     assert before["volumes"][kept]["os-vol-host-attr:host"] == \
         "%s@file#file" % services["volume"]["hostname"]
-    nodes = {("ashlar-scheduler", services["scheduler"]["hostname"]): "up",
-             ("ashlar-volume", "%s@file" % services["volume"]["hostname"]):
+    nodes = {("cinder-scheduler", services["scheduler"]["hostname"]): "up",
+             ("cinder-volume", "%s@file" % services["volume"]["hostname"]):
              "up"}
     assert services_up(operator) == nodes
     operator.session.close()

@@ -53,7 +53,7 @@ def test_stopped_backend_is_gone_and_creates_get_400_at_once(tmp_path,
         harness.wait_for(
             lambda: "shared@file#file" not in client.pools(), timeout=SETTLE,
             what="the stopped backend's pool gone from get_pools")
-        assert client.services_up()[("ashlar-volume", "shared@file")] == \
+        assert client.services_up()[("cinder-volume", "shared@file")] == \
             "down"
         harness.wait_for(lambda: burst() == [400] * 8, timeout=SETTLE,
                          what="every API worker answering 400")

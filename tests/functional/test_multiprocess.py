@@ -25,9 +25,9 @@ def test_services_heartbeat(cluster):
     states = harness.wait_for(
         lambda: (lambda s: s if len(s) == 3 else None)(client.services_up()),
         what="three services")
-    assert states == {("ashlar-scheduler", "sched"): "up",
-                      ("ashlar-volume", "node1@file"): "up",
-                      ("ashlar-volume", "node2@file"): "up"}
+    assert states == {("cinder-scheduler", "sched"): "up",
+                      ("cinder-volume", "node1@file"): "up",
+                      ("cinder-volume", "node2@file"): "up"}
 
 
 def test_burst_spreads_and_all_become_available(cluster):

@@ -20,6 +20,7 @@ from common import exception
 from common.db import models
 from common.db.api import compare_and_swap
 from common.db.api import conditional_update
+from common.db.api import metadata as metadata_db
 from common.db.api import project_page
 from common.db.api import reader
 from common.db.api import retry_on_deadlock
@@ -187,20 +188,9 @@ def snapshot_update(context: Any, snapshot_id: str, values: dict,
     row = _get(session, snapshot_id)
     for key, value in values.items():
         setattr(row, key, value)
-    if metadata is not None and delete_metadata:
-        # NOTE(ashlar): the old rows go first: SQLAlchemy would insert the
-        # new ones before deleting the old, against (snapshot_id, key).
-        row.snapshot_metadata = []
-        session.flush()
-        row.snapshot_metadata = [META(key=k, value=v)
-                                 for k, v in metadata.items()]
-    elif metadata is not None:
-        existing = {item.key: item for item in row.snapshot_metadata}
-        for key, value in metadata.items():
-            if key in existing:
-                existing[key].value = value
-            else:
-                row.snapshot_metadata.append(META(key=key, value=value))
+    if metadata is not None:
+        metadata_db.set_items(session, row, "snapshot_metadata", META,
+                              metadata, replace=delete_metadata)
     row.updated_at = utcnow()
     session.flush()
     return row
@@ -249,15 +239,11 @@ def snapshot_metadata_delete(context: Any, snapshot_id: str,
     :raises SnapshotNotFound:
     :raises SnapshotMetadataNotFound: the snapshot has no such key.
     """
-    session = context.session
-    if session.execute(sa.update(SNAP).where(SNAP.id == snapshot_id).values(
-            updated_at=utcnow())).rowcount != 1:
-        raise exception.SnapshotNotFound(snapshot_id=snapshot_id)
-    if session.execute(sa.delete(META).where(
-            META.snapshot_id == snapshot_id,
-            META.key == key)).rowcount != 1:
-        raise exception.SnapshotMetadataNotFound(snapshot_id=snapshot_id,
-                                                 metadata_key=key)
+    metadata_db.delete_item(
+        context.session, SNAP, META.snapshot_id, snapshot_id, key,
+        exception.SnapshotNotFound(snapshot_id=snapshot_id),
+        exception.SnapshotMetadataNotFound(snapshot_id=snapshot_id,
+                                           metadata_key=key))
 
 
 def metadata_of(row: models.Snapshot) -> dict:

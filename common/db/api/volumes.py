@@ -9,6 +9,7 @@ from sqlalchemy import orm
 from common import exception
 from common.db import models
 from common.db.api import conditional_update
+from common.db.api import metadata as metadata_db
 from common.db.api import project_page
 from common.db.api import reader
 from common.db.api import retry_on_deadlock
@@ -89,20 +90,38 @@ def volume_list(context: Any, project_id: str | None = None,
 @retry_on_deadlock
 @writer
 def volume_update(context: Any, volume_id: str, values: dict,
-                  metadata: dict | None = None) -> models.Volume:
-    """Change non-status fields; ``metadata`` replaces the whole set."""
+                  metadata: dict | None = None,
+                  delete_metadata: bool = True) -> models.Volume:
+    """Change non-status fields and the metadata.
+
+    :param metadata: the whole new set (keys not in it go); without
+        ``delete_metadata``, keys merged into the volume's metadata.
+    :raises VolumeNotFound:
+    """
     row = _get(context.session, volume_id)
     for key, value in values.items():
         setattr(row, key, value)
     if metadata is not None:
-        # NOTE(ashlar): the old rows go first: SQLAlchemy would insert the
-        # new ones before deleting the old, against (volume_id, key).
-        row.volume_metadata = []
-        context.session.flush()
-        row.volume_metadata = [models.VolumeMetadata(key=k, value=v)
-                               for k, v in metadata.items()]
+        metadata_db.set_items(context.session, row, "volume_metadata",
+                              models.VolumeMetadata, metadata,
+                              replace=delete_metadata)
     row.updated_at = utcnow()
     return row
+
+
+@retry_on_deadlock
+@writer
+def volume_metadata_delete(context: Any, volume_id: str, key: str) -> None:
+    """Remove one key of the volume's metadata.
+
+    :raises VolumeNotFound:
+    :raises VolumeMetadataNotFound: the volume has no such key.
+    """
+    metadata_db.delete_item(
+        context.session, models.Volume, models.VolumeMetadata.volume_id,
+        volume_id, key, exception.VolumeNotFound(volume_id=volume_id),
+        exception.VolumeMetadataNotFound(volume_id=volume_id,
+                                         metadata_key=key))
 
 
 @retry_on_deadlock
@@ -131,3 +150,24 @@ def volume_destroy(context: Any, volume_id: str) -> None:
 def metadata_of(row: models.Volume) -> dict:
     return {item.key: item.value for item in row.volume_metadata}
 
+
+@reader
+def usage_on_host(context: Any, host: str) -> dict[str, list[int]]:
+    """Per project: ``[volumes, their GB, snapshots, their GB]`` of the
+    volumes of ``host`` (``host@backend``, any of its pools)."""
+    vol, snap = models.Volume, models.Snapshot
+    on_host = sa.or_(vol.host == host,
+                     vol.host.startswith(host + "#", autoescape=True))
+    found: dict[str, list[int]] = {}
+    for project, count, size in context.session.execute(
+            sa.select(vol.project_id, sa.func.count(),
+                      sa.func.coalesce(sa.func.sum(vol.size), 0))
+            .where(on_host).group_by(vol.project_id)):
+        found[project] = [count, int(size), 0, 0]
+    for project, count, size in context.session.execute(
+            sa.select(snap.project_id, sa.func.count(),
+                      sa.func.coalesce(sa.func.sum(snap.volume_size), 0))
+            .join(vol, snap.volume_id == vol.id)
+            .where(on_host).group_by(snap.project_id)):
+        found.setdefault(project, [0, 0, 0, 0])[2:] = [count, int(size)]
+    return found

@@ -12,6 +12,7 @@ from common import exception
 from common import extra_specs
 from common.db.api import services as services_db
 from common.db.api import types as types_db
+from common.db.api import volumes as volumes_db
 from services.scheduler import rpcapi as scheduler_rpcapi
 
 
@@ -50,6 +51,28 @@ class BackendOperations:
         except exception.ServiceNotFound:
             raise exception.NotFound("Service %s could not be found on host "
                                      "%s." % (binary, host))
+
+    def hosts(self, ctxt: Any, zone: str | None) -> list[tuple[Any, bool]]:
+        """(row, is up) of each enabled service (of ``zone``), as Cinder's
+        os-hosts lists them."""
+        ctxt.can("volume_extension:hosts")
+        return [(row, services_db.is_up(row, self.conf.service_down_time))
+                for row in services_db.service_list(ctxt)
+                if not row.disabled
+                and (not zone or row.availability_zone == zone)]
+
+    def host_usage(self, ctxt: Any, host: str) -> dict[str, list[int]]:
+        """Per project, the volumes and snapshots (count, GB) of an
+        enabled volume host (``host@backend``).
+
+        :raises HostNotFound: no enabled volume service of that name.
+        """
+        ctxt.can("volume_extension:hosts")
+        if not any(row.host == host and not row.disabled for row in
+                   services_db.service_list(
+                       ctxt, binary=constants.VOLUME_BINARY)):
+            raise exception.HostNotFound(host=host)
+        return volumes_db.usage_on_host(ctxt, host)
 
     def reports(self, ctxt: Any) -> dict:
         """Each backend's last report, from a scheduler."""

@@ -95,8 +95,12 @@ class SnapshotOperations:
     def delete(self, ctxt: Any, snapshot_id: str, force: bool = False) -> None:
         """``deleting``, then the volume service removes it.
 
+        With ``force``, any status but ``restoring``: a ``deleting`` one
+        is cast again (its node deletes it once; a cast that finds it in
+        hand or gone does nothing), as Cinder's force delete does.
+
         :raises InvalidSnapshot: not ``available`` or ``error`` (any status
-            but ``deleting`` with ``force``).
+            but ``restoring`` with ``force``).
         """
         row = self.get(ctxt, snapshot_id)
         ctxt.can("volume_extension:snapshot_admin_actions:force_delete"
@@ -104,7 +108,7 @@ class SnapshotOperations:
                  {"project_id": row.project_id})
         expected = ({"status": DELETABLE} if not force
                     else {"status": row.status})
-        if row.status in (SNAP.DELETING, SNAP.RESTORING) or \
+        if row.status == SNAP.RESTORING or \
                 not snapshots_db.snapshot_cas(
                     ctxt, snapshot_id, expected, {"status": SNAP.DELETING},
                     check=lambda session: sources_db.refuse_if_copied(
@@ -112,7 +116,7 @@ class SnapshotOperations:
             raise exception.InvalidSnapshot(
                 reason="Snapshot status must be %s, not %s" % (
                     "available or error" if not force
-                    else "other than deleting or restoring", row.status))
+                    else "other than restoring", row.status))
         try:
             self.volume.delete_snapshot(ctxt, snapshot_id, row.volume.host)
         except rpc.ServiceTooOld:
@@ -131,6 +135,33 @@ class SnapshotOperations:
                 reason="Invalid status %r for a snapshot" % status)
         snapshots_db.snapshot_update(ctxt, snapshot_id, {"status": status})
 
+    def update_status(self, ctxt: Any, snapshot_id: str, status: str,
+                      progress: str | None) -> None:
+        """Cinder's ``os-update_snapshot_status``: a ``creating`` snapshot
+        may become ``available`` or ``error``, a ``deleting`` one
+        ``error_deleting``; ``progress`` is a percentage such as ``80%``.
+
+        :raises Invalid: another status, or a bad progress (400).
+        """
+        row = self.get(ctxt, snapshot_id)
+        ctxt.can("snapshot_extension:snapshot_actions:update_snapshot_status",
+                 {"project_id": row.project_id})
+        allowed = _STATUS_UPDATES.get(row.status)
+        if allowed is None:
+            raise exception.Invalid("Snapshot status %s not allowed for "
+                                    "update_snapshot_status" % row.status)
+        if status not in allowed:
+            raise exception.Invalid(
+                "Provided snapshot status %s not allowed for snapshot with "
+                "status %s." % (status, row.status))
+        values = {"status": status}
+        if progress:
+            values["progress"] = _percentage(progress)
+        if not snapshots_db.snapshot_cas(ctxt, snapshot_id,
+                                         {"status": row.status}, values):
+            raise exception.Invalid("Snapshot %s changed status meanwhile; "
+                                    "try again." % snapshot_id)
+
     # -- metadata -------------------------------------------------------------
     def metadata(self, ctxt: Any, snapshot_id: str) -> dict:
         row = self.get(ctxt, snapshot_id)
@@ -139,8 +170,9 @@ class SnapshotOperations:
         return snapshots_db.metadata_of(row)
 
     def set_metadata(self, ctxt: Any, snapshot_id: str, metadata: dict,
-                     replace: bool) -> dict:
-        """Merge ``metadata`` into the snapshot's, or replace it all."""
+                     replace: bool, item: bool = False) -> dict:
+        """Merge ``metadata`` into the snapshot's, or replace it all
+        (``item``, one key through ``/metadata/{key}``, is a merge)."""
         row = self.get(ctxt, snapshot_id)
         ctxt.can("volume:update_snapshot_metadata",
                  {"project_id": row.project_id})
@@ -153,3 +185,17 @@ class SnapshotOperations:
         ctxt.can("volume:delete_snapshot_metadata",
                  {"project_id": row.project_id})
         snapshots_db.snapshot_metadata_delete(ctxt, snapshot_id, key)
+
+
+#: The moves ``os-update_snapshot_status`` allows, from each status.
+_STATUS_UPDATES = {SNAP.CREATING: (SNAP.CREATING, SNAP.AVAILABLE, SNAP.ERROR),
+                   SNAP.DELETING: (SNAP.DELETING, SNAP.ERROR_DELETING)}
+
+
+def _percentage(progress: str) -> str:
+    """``progress`` if it is an integer percentage from 0% to 100%."""
+    number = progress[:-1]
+    if not (progress.endswith("%") and number.isdigit()
+            and 0 <= int(number) <= 100):
+        raise exception.Invalid("progress must be an integer percentage")
+    return progress

@@ -217,6 +217,35 @@ class VolumeOperations:
         ctxt.can("volume:update", {"project_id": row.project_id})
         return volumes_db.volume_update(ctxt, volume_id, values, metadata)
 
+    # -- metadata (/volumes/{id}/metadata) --------------------------------
+    def metadata(self, ctxt: Any, volume_id: str) -> dict:
+        row = self.get(ctxt, volume_id)
+        ctxt.can("volume:get_volume_metadata", {"project_id": row.project_id})
+        return volumes_db.metadata_of(row)
+
+    def set_metadata(self, ctxt: Any, volume_id: str, metadata: dict,
+                     replace: bool, item: bool = False) -> dict:
+        """Merge ``metadata`` into the volume's (POST), or replace it all
+        (PUT); ``item``: one key set through ``/metadata/{key}``.
+
+        :raises InvalidVolume: the volume is in maintenance.
+        """
+        row = self.get(ctxt, volume_id)
+        ctxt.can("volume:update_volume_metadata" if replace or item
+                 else "volume:create_volume_metadata",
+                 {"project_id": row.project_id})
+        _refuse_metadata_change(row, "Updating")
+        row = volumes_db.volume_update(ctxt, volume_id, {}, metadata,
+                                       delete_metadata=replace)
+        return volumes_db.metadata_of(row)
+
+    def delete_metadata(self, ctxt: Any, volume_id: str, key: str) -> None:
+        row = self.get(ctxt, volume_id)
+        ctxt.can("volume:delete_volume_metadata",
+                 {"project_id": row.project_id})
+        _refuse_metadata_change(row, "Deleting")
+        volumes_db.volume_metadata_delete(ctxt, volume_id, key)
+
     def delete(self, ctxt: Any, volume_id: str, force: bool = False,
                rule: str | None = None) -> None:
         """``deleting``, then the volume service removes it.
@@ -324,6 +353,7 @@ class VolumeOperations:
 
         :raises InvalidVolume: not available, or the snapshot is not its.
         :raises InvalidSnapshot: not its latest snapshot, or not available.
+        :raises Invalid: the volume was extended since the snapshot.
         """
         row = self.get(ctxt, volume_id)
         ctxt.can("volume:revert_to_snapshot", {"project_id": row.project_id})
@@ -338,6 +368,11 @@ class VolumeOperations:
             raise exception.InvalidSnapshot(
                 reason="Snapshot %s is not the latest one of volume %s, or "
                 "not available." % (snapshot_id, volume_id))
+        if row.size != snap.volume_size:
+            raise exception.Invalid(
+                "Can't revert volume %s to its latest snapshot %s. The "
+                "volume size must be equal to the snapshot size."
+                % (volume_id, snapshot_id))
         if not snapshots_db.snapshot_cas(ctxt, snapshot_id,
                                          {"status": SNAP.AVAILABLE},
                                          {"status": SNAP.RESTORING}):
@@ -345,10 +380,11 @@ class VolumeOperations:
                 reason="Snapshot %s changed status." % snapshot_id)
         try:
             # NOTE(ashlar): the count makes "latest" hold: a snapshot
-            # made since it was read fails the swap.
+            # made since it was read fails the swap; so does an extend.
             self._cas(row, {"status": STATUS.AVAILABLE,
                             "attachment_count": 0, "migration_status": None,
-                            "snapshot_count": len(snaps)},
+                            "snapshot_count": len(snaps),
+                            "size": snap.volume_size},
                       {"status": STATUS.REVERTING}, "a revert", ctxt)
         except exception.InvalidVolume:
             snapshots_db.snapshot_cas(ctxt, snapshot_id,
@@ -507,3 +543,12 @@ class VolumeOperations:
         states.check_migration(volume_id, row.attachment_count)
         raise exception.InvalidInput(
             reason="Volume migration is not supported by Ashlar yet.")
+
+
+def _refuse_metadata_change(row: Any, doing: str) -> None:
+    """Cinder's refusal of a metadata change while the volume is in
+    maintenance (Ashlar never uploads to an image)."""
+    if row.status == STATUS.MAINTENANCE:
+        raise exception.InvalidVolume(
+            reason="%s volume metadata is not allowed for volumes in %s "
+                   "status." % (doing, row.status))

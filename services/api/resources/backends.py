@@ -1,9 +1,12 @@
-"""/os-services, /scheduler-stats/get_pools, /capabilities/{host}."""
+"""/os-services, /os-hosts, /scheduler-stats/get_pools,
+/capabilities/{host}."""
 
 import datetime
+from typing import Any
 
 import falcon
 
+from common import constants
 from common import exception
 from services.api import views
 from services.api.operations import backends as backend_ops
@@ -11,17 +14,23 @@ from services.api.resources import base
 from services.api.schemas import services as schemas
 
 
-def _service_view(row: object, up: bool, version: object,
+def _last_seen(row: Any) -> str | None:
+    """The latest of a service's heartbeat and changes (Cinder's
+    ``updated_at`` of a service)."""
+    return views.timestamp(max(
+        t for t in (row.heartbeat_at, row.updated_at, row.created_at)
+        if t is not None))
+
+
+def _service_view(row: Any, up: bool, version: object,
                   backend_state: str | None) -> dict:
-    body = {"binary": row.binary, "host": row.host,
+    body = {"binary": constants.cinder_binary(row.binary), "host": row.host,
             "zone": row.availability_zone,
             "status": "disabled" if row.disabled else "enabled",
             "state": "up" if up else "down",
-            "updated_at": views.timestamp(max(
-                t for t in (row.heartbeat_at, row.updated_at, row.created_at)
-                if t is not None)),
+            "updated_at": _last_seen(row),
             "disabled_reason": row.disabled_reason}
-    if row.binary == "ashlar-volume":
+    if row.binary == constants.VOLUME_BINARY:
         body.update(replication_status="disabled", active_backend_id=None,
                     frozen=False)
         if version >= (3, 49):
@@ -37,8 +46,9 @@ class Services:
 
     def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
         ctxt = base.ctxt(req)
-        rows = self.ops.services(ctxt, req.params.get("host"),
-                                 req.params.get("binary"))
+        rows = self.ops.services(
+            ctxt, req.params.get("host"),
+            constants.ashlar_binary(req.params.get("binary")))
         states = {}
         if base.version(req) >= (3, 49):
             states = self.ops.backend_states(ctxt)
@@ -60,16 +70,59 @@ class ServiceAction:
             raise exception.Invalid(
                 "Missing required element 'host' in request body.")
         disabled = action != "enable"
-        row = self.ops.set_disabled(base.ctxt(req), data["host"],
-                                    data.get("binary") or data["service"],
-                                    disabled, data.get("disabled_reason"))
+        row = self.ops.set_disabled(
+            base.ctxt(req), data["host"],
+            constants.ashlar_binary(data.get("binary") or data["service"]),
+            disabled, data.get("disabled_reason"))
         body = {"host": row.host, "service": data.get("service", ""),
-                "binary": row.binary,
+                "binary": constants.cinder_binary(row.binary),
                 "status": "disabled" if disabled else "enabled",
                 "disabled": disabled}
         if action == "disable-log-reason":
             body["disabled_reason"] = row.disabled_reason
         resp.media = body
+
+
+class Hosts:
+    """``GET /os-hosts``: each enabled service, as Cinder lists hosts."""
+
+    def __init__(self, ops: backend_ops.BackendOperations) -> None:
+        self.ops = ops
+
+    def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
+        rows = self.ops.hosts(base.ctxt(req), req.params.get("zone"))
+        resp.media = {"hosts": [{
+            "host_name": row.host,
+            "service": constants.cinder_binary(row.binary),
+            "zone": row.availability_zone,
+            "service-status": "available" if up else "unavailable",
+            "service-state": "enabled",
+            "last-update": _last_seen(row)} for row, up in rows]}
+
+
+class Host:
+    """``GET /os-hosts/{host_name}``: the volumes and snapshots of a volume
+    host, in total and per project (Cinder's counts, as strings)."""
+
+    def __init__(self, ops: backend_ops.BackendOperations) -> None:
+        self.ops = ops
+
+    def on_get(self, req: falcon.Request, resp: falcon.Response,
+               host_name: str) -> None:
+        usage = self.ops.host_usage(base.ctxt(req), host_name)
+        total = [sum(column) for column in zip([0, 0, 0, 0],
+                                               *usage.values(), strict=True)]
+        resp.media = {"host": [
+            _host_resource(host_name, project, counts) for project, counts
+            in [("(total)", total), *sorted(usage.items())]]}
+
+
+def _host_resource(host: str, project: str, counts: list[int]) -> dict:
+    volumes, volume_gb, snapshots, snapshot_gb = counts
+    return {"resource": {
+        "host": host, "project": project, "volume_count": str(volumes),
+        "total_volume_gb": str(volume_gb), "snapshot_count": str(snapshots),
+        "total_snapshot_gb": str(snapshot_gb)}}
 
 
 #: get_pools query parameters that are not capability filters.

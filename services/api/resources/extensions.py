@@ -1,9 +1,17 @@
-"""``/extensions``: Ashlar's extensions, in Cinder's shape."""
+"""``/extensions``: Cinder's extensions that Ashlar serves under Cinder's
+names, and Ashlar's own, in Cinder's shape."""
 
 import falcon
 
-#: Each extension Ashlar adds to Cinder's API.
+#: Cinder's extensions that Ashlar serves, then each one Ashlar adds.
 EXTENSIONS = [{
+    "alias": "os-hosts",
+    "name": "Hosts",
+    "namespace": "https://docs.openstack.org/volume/ext/hosts/api/v1.1",
+    "updated": "2011-06-29T00:00:00+00:00",
+    "description": "Admin-only host administration.",
+    "links": [],
+}, {
     "alias": "ashlar-fencing",
     "name": "Fencing",
     "namespace": "https://ashlar.invalid/ext/fencing/api/v1",

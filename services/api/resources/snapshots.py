@@ -10,6 +10,7 @@ from services.api import microversion
 from services.api import validation
 from services.api.operations import snapshots as snapshot_ops
 from services.api.resources import base
+from services.api.resources import metadata
 from services.api.schemas import snapshots as schemas
 from services.api.views import snapshots as views
 
@@ -24,7 +25,6 @@ FILTER_MAP = {"name": "display_name", "display_name": "display_name",
 _NAME_KEYS = (("name", "display_name"), ("display_name", "display_name"),
               ("description", "display_description"),
               ("display_description", "display_description"))
-
 
 
 def _names(data: dict) -> dict:
@@ -110,58 +110,6 @@ class Item:
         resp.status = falcon.HTTP_202
 
 
-class Metadata:
-    def __init__(self, ops: snapshot_ops.SnapshotOperations) -> None:
-        self.ops = ops
-
-    def on_get(self, req: falcon.Request, resp: falcon.Response,
-               snapshot_id: str) -> None:
-        resp.media = {"metadata": self.ops.metadata(base.ctxt(req),
-                                                    snapshot_id)}
-
-    def on_post(self, req: falcon.Request, resp: falcon.Response,
-                snapshot_id: str) -> None:
-        self._set(req, resp, snapshot_id, replace=False)
-
-    def on_put(self, req: falcon.Request, resp: falcon.Response,
-               snapshot_id: str) -> None:
-        self._set(req, resp, snapshot_id, replace=True)
-
-    def _set(self, req: falcon.Request, resp: falcon.Response,
-             snapshot_id: str, replace: bool) -> None:
-        metadata = base.body(req, schemas.METADATA)["metadata"]
-        resp.media = {"metadata": self.ops.set_metadata(
-            base.ctxt(req), snapshot_id, metadata, replace)}
-
-
-class MetadataItem:
-    def __init__(self, ops: snapshot_ops.SnapshotOperations) -> None:
-        self.ops = ops
-
-    def on_get(self, req: falcon.Request, resp: falcon.Response,
-               snapshot_id: str, key: str) -> None:
-        metadata = self.ops.metadata(base.ctxt(req), snapshot_id)
-        if key not in metadata:
-            raise exception.SnapshotMetadataNotFound(snapshot_id=snapshot_id,
-                                                     metadata_key=key)
-        resp.media = {"meta": {key: metadata[key]}}
-
-    def on_put(self, req: falcon.Request, resp: falcon.Response,
-               snapshot_id: str, key: str) -> None:
-        meta = base.body(req, schemas.METADATA_ITEM)["meta"]
-        if key not in meta:
-            raise exception.Invalid("Request body and URI mismatch")
-        self.ops.set_metadata(base.ctxt(req), snapshot_id, meta,
-                              replace=False)
-        resp.media = {"meta": meta}
-
-    def on_delete(self, req: falcon.Request, resp: falcon.Response,
-                  snapshot_id: str, key: str) -> None:
-        self.ops.delete_metadata(base.ctxt(req), snapshot_id, key)
-        resp.content_type = falcon.MEDIA_JSON
-        resp.data = b""
-
-
 class Action:
     def __init__(self, ops: snapshot_ops.SnapshotOperations) -> None:
         self.ops = ops
@@ -172,6 +120,9 @@ class Action:
         ctxt = base.ctxt(req)
         if name == "os-reset_status":
             self.ops.reset_status(ctxt, snapshot_id, value["status"].lower())
+        elif name == "os-update_snapshot_status":
+            self.ops.update_status(ctxt, snapshot_id, value["status"],
+                                   value.get("progress"))
         else:
             self.ops.delete(ctxt, snapshot_id, force=True)
         resp.status = falcon.HTTP_202
@@ -186,7 +137,11 @@ def routes(ops: Any, max_limit: int) -> list[tuple[str, Any]]:
         ("/v3/snapshots", Collection(snaps, max_limit)),
         ("/v3/snapshots/detail", Detail(snaps, max_limit)),
         ("/v3/snapshots/{snapshot_id}", Item(snaps)),
-        ("/v3/snapshots/{snapshot_id}/metadata", Metadata(snaps)),
-        ("/v3/snapshots/{snapshot_id}/metadata/{key}", MetadataItem(snaps)),
+        *metadata.routes("snapshots", "snapshot_id", snaps, _missing_key),
         ("/v3/snapshots/{snapshot_id}/action", Action(snaps)),
     ]
+
+
+def _missing_key(snapshot_id: str, key: str) -> exception.AshlarException:
+    return exception.SnapshotMetadataNotFound(snapshot_id=snapshot_id,
+                                              metadata_key=key)

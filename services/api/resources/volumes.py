@@ -159,3 +159,9 @@ class Item:
         base.flag(req, "cascade")
         self.ops.delete(base.ctxt(req), volume_id, force=force)
         resp.status = falcon.HTTP_202
+
+
+def missing_key(volume_id: str, key: str) -> exception.AshlarException:
+    """The 404 of an unknown key of a volume's metadata."""
+    return exception.VolumeMetadataNotFound(volume_id=volume_id,
+                                            metadata_key=key)

@@ -1,15 +1,13 @@
-"""Request bodies of ``/snapshots`` and their metadata.
+"""Request bodies of ``/snapshots`` (their metadata's: ``metadata``).
 
-From openstack/cinder ``cinder/api/schemas/snapshots.py`` and
-``snapshot_manage.py``'s metadata bodies.
+From openstack/cinder ``cinder/api/schemas/snapshots.py``.
 """
 
 from services.api.schemas import (
     NAMES,
     BOOLEAN,
-    EXTRA_SPECS,
     NULLABLE_METADATA,
-    UUID,
+    OPTIONAL_UUID,
     Versioned,
     envelope,
     unversioned,
@@ -18,7 +16,8 @@ from services.api.schemas import (
 
 CREATE: Versioned = unversioned(envelope("snapshot", {
     "type": "object",
-    "properties": {**NAMES, "volume_id": UUID, "force": BOOLEAN,
+    # NOTE(ashlar): null is Cinder's too: the volume is then not found (404).
+    "properties": {**NAMES, "volume_id": OPTIONAL_UUID, "force": BOOLEAN,
                    "metadata": NULLABLE_METADATA},
     "required": ["volume_id"],
     "additionalProperties": False,
@@ -31,14 +30,15 @@ UPDATE: Versioned = unversioned(envelope("snapshot", {
     "anyOf": [{"required": [key]} for key in NAMES],
 }))
 
-METADATA: Versioned = unversioned(envelope("metadata", EXTRA_SPECS))
-
-METADATA_ITEM: Versioned = unversioned(envelope("meta", {
-    **EXTRA_SPECS, "minProperties": 1, "maxProperties": 1}))
-
 ACTIONS = {
     "os-reset_status": unversioned(envelope("os-reset_status", {
         "type": "object", "properties": {"status": {"type": "string"}},
         "required": ["status"], "additionalProperties": False})),
     "os-force_delete": unversioned(envelope("os-force_delete", {})),
+    "os-update_snapshot_status": unversioned(envelope(
+        "os-update_snapshot_status", {
+            "type": "object",
+            "properties": {"status": {"type": "string"},
+                           "progress": {"type": "string"}},
+            "required": ["status"], "additionalProperties": False})),
 }

@@ -1,4 +1,5 @@
-"""REST tests for get_pools, capabilities/{host} and os-services."""
+"""REST tests for get_pools, capabilities/{host}, os-services and
+os-hosts."""
 
 import datetime
 import time
@@ -67,6 +68,8 @@ def client(scheduler):
     for path, resource in (
             ("/v3/os-services", backends.Services(ops)),
             ("/v3/os-services/{action}", backends.ServiceAction(ops)),
+            ("/v3/os-hosts", backends.Hosts(ops)),
+            ("/v3/os-hosts/{host_name}", backends.Host(ops)),
             ("/v3/scheduler-stats/get_pools", backends.Pools(ops)),
             ("/v3/capabilities/{host}", backends.Capabilities(ops))):
         app.add_route(path, resource)
@@ -174,10 +177,10 @@ def test_services_show_backend_state_from_3_49(client, scheduler):
     resp = get(client, "/os-services", "3.49")
     states = {(s["binary"], s["host"]): s.get("backend_state", "-")
               for s in resp.json["services"]}
-    assert states == {("ashlar-volume", "n1@ma"): "up",
-                      ("ashlar-volume", "n2@plain"): "down",
-                      ("ashlar-volume", "n3@gone"): None,
-                      ("ashlar-scheduler", "sched"): "-"}
+    assert states == {("cinder-volume", "n1@ma"): "up",
+                      ("cinder-volume", "n2@plain"): "down",
+                      ("cinder-volume", "n3@gone"): None,
+                      ("cinder-scheduler", "sched"): "-"}
     old = get(client, "/os-services", "3.48").json["services"]
     assert all("backend_state" not in s for s in old)
 
@@ -199,3 +202,64 @@ def test_service_action_takes_the_deprecated_service_name(client):
         headers={"X-Auth-Token": "admin:%s" % PROJECT})
     assert resp.status_code == 200, resp.text
     assert resp.json["status"] == "disabled"
+
+
+def test_hosts_lists_enabled_services_with_cinders_names(client):
+    services_db.service_register(fixtures.admin(), "sched", "ashlar-scheduler",
+                                 "ashlar-scheduler", "az2")
+    resp = get(client, "/os-hosts")
+    assert resp.status_code == 200, resp.text
+    hosts = {h["host_name"]: h for h in resp.json["hosts"]}
+    assert sorted(hosts) == ["n1@ma", "n2@plain", "sched"]  # n3 disabled
+    assert {k: v for k, v in hosts["n1@ma"].items()
+            if k != "last-update"} == {
+        "host_name": "n1@ma", "service": "cinder-volume", "zone": "nova",
+        "service-status": "available", "service-state": "enabled"}
+    assert hosts["sched"]["service"] == "cinder-scheduler"
+    assert hosts["sched"]["last-update"]
+    zoned = get(client, "/os-hosts", zone="az2").json["hosts"]
+    assert [h["host_name"] for h in zoned] == ["sched"]
+
+
+def test_host_shows_volume_usage_in_total_and_per_project(client):
+    for project, size, host in (("p1", 2, "n1@ma#ma"), ("p1", 3, "n1@ma"),
+                                ("p2", 5, "n1@ma#ma"), ("p1", 7, "n2@plain"),
+                                ("p1", 9, "n1@mama#x")):
+        volume = fixtures.make_volume(project=project, size=size, host=host)
+        if size == 2:
+            fixtures.make_snapshot(volume)
+    resp = get(client, "/os-hosts/n1@ma")
+    assert resp.status_code == 200, resp.text
+    assert [h["resource"] for h in resp.json["host"]] == [
+        {"host": "n1@ma", "project": project, "volume_count": volumes,
+         "total_volume_gb": gb, "snapshot_count": snaps,
+         "total_snapshot_gb": snap_gb}
+        for project, volumes, gb, snaps, snap_gb in (
+            ("(total)", "3", "10", "1", "2"), ("p1", "2", "5", "1", "2"),
+            ("p2", "1", "5", "0", "0"))]
+
+
+def test_host_of_no_enabled_volume_service_is_404_and_admin_only(client):
+    for name in ("n3@gone", "nowhere", "n1"):
+        resp = get(client, "/os-hosts/" + name)
+        assert resp.status_code == 404, name
+    member = client.simulate_get(
+        "/v3/%s/os-hosts" % PROJECT,
+        headers={"X-Auth-Token": "m:%s" % PROJECT, "X-Roles": "member"})
+    assert member.status_code == 403
+
+
+@pytest.mark.parametrize("name", ["cinder-volume", "ashlar-volume"])
+def test_services_answer_cinders_binary_names_and_take_either(client, name):
+    listed = get(client, "/os-services", binary=name).json["services"]
+    assert [(s["binary"], s["host"]) for s in listed] == [
+        ("cinder-volume", h) for h in ("n1@ma", "n2@plain", "n3@gone")]
+    assert get(client, "/os-services", binary="cinder-scheduler"
+               ).json["services"] == []
+    resp = client.simulate_put(
+        "/v3/%s/os-services/disable" % PROJECT,
+        json={"host": "n1@ma", "binary": name},
+        headers={"X-Auth-Token": "admin:%s" % PROJECT})
+    assert resp.status_code == 200, resp.text
+    assert (resp.json["binary"], resp.json["status"]) == ("cinder-volume",
+                                                          "disabled")

@@ -176,6 +176,23 @@ def test_revert_to_the_latest_snapshot(api):
         (vid, apitest.HOST + "#b1", second)]
 
 
+def test_revert_after_an_extend_is_refused_and_changes_nothing(api):
+    vid = api.volume()
+    sid = _snap(api, vid).json["snapshot"]["id"]
+    _available(sid)
+    assert volumes_db.volume_cas(fixtures.admin(), vid, {}, {"size": 2})
+    resp = api.action(vid, {"revert": {"snapshot_id": sid}},
+                      version="volume 3.40")
+    assert resp.status_code == 400
+    assert apitest.message(resp) == (
+        "Can't revert volume %s to its latest snapshot %s. The volume size "
+        "must be equal to the snapshot size." % (vid, sid))
+    assert volumes_db.volume_get(fixtures.admin(), vid).status == "available"
+    assert snapshots_db.snapshot_get(fixtures.admin(), sid).status == \
+        "available"
+    assert _casts(api, "revert_to_snapshot") == []
+
+
 def test_snapshot_quota(api):
     api.call("PUT", "/os-quota-sets/p1", {"quota_set": {"snapshots": 1}})
     vid = api.volume()
@@ -257,6 +274,26 @@ def test_revert_refused_when_a_newer_snapshot_came_meanwhile(api,
         "available"
 
 
+def test_revert_refused_when_an_extend_finished_meanwhile(api,
+                                                          monkeypatch):
+    vid = api.volume()
+    sid = _snap(api, vid).json["snapshot"]["id"]
+    _available(sid)
+    listed = snapshots_db.snapshots_of_volume
+
+    def extended_after_the_read(ctxt, volume_id):
+        assert volumes_db.volume_cas(fixtures.admin(), vid, {}, {"size": 2})
+        return listed(ctxt, volume_id)
+    monkeypatch.setattr(snapshots_db, "snapshots_of_volume",
+                        extended_after_the_read)
+    resp = api.action(vid, {"revert": {"snapshot_id": sid}},
+                      version="volume 3.40")
+    assert resp.status_code == 400
+    assert volumes_db.volume_get(fixtures.admin(), vid).status == "available"
+    assert snapshots_db.snapshot_get(fixtures.admin(), sid).status == \
+        "available"
+
+
 def test_a_restoring_snapshot_is_not_force_deleted(api):
     vid = api.volume()
     sid = _snap(api, vid).json["snapshot"]["id"]
@@ -265,6 +302,22 @@ def test_a_restoring_snapshot_is_not_force_deleted(api):
     resp = api.call("POST", "/snapshots/%s/action" % sid,
                     {"os-force_delete": {}})
     assert resp.status_code == 400
+
+
+def test_a_deleting_snapshot_is_only_force_deleted_and_cast_again(api):
+    sid = _snap(api, api.volume()).json["snapshot"]["id"]
+    _available(sid)
+    assert api.call("DELETE", "/snapshots/" + sid).status_code == 202
+    again = api.call("DELETE", "/snapshots/" + sid)
+    assert again.status_code == 400
+    assert "must be available or error, not deleting" in \
+        apitest.message(again)
+    forced = api.call("POST", "/snapshots/%s/action" % sid,
+                      {"os-force_delete": {}})
+    assert forced.status_code == 202
+    assert [a[1] for a in _casts(api, "delete_snapshot")] == [sid, sid]
+    assert snapshots_db.snapshot_get(fixtures.admin(), sid).status == \
+        "deleting"
 
 
 def test_a_retype_counts_the_snapshots_in_the_new_types_quota(api):
@@ -288,3 +341,43 @@ def test_snapshots_sort_by_display_name_as_cinder_does(api):
     assert resp.status_code == 200, resp.json
     resp = api.call("GET", "/volumes?sort=display_name:desc")
     assert resp.status_code == 200, resp.json
+
+
+def test_a_null_volume_id_is_a_missing_volume_as_in_cinder(api):
+    resp = api.call("POST", "/snapshots", {"snapshot": {"volume_id": None}})
+    assert resp.status_code == 404, resp.json
+    assert apitest.message(resp) == "Volume None could not be found."
+    assert api.call("POST", "/snapshots", {"snapshot": {"name": "x"}}
+                    ).status_code == 400
+
+
+def test_update_snapshot_status_moves_creating_and_deleting_on(api):
+    sid = _snap(api, api.volume(), **MEMBER).json["snapshot"]["id"]
+    path = "/snapshots/%s/action" % sid
+
+    def update(status, who=MEMBER, **more):
+        return api.call("POST", path, {"os-update_snapshot_status": dict(
+            status=status, **more)}, **who)
+    assert update("error", progress="80%").status_code == 202
+    shown = api.call("GET", "/snapshots/" + sid, **MEMBER).json["snapshot"]
+    assert (shown["status"],
+            shown["os-extended-snapshot-attributes:progress"]) == (
+        "error", "80%")
+    refused = update("available")
+    assert refused.status_code == 400
+    assert apitest.message(refused) == (
+        "Snapshot status error not allowed for update_snapshot_status")
+    snapshots_db.snapshot_cas(fixtures.admin(), sid, {},
+                              {"status": "creating"})
+    wrong = update("deleting")
+    assert apitest.message(wrong) == (
+        "Provided snapshot status deleting not allowed for snapshot with "
+        "status creating.")
+    for bad in ("80", "101%", "x%", "-1%"):
+        assert update("available", progress=bad).status_code == 400, bad
+    assert update("available", READER).status_code == 403
+    assert snapshots_db.snapshot_get(fixtures.admin(), sid).status == \
+        "creating"
+    assert update("available", progress="100%").status_code == 202
+    assert snapshots_db.snapshot_get(fixtures.admin(), sid).status == \
+        "available"
