@@ -49,6 +49,8 @@ class VolumeStatus:
     RETYPING = "retyping"
     REVERTING = "reverting"
     MAINTENANCE = "maintenance"
+    #: Offered to another project (a volume transfer).
+    AWAITING_TRANSFER = "awaiting-transfer"
 
 
 class SnapshotStatus:

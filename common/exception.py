@@ -162,6 +162,14 @@ class SnapshotMetadataNotFound(NotFound):
                "%(metadata_key)s.")
 
 
+class TransferNotFound(NotFound):
+    msg_fmt = "Transfer %(transfer_id)s could not be found."
+
+
+class InvalidAuthKey(Invalid):
+    msg_fmt = "Invalid auth key: %(reason)s"
+
+
 class MessageNotFound(NotFound):
     msg_fmt = "Message %(message_id)s could not be found."
 

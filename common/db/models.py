@@ -322,3 +322,27 @@ class Message(BASE):
     #: When the message may be deleted (``guaranteed_until``): exactly
     #: ``created_at`` plus ``[DEFAULT] message_ttl``.
     expires_at = Column(PRECISE_DATETIME, nullable=False, index=True)
+
+
+class Transfer(BASE):
+    """A volume offered to another project (Cinder's volume transfer):
+    whoever gives its ``auth_key`` takes the volume; only the key's salted
+    hash is kept.  The row goes once the transfer is accepted or
+    cancelled (the volume is ``awaiting-transfer`` while it exists)."""
+
+    __tablename__ = "transfers"
+    __table_args__ = (Index("ix_transfers_project_created", "project_id",
+                            "created_at"),
+                      UniqueConstraint("volume_id"))
+
+    created_at = Column(PRECISE_DATETIME,
+                        default=lambda: timeutils.utcnow())
+    id = Column(String(36), primary_key=True)
+    volume_id = Column(String(36), ForeignKey("volumes.id"), nullable=False)
+    #: The volume's project when it was offered (``source_project_id``).
+    project_id = Column(String(255), nullable=False)
+    display_name = Column(String(255))
+    salt = Column(String(255), nullable=False)
+    crypt_hash = Column(String(255), nullable=False)
+    #: The volume's snapshots stay with the giver (3.55+).
+    no_snapshots = Column(Boolean, nullable=False, default=False)

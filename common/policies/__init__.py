@@ -9,6 +9,7 @@ from common.policies import messages
 from common.policies import quotas
 from common.policies import services
 from common.policies import snapshots
+from common.policies import transfers
 from common.policies import types
 from common.policies import volumes
 
@@ -19,4 +20,5 @@ def list_rules() -> list:
                                 types.list_rules(), attachments.list_rules(),
                                 services.list_rules(), quotas.list_rules(),
                                 snapshots.list_rules(),
-                                fencing.list_rules(), messages.list_rules()))
+                                fencing.list_rules(), messages.list_rules(),
+                                transfers.list_rules()))

@@ -14,6 +14,7 @@ from services.api import rpc_door
 from services.api.operations import attachments as attachment_ops
 from services.api.operations import fencing as fencing_ops
 from services.api.operations import messages as message_ops
+from services.api.operations import transfers as transfer_ops
 from services.api.operations import backends as backend_ops
 from services.api.operations import quotas as quota_ops
 from services.api.operations import snapshots as snapshot_ops
@@ -37,6 +38,7 @@ class Operations:
     snapshots: snapshot_ops.SnapshotOperations
     fencing: fencing_ops.FencingOperations
     messages: message_ops.MessageOperations
+    transfers: transfer_ops.TransferOperations
     #: The RPC door's server (for compute agents), once started.
     door: Any = None
 
@@ -71,7 +73,8 @@ def build_operations(conf: cfg.ConfigOpts) -> Operations:
         quotas=quota_ops.QuotaOperations(conf),
         snapshots=snapshot_ops.SnapshotOperations(conf, volumes, volume),
         fencing=fencing_ops.FencingOperations(volume, attachments),
-        messages=message_ops.MessageOperations())
+        messages=message_ops.MessageOperations(),
+        transfers=transfer_ops.TransferOperations(volumes))
     ops.door = rpc_door.start(conf, ops.attachments, ops.fencing)
     return ops
 

@@ -23,6 +23,7 @@ from services.api.schemas import metadata as metadata_schemas
 from services.api.schemas import quotas as quota_schemas
 from services.api.schemas import services as service_schemas
 from services.api.schemas import snapshots as snapshot_schemas
+from services.api.schemas import transfers as transfer_schemas
 from services.api.schemas import types as type_schemas
 from services.api.schemas import volumes as volume_schemas
 
@@ -73,6 +74,10 @@ def body_schemas() -> dict[str, Schema]:
         "SnapshotCreateRequest": _at_max(snapshot_schemas.CREATE),
         "SnapshotUpdateRequest": _at_max(snapshot_schemas.UPDATE),
         "SnapshotActionRequest": _one_of(snapshot_schemas.ACTIONS),
+        "TransferCreateRequest": _at_max(transfer_schemas.CREATE),
+        "TransferCreateWithSnapshotsRequest": _at_max(
+            transfer_schemas.CREATE_WITH_SNAPSHOTS),
+        "TransferAcceptRequest": _at_max(transfer_schemas.ACCEPT),
     }
 
 

@@ -11,6 +11,7 @@ from services.api.resources import metadata
 from services.api.resources import messages
 from services.api.resources import quotas
 from services.api.resources import snapshots
+from services.api.resources import transfers
 from services.api.resources import types
 from services.api.resources import versions
 from services.api.resources import volume_actions
@@ -63,4 +64,5 @@ def route_table(ops: Any, conf: Any) -> list[tuple[str, Any]]:
          availability_zones.AvailabilityZones(ops.usage)),
         *snapshots.routes(ops, max_limit),
         *messages.routes(ops, max_limit),
+        *transfers.routes(ops, max_limit),
     ]

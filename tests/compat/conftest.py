@@ -98,11 +98,13 @@ def _run(argv: list[str], env: dict) -> Result:
 
 @pytest.fixture(scope="session")
 def cinder(ashlar):
-    """Run ``cinder ARGS...`` with Cinder's noauth, as an operator would."""
-    def run(*args: str, endpoint: str | None = None) -> Result:
+    """Run ``cinder ARGS...`` with Cinder's noauth, as an operator would
+    (as ``user`` of ``project``: alice of PROJECT unless told)."""
+    def run(*args: str, endpoint: str | None = None, project: str = PROJECT,
+            user: str = USER) -> Result:
         return _run([sys.executable, "-m", "cinderclient.shell", *args], {
-            "OS_AUTH_TYPE": "noauth", "OS_USER_ID": USER,
-            "OS_PROJECT_ID": PROJECT,
+            "OS_AUTH_TYPE": "noauth", "OS_USER_ID": user,
+            "OS_PROJECT_ID": project,
             "CINDER_ENDPOINT": endpoint or ashlar.endpoint})
     return run
 

@@ -23,6 +23,7 @@ from services.api.schemas import metadata as metadata_schemas
 from services.api.schemas import quotas as quota_schemas
 from services.api.schemas import services as service_schemas
 from services.api.schemas import snapshots as snapshot_schemas
+from services.api.schemas import transfers as transfer_schemas
 from services.api.schemas import types as type_schemas
 from services.api.schemas import volumes as volume_schemas
 from tests.compat.conftest import MAX_LIMIT, PROJECT
@@ -85,6 +86,13 @@ BODIES = {
     ("PUT", "/v3/volumes/{volume_id}/metadata/{key}"): {
         "meta": metadata_schemas.METADATA_ITEM},
     ("POST", "/v3/snapshots/{snapshot_id}/action"): snapshot_schemas.ACTIONS,
+    ("POST", "/v3/os-volume-transfer"): {"transfer": transfer_schemas.CREATE},
+    ("POST", "/v3/volume-transfers"): {
+        "transfer": transfer_schemas.CREATE_WITH_SNAPSHOTS},
+    ("POST", "/v3/os-volume-transfer/{transfer_id}/accept"): {
+        "accept": transfer_schemas.ACCEPT},
+    ("POST", "/v3/volume-transfers/{transfer_id}/accept"): {
+        "accept": transfer_schemas.ACCEPT},
 }
 _SERVICE_ACTIONS = sorted(service_schemas.ACTIONS)
 
@@ -230,7 +238,7 @@ def ids(ashlar):
     client.wait_status(volume["id"], "available", timeout=60)
     found = {"volume_id": volume["id"], "type_id": type_id, "key": SPEC_KEY,
              "attachment_id": str(uuid.uuid4()), "project_id": PROJECT,
-             "class_name": "default"}
+             "class_name": "default", "transfer_id": str(uuid.uuid4())}
     resp = client.post("/snapshots", {"snapshot": {"volume_id": volume["id"]}})
     assert resp.status_code == 202, resp.text
     found["snapshot_id"] = resp.json()["snapshot"]["id"]

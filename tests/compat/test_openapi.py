@@ -112,7 +112,16 @@ def objects(ashlar):
     harness.wait_for(lambda: client.get("/snapshots/%s" % found[
         "snapshot_id"]).json()["snapshot"]["status"] == "available",
         timeout=60, what="the snapshot")
+    offered = client.create_volume(name="openapi-offered")
+    client.wait_status(offered["id"], "available", timeout=60)
+    resp = client.post("/os-volume-transfer", {"transfer": {
+        "volume_id": offered["id"], "name": "openapi"}})
+    assert resp.status_code == 202, resp.text
+    found["transfer_id"] = resp.json()["transfer"]["id"]
     yield found
+    client.delete("/os-volume-transfer/%s" % found["transfer_id"])
+    client.wait_status(offered["id"], "available", timeout=60)
+    client.delete("/volumes/%s" % offered["id"])
     client.delete("/snapshots/%s" % found["snapshot_id"])
     harness.wait_for(lambda: client.get("/snapshots/%s" % found[
         "snapshot_id"]).status_code == 404, timeout=60, what="its deletion")

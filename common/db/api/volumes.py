@@ -139,10 +139,11 @@ def volume_cas(context: Any, volume_id: str, expected: dict,
 @retry_on_deadlock
 @writer
 def volume_destroy(context: Any, volume_id: str) -> None:
-    """Remove the row (the caller made sure nothing is attached)."""
+    """Remove the row, its metadata and any transfer of it (the caller
+    made sure nothing is attached)."""
     session = context.session
-    session.execute(sa.delete(models.VolumeMetadata).where(
-        models.VolumeMetadata.volume_id == volume_id))
+    for owned in (models.VolumeMetadata, models.Transfer):
+        session.execute(sa.delete(owned).where(owned.volume_id == volume_id))
     session.execute(sa.delete(models.Volume).where(
         models.Volume.id == volume_id))
 

@@ -4,3 +4,14 @@ Operations check policy, validate against the database, make the
 compare-and-swap status changes and cast to the other services.  Neither the
 resources nor the RPC endpoint touch the database or the bus themselves.
 """
+
+from typing import Any
+
+
+def visible(ctxt: Any, row: Any, rule: str, missing: Exception) -> Any:
+    """``row`` if ``rule`` lets the caller read it (its project as the
+    target), else ``missing``: another project's row does not exist for the
+    caller, as in Cinder."""
+    if not ctxt.can(rule, {"project_id": row.project_id}, fatal=False):
+        raise missing
+    return row

@@ -7,6 +7,7 @@ from oslo_log import log as logging
 
 from common import exception
 from common.db.api import messages as messages_db
+from services.api import operations
 from services.api.operations import volumes as volume_ops
 
 LOG = logging.getLogger(__name__)
@@ -17,11 +18,9 @@ class MessageOperations:
         """A message ``message:get`` lets the caller see, else
         MessageNotFound (another project's message does not exist for it).
         """
-        row = messages_db.message_get(ctxt, message_id)
-        if not ctxt.can("message:get", {"project_id": row.project_id},
-                        fatal=False):
-            raise exception.MessageNotFound(message_id=message_id)
-        return row
+        return operations.visible(
+            ctxt, messages_db.message_get(ctxt, message_id), "message:get",
+            exception.MessageNotFound(message_id=message_id))
 
     def list(self, ctxt: Any, all_tenants: bool = False,
              **kwargs: Any) -> list:

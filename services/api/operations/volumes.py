@@ -23,6 +23,7 @@ from common.db.api import snapshots as snapshots_db
 from common.db.api import sources as sources_db
 from common.db.api import types as types_db
 from common.db.api import volumes as volumes_db
+from services.api import operations
 from services.api.operations import sources
 from services.scheduler import rpcapi as scheduler_rpcapi
 from services.volume import rpcapi as volume_rpcapi
@@ -83,11 +84,9 @@ class VolumeOperations:
     def get(self, ctxt: Any, volume_id: str) -> Any:
         """Return a volume ``volume:get`` lets the caller see, else
         VolumeNotFound (another project's volume does not exist for it)."""
-        row = volumes_db.volume_get(ctxt, volume_id)
-        if not ctxt.can("volume:get", {"project_id": row.project_id},
-                        fatal=False):
-            raise exception.VolumeNotFound(volume_id=volume_id)
-        return row
+        return operations.visible(
+            ctxt, volumes_db.volume_get(ctxt, volume_id), "volume:get",
+            exception.VolumeNotFound(volume_id=volume_id))
 
     def list(self, ctxt: Any, all_tenants: bool = False,
              tenant: str | None = None, **kwargs: Any) -> list:
@@ -111,11 +110,10 @@ class VolumeOperations:
     def snapshot(self, ctxt: Any, snapshot_id: str) -> Any:
         """Return a snapshot ``volume:get_snapshot`` lets the caller see,
         else SnapshotNotFound."""
-        row = snapshots_db.snapshot_get(ctxt, snapshot_id)
-        if not ctxt.can("volume:get_snapshot", {"project_id": row.project_id},
-                        fatal=False):
-            raise exception.SnapshotNotFound(snapshot_id=snapshot_id)
-        return row
+        return operations.visible(
+            ctxt, snapshots_db.snapshot_get(ctxt, snapshot_id),
+            "volume:get_snapshot",
+            exception.SnapshotNotFound(snapshot_id=snapshot_id))
 
     def create(self, ctxt: Any, size: int | None, name: str | None = None,
                description: str | None = None, volume_type: str | None = None,

@@ -21,6 +21,7 @@ from services.api.operations import fencing as fencing_ops
 from services.api.operations import messages as message_ops
 from services.api.operations import quotas as quota_ops
 from services.api.operations import snapshots as snapshot_ops
+from services.api.operations import transfers as transfer_ops
 from services.api.operations import types as type_ops
 from services.api.operations import usage as usage_ops
 from services.api.operations import volumes as volume_ops
@@ -150,7 +151,8 @@ def make_api():
         types=type_ops.TypeOperations(), backends=mock.Mock(), cache=None,
         usage=usage_ops.UsageOperations(conf),
         quotas=quota_ops.QuotaOperations(conf),
-        messages=message_ops.MessageOperations())
+        messages=message_ops.MessageOperations(),
+        transfers=transfer_ops.TransferOperations(volumes))
     client = testing.TestClient(api_app.create_app(conf, ops))
     yield Api(client, driver, rpc, ops)
     fixtures.clean()

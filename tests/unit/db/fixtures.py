@@ -66,7 +66,7 @@ def clean() -> None:
     too: a limit one test set must not refuse another's creates)."""
     engine = db_api.get_engine()
     with engine.begin() as conn:
-        for table in ("attachment_specs", "volume_attachment",
+        for table in ("transfers", "attachment_specs", "volume_attachment",
                       "snapshot_metadata", "snapshots",
                       "volume_metadata", "volumes", "volume_type_extra_specs",
                       "volume_type_projects", "services", "quotas",
