@@ -162,6 +162,18 @@ class SnapshotMetadataNotFound(NotFound):
                "%(metadata_key)s.")
 
 
+class QoSSpecsNotFound(NotFound):
+    msg_fmt = "No such QoS spec %(specs_id)s."
+
+
+class QoSSpecsKeyNotFound(NotFound):
+    msg_fmt = "QoS spec %(specs_id)s has no spec with key %(specs_key)s."
+
+
+class QoSSpecsInUse(Invalid):
+    msg_fmt = "QoS Specs %(specs_id)s is still associated with entities."
+
+
 class TransferNotFound(NotFound):
     msg_fmt = "Transfer %(transfer_id)s could not be found."
 
@@ -244,6 +256,10 @@ class Fenced(Conflict):
 
 class VolumeTypeExists(Conflict):
     msg_fmt = "Volume Type %(name)s already exists."
+
+
+class QoSSpecsExists(Conflict):
+    msg_fmt = "QoS Specs %(specs_id)s already exists."
 
 
 class VolumeTypeAccessExists(Conflict):

@@ -71,6 +71,8 @@ class VolumeType(BASE):
     name = Column(String(255), nullable=False, unique=True)
     description = Column(String(255))
     is_public = Column(Boolean, nullable=False, default=True)
+    #: The QoS specs associated with the type, if any.
+    qos_specs_id = Column(String(36), ForeignKey("qos_specs.id"))
     extra_specs = orm.relationship(
         "VolumeTypeExtraSpec", lazy="selectin", cascade="all, delete-orphan")
 
@@ -346,3 +348,16 @@ class Transfer(BASE):
     crypt_hash = Column(String(255), nullable=False)
     #: The volume's snapshots stay with the giver (3.55+).
     no_snapshots = Column(Boolean, nullable=False, default=False)
+
+
+class QoSSpecs(BASE):
+    """Cinder's QoS specs: limits for the hypervisor (``front-end``), the
+    backend (``back-end``) or ``both``, associated with volume types."""
+
+    __tablename__ = "qos_specs"
+
+    id = Column(String(36), primary_key=True)
+    name = Column(String(255), nullable=False, unique=True)
+    consumer = Column(String(255), nullable=False)
+    #: The keys and values, as a JSON object.
+    specs = Column(Text, nullable=False)

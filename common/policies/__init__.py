@@ -6,6 +6,7 @@ from common.policies import attachments
 from common.policies import base
 from common.policies import fencing
 from common.policies import messages
+from common.policies import qos
 from common.policies import quotas
 from common.policies import services
 from common.policies import snapshots
@@ -21,4 +22,4 @@ def list_rules() -> list:
                                 services.list_rules(), quotas.list_rules(),
                                 snapshots.list_rules(),
                                 fencing.list_rules(), messages.list_rules(),
-                                transfers.list_rules()))
+                                transfers.list_rules(), qos.list_rules()))

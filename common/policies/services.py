@@ -14,6 +14,14 @@ rules = [
         description="Enable or disable a service.",
         operations=[{"method": "PUT", "path": "/os-services/{action}"}]),
     policy.DocumentedRuleDefault(
+        name="volume:freeze_host", check_str=base.RULE_ADMIN_API,
+        description="Freeze a volume host (refused: no replication).",
+        operations=[{"method": "PUT", "path": "/os-services/freeze"}]),
+    policy.DocumentedRuleDefault(
+        name="volume:thaw_host", check_str=base.RULE_ADMIN_API,
+        description="Thaw a volume host (refused: no replication).",
+        operations=[{"method": "PUT", "path": "/os-services/thaw"}]),
+    policy.DocumentedRuleDefault(
         name="volume_extension:hosts", check_str=base.RULE_ADMIN_API,
         description="List hosts and their services, or show the volume "
                     "usage of a volume host.",

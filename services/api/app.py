@@ -16,6 +16,7 @@ from services.api.operations import fencing as fencing_ops
 from services.api.operations import messages as message_ops
 from services.api.operations import transfers as transfer_ops
 from services.api.operations import backends as backend_ops
+from services.api.operations import qos as qos_ops
 from services.api.operations import quotas as quota_ops
 from services.api.operations import snapshots as snapshot_ops
 from services.api.operations import types as type_ops
@@ -39,6 +40,7 @@ class Operations:
     fencing: fencing_ops.FencingOperations
     messages: message_ops.MessageOperations
     transfers: transfer_ops.TransferOperations
+    qos: qos_ops.QoSOperations
     #: The RPC door's server (for compute agents), once started.
     door: Any = None
 
@@ -74,7 +76,8 @@ def build_operations(conf: cfg.ConfigOpts) -> Operations:
         snapshots=snapshot_ops.SnapshotOperations(conf, volumes, volume),
         fencing=fencing_ops.FencingOperations(volume, attachments),
         messages=message_ops.MessageOperations(),
-        transfers=transfer_ops.TransferOperations(volumes))
+        transfers=transfer_ops.TransferOperations(volumes),
+        qos=qos_ops.QoSOperations())
     ops.door = rpc_door.start(conf, ops.attachments, ops.fencing)
     return ops
 

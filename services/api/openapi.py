@@ -20,6 +20,7 @@ from services.api import validation
 from services.api.schemas import Schema, Versioned
 from services.api.schemas import attachments as attachment_schemas
 from services.api.schemas import metadata as metadata_schemas
+from services.api.schemas import qos as qos_schemas
 from services.api.schemas import quotas as quota_schemas
 from services.api.schemas import services as service_schemas
 from services.api.schemas import snapshots as snapshot_schemas
@@ -74,6 +75,9 @@ def body_schemas() -> dict[str, Schema]:
         "SnapshotCreateRequest": _at_max(snapshot_schemas.CREATE),
         "SnapshotUpdateRequest": _at_max(snapshot_schemas.UPDATE),
         "SnapshotActionRequest": _one_of(snapshot_schemas.ACTIONS),
+        "QoSSpecsCreateRequest": _at_max(qos_schemas.CREATE),
+        "QoSSpecsSetRequest": _at_max(qos_schemas.SET),
+        "QoSSpecsUnsetRequest": _at_max(qos_schemas.UNSET),
         "TransferCreateRequest": _at_max(transfer_schemas.CREATE),
         "TransferCreateWithSnapshotsRequest": _at_max(
             transfer_schemas.CREATE_WITH_SNAPSHOTS),

@@ -9,6 +9,7 @@ from services.api.resources import extensions
 from services.api.resources import limits
 from services.api.resources import metadata
 from services.api.resources import messages
+from services.api.resources import qos
 from services.api.resources import quotas
 from services.api.resources import snapshots
 from services.api.resources import transfers
@@ -65,4 +66,5 @@ def route_table(ops: Any, conf: Any) -> list[tuple[str, Any]]:
         *snapshots.routes(ops, max_limit),
         *messages.routes(ops, max_limit),
         *transfers.routes(ops, max_limit),
+        *qos.routes(ops, max_limit),
     ]

@@ -4,7 +4,8 @@
 ``cinder/api/validation/validators.py``: Draft 4 JSON Schema, minimum and
 maximum also applied to digit strings, Cinder's custom formats, and only the
 first error reported, as ``Invalid input for field/attribute <last path
-element>. Value: <value>. <jsonschema message>``, or the bare jsonschema
+element>. Value: <value>. <jsonschema message>`` (an array item as
+``<array>[<index>]``), or the bare jsonschema
 message for an error about the whole body.  A resource does::
 
     schema = validation.schema_for(schemas.volumes.CREATE, version)
@@ -208,9 +209,18 @@ def _message(error: jsonschema.ValidationError) -> str:
     if isinstance(error.cause, _InvalidName):
         return str(error.cause)
     if error.path:
-        return (f"Invalid input for field/attribute {error.path[-1]}. "
+        return (f"Invalid input for field/attribute {_field(error.path)}. "
                 f"Value: {error.instance}. {error.message}")
     return error.message
+
+
+def _field(path: Any) -> str:
+    """The last path element; an array item as ``name[index]`` (Cinder
+    names the bare index, which names no field)."""
+    *head, last = path
+    if isinstance(last, int) and head:
+        return "%s[%d]" % (head[-1], last)
+    return str(last)
 
 
 def parse_bool_param(name: str, value: object) -> bool:

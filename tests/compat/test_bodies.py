@@ -20,6 +20,7 @@ from services.api import routes
 from services.api import validation
 from services.api.schemas import attachments as attachment_schemas
 from services.api.schemas import metadata as metadata_schemas
+from services.api.schemas import qos as qos_schemas
 from services.api.schemas import quotas as quota_schemas
 from services.api.schemas import services as service_schemas
 from services.api.schemas import snapshots as snapshot_schemas
@@ -86,6 +87,9 @@ BODIES = {
     ("PUT", "/v3/volumes/{volume_id}/metadata/{key}"): {
         "meta": metadata_schemas.METADATA_ITEM},
     ("POST", "/v3/snapshots/{snapshot_id}/action"): snapshot_schemas.ACTIONS,
+    ("POST", "/v3/qos-specs"): {"qos_specs": qos_schemas.CREATE},
+    ("PUT", "/v3/qos-specs/{qos_id}"): {"qos_specs": qos_schemas.SET},
+    ("PUT", "/v3/qos-specs/{qos_id}/delete_keys"): {None: qos_schemas.UNSET},
     ("POST", "/v3/os-volume-transfer"): {"transfer": transfer_schemas.CREATE},
     ("POST", "/v3/volume-transfers"): {
         "transfer": transfer_schemas.CREATE_WITH_SNAPSHOTS},
@@ -238,7 +242,8 @@ def ids(ashlar):
     client.wait_status(volume["id"], "available", timeout=60)
     found = {"volume_id": volume["id"], "type_id": type_id, "key": SPEC_KEY,
              "attachment_id": str(uuid.uuid4()), "project_id": PROJECT,
-             "class_name": "default", "transfer_id": str(uuid.uuid4())}
+             "class_name": "default", "transfer_id": str(uuid.uuid4()),
+             "qos_id": str(uuid.uuid4())}
     resp = client.post("/snapshots", {"snapshot": {"volume_id": volume["id"]}})
     assert resp.status_code == 202, resp.text
     found["snapshot_id"] = resp.json()["snapshot"]["id"]

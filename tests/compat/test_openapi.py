@@ -118,7 +118,15 @@ def objects(ashlar):
         "volume_id": offered["id"], "name": "openapi"}})
     assert resp.status_code == 202, resp.text
     found["transfer_id"] = resp.json()["transfer"]["id"]
+    resp = client.post("/qos-specs", {"qos_specs": {
+        "name": "openapi-%s" % uuid.uuid4().hex[:8], "consumer": "both",
+        "read_iops_sec": "100"}})
+    assert resp.status_code == 200, resp.text
+    found["qos_id"] = resp.json()["qos_specs"]["id"]
+    client.get("/qos-specs/%s/associate?vol_type_id=%s" % (found["qos_id"],
+                                                           type_id))
     yield found
+    client.delete("/qos-specs/%s?force=True" % found["qos_id"])
     client.delete("/os-volume-transfer/%s" % found["transfer_id"])
     client.wait_status(offered["id"], "available", timeout=60)
     client.delete("/volumes/%s" % offered["id"])

@@ -52,6 +52,26 @@ class BackendOperations:
             raise exception.NotFound("Service %s could not be found on host "
                                      "%s." % (binary, host))
 
+    def freeze(self, ctxt: Any, host: str | None, action: str) -> None:
+        """Cinder's ``freeze``/``thaw`` of a volume host: part of
+        replication failover, which Ashlar does not offer.
+
+        :raises InvalidInput: always: no such volume host, or it cannot be
+            frozen (400, Cinder's answer to a host it cannot act on).
+        """
+        ctxt.can("volume:%s_host" % action)
+        rows = services_db.service_list(ctxt, host,
+                                        constants.VOLUME_BINARY) if host \
+            else []
+        if not rows:
+            raise exception.InvalidInput(
+                reason="No service found with host=%s" % host)
+        raise exception.InvalidInput(
+            reason="%s of host %s: freeze and thaw belong to replication "
+                   "failover, which Ashlar does not offer; disable the "
+                   "service to stop new volumes on it." % (
+                       action.capitalize(), host))
+
     def hosts(self, ctxt: Any, zone: str | None) -> list[tuple[Any, bool]]:
         """(row, is up) of each enabled service (of ``zone``), as Cinder's
         os-hosts lists them."""

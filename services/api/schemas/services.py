@@ -33,6 +33,13 @@ _DISABLE_LOG_REASON["properties"]["disabled_reason"] = {
     "type": "string", "minLength": 1, "maxLength": 255,
     "format": "disabled_reason"}
 
+#: ``freeze`` and ``thaw`` (replication failover).
+FREEZE_THAW: Versioned = unversioned({
+    "type": "object",
+    "properties": {"host": HOSTNAME, "cluster": NULLABLE_STRING},
+    "additionalProperties": False,
+})
+
 ACTIONS: dict[str, Versioned] = {
     "enable": unversioned(_ENABLE_DISABLE),
     "disable": unversioned(_ENABLE_DISABLE),

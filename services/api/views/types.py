@@ -34,7 +34,7 @@ def show(row: Any, ctxt: Any, with_access: bool = True,
         body["os-volume-type-access:is_public"] = row.is_public
     if with_qos and ctxt.can("volume_extension:access_types_qos_specs_id",
                              target, fatal=False):
-        body["qos_specs_id"] = None
+        body["qos_specs_id"] = row.qos_specs_id
     return body
 
 

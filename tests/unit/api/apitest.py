@@ -19,6 +19,7 @@ from services.api import rpc_door
 from services.api.operations import attachments as attachment_ops
 from services.api.operations import fencing as fencing_ops
 from services.api.operations import messages as message_ops
+from services.api.operations import qos as qos_ops
 from services.api.operations import quotas as quota_ops
 from services.api.operations import snapshots as snapshot_ops
 from services.api.operations import transfers as transfer_ops
@@ -152,7 +153,8 @@ def make_api():
         usage=usage_ops.UsageOperations(conf),
         quotas=quota_ops.QuotaOperations(conf),
         messages=message_ops.MessageOperations(),
-        transfers=transfer_ops.TransferOperations(volumes))
+        transfers=transfer_ops.TransferOperations(volumes),
+        qos=qos_ops.QoSOperations())
     client = testing.TestClient(api_app.create_app(conf, ops))
     yield Api(client, driver, rpc, ops)
     fixtures.clean()

@@ -263,3 +263,19 @@ def test_services_answer_cinders_binary_names_and_take_either(client, name):
     assert resp.status_code == 200, resp.text
     assert (resp.json["binary"], resp.json["status"]) == ("cinder-volume",
                                                           "disabled")
+
+
+@pytest.mark.parametrize("action", ["freeze", "thaw"])
+def test_freeze_and_thaw_are_400_for_any_host(client, action):
+    for host, words in (("invalid_host", "No service found with "
+                         "host=invalid_host"),
+                        ("n1@ma", "which Ashlar does not offer")):
+        resp = client.simulate_put(
+            "/v3/%s/os-services/%s" % (PROJECT, action), json={"host": host},
+            headers={"X-Auth-Token": "admin:%s" % PROJECT})
+        assert resp.status_code == 400, resp.text
+        assert words in resp.json["badRequest"]["message"]
+    member = client.simulate_put(
+        "/v3/%s/os-services/%s" % (PROJECT, action), json={"host": "n1@ma"},
+        headers={"X-Auth-Token": "m:%s" % PROJECT, "X-Roles": "member"})
+    assert member.status_code == 403

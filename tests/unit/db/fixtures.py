@@ -72,8 +72,10 @@ def clean() -> None:
                       "volume_type_projects", "services", "quotas",
                       "quota_classes", "project_locks", "messages"):
             conn.execute(sa.text("DELETE FROM %s" % table))
+        conn.execute(sa.text("UPDATE volume_types SET qos_specs_id = NULL"))
         conn.execute(sa.text("DELETE FROM volume_types WHERE name != "
                              "'__DEFAULT__'"))
+        conn.execute(sa.text("DELETE FROM qos_specs"))
 
 
 @pytest.fixture(autouse=True)
