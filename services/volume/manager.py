@@ -237,7 +237,8 @@ class VolumeManager(service.Manager):
 
     @messaging.expose
     def delete_volume(self, ctxt: Any, volume_id: str) -> None:
-        """Remove the volume from the backend, then its row."""
+        """Remove the volume from the backend, then its row (its
+        ``deleting`` snapshots first: a cascade)."""
         with self._in_hand(volume_id) as mine:
             if mine:
                 self._delete(ctxt, volume_id)
@@ -294,12 +295,33 @@ class VolumeManager(service.Manager):
 
     def _delete(self, ctxt: Any, volume_id: str) -> None:
         row = self._volume_in(ctxt, volume_id, STATUS.DELETING)
-        if row is None or self._driver_call(
-                ctxt, row, "delete", STATUS.ERROR_DELETING) is None:
+        if row is None or not self._snapshots_deleted(ctxt, row) or \
+                self._driver_call(ctxt, row, "delete",
+                                  STATUS.ERROR_DELETING) is None:
             return
         volumes_db.volume_destroy(ctxt, volume_id)
         LOG.info("Deleted volume %s", volume_id)
         self._capacity_changed()
+
+    def _snapshots_deleted(self, ctxt: Any, row: Any) -> bool:
+        """A cascade: delete the volume's snapshots first.  False while one
+        remains: one another delete has in hand keeps the volume
+        ``deleting`` (the sweep casts it again); one that failed makes it
+        ``error_deleting``."""
+        if not row.snapshot_count:
+            return True
+        for snap in snapshots_db.snapshots_of_volume(ctxt, row.id):
+            with self._in_hand(snap.id) as mine:
+                if mine:
+                    self.snapshots.delete(ctxt, snap.id)
+        left = snapshots_db.snapshots_of_volume(ctxt, row.id)
+        failed = [s.id for s in left if s.status != SNAP.DELETING]
+        if failed:
+            volumes_db.volume_cas(
+                ctxt, row.id, {"status": STATUS.DELETING},
+                {"status": STATUS.ERROR_DELETING, "error_reason":
+                 "Its snapshots %s could not be deleted." % ", ".join(failed)})
+        return not left
 
     @messaging.expose
     def create_snapshot(self, ctxt: Any, snapshot_id: str) -> None:

@@ -60,18 +60,26 @@ class VolumeAPI(rpc.RPCAPI):
               (casts); create_volume makes a volume from its
               ``snapshot_id`` or ``source_volid``.
         1.4 - attachment_fence, attachment_unfence (calls).
+        1.5 - delete_volume deletes the volume's ``deleting`` snapshots
+              first (a cascade).
     """
 
     TOPIC = constants.VOLUME_TOPIC
     BINARY = constants.VOLUME_BINARY
-    RPC_API_VERSION = "1.4"
+    RPC_API_VERSION = "1.5"
+    #: A delete that takes the volume's snapshots along.
+    CASCADE_VERSION = "1.5"
 
     def create_volume(self, ctxt: Any, volume_id: str, host: str) -> None:
         self._prepare(server=backend_of(host), version="1.0").cast(
             ctxt, "create_volume", volume_id=volume_id)
 
-    def delete_volume(self, ctxt: Any, volume_id: str, host: str) -> None:
-        self._prepare(server=backend_of(host), version="1.0").cast(
+    def delete_volume(self, ctxt: Any, volume_id: str, host: str,
+                      cascade: bool = False) -> None:
+        """``cascade``: the volume's snapshots are ``deleting`` too (the
+        caller checked ``require(CASCADE_VERSION)`` before changing them)."""
+        self._prepare(server=backend_of(host),
+                      version=self.CASCADE_VERSION if cascade else "1.0").cast(
             ctxt, "delete_volume", volume_id=volume_id)
 
     def publish_service_capabilities(self, ctxt: Any) -> None:

@@ -105,3 +105,20 @@ def test_openstack_volume_snapshot_and_sources(openstack, ashlar):
         openstack("volume", "delete", made_id, parse=False).ok()
     openstack("volume", "snapshot", "delete", snap["id"], parse=False).ok()
     _wait_snapshot(ashlar, snap["id"], None, project="admin")
+
+
+def test_cinder_deletes_a_volume_with_its_snapshots_by_cascade(cinder,
+                                                               ashlar):
+    volume = properties(cinder("create", "--name", "cascaded", "1").ok()
+                        .stdout)
+    wait_volume(ashlar, volume["id"], "available")
+    snaps = [properties(cinder("snapshot-create", volume["id"]).ok()
+                        .stdout)["id"] for _ in range(2)]
+    for snapshot_id in snaps:
+        _wait_snapshot(ashlar, snapshot_id, "available")
+    refused = cinder("delete", volume["id"])
+    assert refused.returncode != 0
+    cinder("delete", "--cascade", volume["id"]).ok()
+    wait_volume(ashlar, volume["id"], None)
+    for snapshot_id in snaps:
+        _wait_snapshot(ashlar, snapshot_id, None)

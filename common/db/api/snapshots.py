@@ -196,6 +196,26 @@ def snapshot_update(context: Any, snapshot_id: str, values: dict,
     return row
 
 
+def all_deleting(session: Any, snapshot_ids: list[str], force: bool) -> None:
+    """Make each snapshot ``deleting`` in the caller's transaction (a
+    cascade): each ``available`` or ``error``, or with ``force`` anything
+    but ``restoring``.
+
+    :raises InvalidSnapshot: one is not; the caller's transaction must
+        roll back.
+    """
+    allowed = (SNAP.status != "restoring" if force
+               else SNAP.status.in_(("available", "error")))
+    for snapshot_id in snapshot_ids:
+        if session.execute(sa.update(SNAP).where(
+                SNAP.id == snapshot_id, allowed).values(
+                    status="deleting", updated_at=utcnow())).rowcount != 1:
+            raise exception.InvalidSnapshot(
+                reason="Snapshot %s of the volume cannot be deleted in its "
+                       "status; a cascade deletes available or error "
+                       "snapshots." % snapshot_id)
+
+
 @retry_on_deadlock
 @writer
 def snapshot_cas(context: Any, snapshot_id: str, expected: dict,

@@ -127,13 +127,18 @@ def volume_metadata_delete(context: Any, volume_id: str, key: str) -> None:
 @retry_on_deadlock
 @writer
 def volume_cas(context: Any, volume_id: str, expected: dict,
-               values: dict, check: Check | None = None) -> bool:
+               values: dict, check: Check | None = None,
+               then: Check | None = None) -> bool:
     """Compare-and-swap the volume's status fields; see conditional_update.
-    ``check`` first, in the same transaction."""
+    ``check`` first and, once the swap is made, ``then`` (which may raise to
+    undo it), in the same transaction."""
     if check is not None:
         check(context.session)
-    return conditional_update(context.session, models.Volume, volume_id,
-                              expected, values)
+    swapped = conditional_update(context.session, models.Volume, volume_id,
+                                 expected, values)
+    if swapped and then is not None:
+        then(context.session)
+    return swapped
 
 
 @retry_on_deadlock

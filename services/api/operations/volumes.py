@@ -245,14 +245,18 @@ class VolumeOperations:
         volumes_db.volume_metadata_delete(ctxt, volume_id, key)
 
     def delete(self, ctxt: Any, volume_id: str, force: bool = False,
-               rule: str | None = None) -> None:
+               rule: str | None = None, cascade: bool = False) -> None:
         """``deleting``, then the volume service removes it.
 
         The compare-and-swap expects no attachment row at all, so a
         reservation racing the delete either comes first (and the delete is
-        refused) or finds the volume ``deleting``.
+        refused) or finds the volume ``deleting``.  With ``cascade`` its
+        snapshots become ``deleting`` in the same transaction (each
+        ``available`` or ``error``, or with ``force`` anything but
+        ``restoring``) and the volume service deletes them first.
 
-        :raises InvalidVolume: wrong status, attachments, or migrating.
+        :raises InvalidVolume: wrong status, attachments, migrating, or a
+            snapshot that cannot go.
         """
         row = self.get(ctxt, volume_id)
         ctxt.can(rule or ("volume:force_delete" if force
@@ -264,17 +268,28 @@ class VolumeOperations:
                        "attachments cannot be deleted. Delete the "
                        "attachments first." % (volume_id,
                                                row.attachment_count))
-        if row.snapshot_count:
+        snaps = [s.id for s in snapshots_db.snapshots_of_volume(
+            ctxt, volume_id)] if cascade and row.snapshot_count else []
+        if row.snapshot_count and not snaps:
             raise exception.InvalidVolume(
                 reason=_DELETE_REFUSED % ("" if not force else " "))
-        expected: dict = {"attachment_count": 0, "snapshot_count": 0,
+        if snaps:
+            self.volume.require(self.volume.CASCADE_VERSION,
+                                "delete_volume (cascade)")
+        expected: dict = {"attachment_count": 0,
+                          "snapshot_count": len(snaps),
                           "migration_status": None}
         if not force:
             expected["status"] = DELETABLE
+
+        def check(session: Any) -> None:
+            sources_db.refuse_if_copied(session, "volume", volume_id)
+            for snapshot_id in snaps:
+                sources_db.refuse_if_copied(session, "snapshot", snapshot_id)
         if not volumes_db.volume_cas(
                 ctxt, volume_id, expected, {"status": STATUS.DELETING},
-                check=lambda session: sources_db.refuse_if_copied(
-                    session, "volume", volume_id)):
+                check=check, then=lambda session: snapshots_db.all_deleting(
+                    session, snaps, force)):
             raise exception.InvalidVolume(
                 reason=_DELETE_REFUSED % ("" if not force else " "))
         if row.host is None or (row.status == STATUS.ERROR
@@ -283,7 +298,8 @@ class VolumeOperations:
             # what they make): no volume service is needed.
             volumes_db.volume_destroy(ctxt, volume_id)
         else:
-            self.volume.delete_volume(ctxt, volume_id, row.host)
+            self.volume.delete_volume(ctxt, volume_id, row.host,
+                                      cascade=bool(snaps))
         LOG.info("Volume %s deleting", volume_id)
 
     def quota_check(self, project_id: str, type_id: str,

@@ -156,8 +156,8 @@ class Item:
     def on_delete(self, req: falcon.Request, resp: falcon.Response,
                   volume_id: str) -> None:
         force = (base.version(req) >= (3, 23) and base.flag(req, "force"))
-        base.flag(req, "cascade")
-        self.ops.delete(base.ctxt(req), volume_id, force=force)
+        self.ops.delete(base.ctxt(req), volume_id, force=force,
+                        cascade=base.flag(req, "cascade"))
         resp.status = falcon.HTTP_202
 
 

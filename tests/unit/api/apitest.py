@@ -47,6 +47,7 @@ class FakeVolumeRPC:
     ``cap``: the version it may send (every one by default)."""
 
     FENCE_VERSION = "1.4"
+    CASCADE_VERSION = "1.5"
 
     def __init__(self, attacher):
         self.attacher = attacher
@@ -71,7 +72,10 @@ class FakeVolumeRPC:
         self.attacher.unfence(ctxt, volume_id, clients)
 
     def __getattr__(self, name):
-        return lambda *args, **kwargs: self.casts.append((name, args))
+        """A cast, kept as ``(name, args)`` (its keyword arguments, if any,
+        as a last dict)."""
+        return lambda *args, **kwargs: self.casts.append(
+            (name, args + ((kwargs,) if kwargs else ())))
 
 
 class Api:

@@ -381,3 +381,43 @@ def test_update_snapshot_status_moves_creating_and_deleting_on(api):
     assert update("available", progress="100%").status_code == 202
     assert snapshots_db.snapshot_get(fixtures.admin(), sid).status == \
         "available"
+
+
+def test_cascade_delete_takes_the_snapshots_along(api):
+    vid = api.volume()
+    sids = [_snap(api, vid).json["snapshot"]["id"] for _ in range(2)]
+    for sid in sids:
+        _available(sid)
+    plain = api.call("DELETE", "/volumes/" + vid)
+    assert plain.status_code == 400
+    resp = api.call("DELETE", "/volumes/%s?cascade=true" % vid, **MEMBER)
+    assert resp.status_code == 202, resp.json
+    assert volumes_db.volume_get(fixtures.admin(), vid).status == "deleting"
+    assert [snapshots_db.snapshot_get(fixtures.admin(), sid).status
+            for sid in sids] == ["deleting", "deleting"]
+    assert [a[1:] for a in _casts(api, "delete_volume")] == [
+        (vid, apitest.HOST + "#b1", {"cascade": True})]
+
+
+def test_cascade_refused_for_a_busy_snapshot_changes_nothing(api):
+    vid = api.volume()
+    ready = _snap(api, vid).json["snapshot"]["id"]
+    _available(ready)
+    _snap(api, vid)  # still creating
+    resp = api.call("DELETE", "/volumes/%s?cascade=true" % vid)
+    assert resp.status_code == 400
+    assert "cascade deletes available or error snapshots" in \
+        apitest.message(resp)
+    assert volumes_db.volume_get(fixtures.admin(), vid).status == "available"
+    assert snapshots_db.snapshot_get(fixtures.admin(), ready).status == \
+        "available"
+    assert _casts(api, "delete_volume") == []
+
+
+def test_cascade_needs_volume_services_of_this_release(api):
+    vid = api.volume()
+    _available(_snap(api, vid).json["snapshot"]["id"])
+    api.rpc.cap = "1.4"
+    resp = api.call("DELETE", "/volumes/%s?cascade=true" % vid)
+    assert resp.status_code == 503
+    assert volumes_db.volume_get(fixtures.admin(), vid).status == "available"

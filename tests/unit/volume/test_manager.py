@@ -136,9 +136,9 @@ def _conf_for_client():
         yield
 
 
-def test_rpc_version_is_one_four():
-    assert rpcapi.VolumeAPI.RPC_API_VERSION == "1.4"
-    assert manager.VolumeManager.target.version == "1.4"
+def test_rpc_version_is_one_five():
+    assert rpcapi.VolumeAPI.RPC_API_VERSION == "1.5"
+    assert manager.VolumeManager.target.version == "1.5"
 
 
 @pytest.mark.parametrize("method, kind, args, kwargs, version", [
@@ -168,6 +168,16 @@ def test_rpc_methods(client, method, kind, args, kwargs, version):
     raw.prepare.assert_called_with(server="h@b", version=version)
     getattr(raw.prepare.return_value, kind).assert_called_once_with(
         "ctxt", method, **kwargs)
+
+
+@pytest.mark.parametrize("cascade, version", [(False, "1.0"), (True, "1.5")])
+def test_a_cascading_delete_is_delete_volume_at_1_5(client, cascade,
+                                                    version):
+    api, raw = client
+    api.delete_volume("ctxt", "v1", "h@b#p", cascade=cascade)
+    raw.prepare.assert_called_with(server="h@b", version=version)
+    raw.prepare.return_value.cast.assert_called_once_with(
+        "ctxt", "delete_volume", volume_id="v1")
 
 
 def test_a_create_from_a_source_is_create_volume_at_1_3(client):

@@ -154,3 +154,49 @@ def test_a_copy_whose_type_this_pool_does_not_offer_ends_in_error(mgr):
     assert row.status == "error"
     assert "volume_backend_name" in row.error_reason
     assert copy.id not in mgr.driver.volumes
+
+
+def _cascade(mgr, count=2):
+    """A volume and ``count`` snapshots, all ``deleting`` (as the api
+    leaves a cascade)."""
+    vol = fixtures.make_volume_on(mgr.driver)
+    snaps = [_snap(vol) for _ in range(count)]
+    for snap in snaps:
+        mgr.create_snapshot(fixtures.admin(), snap.id)
+        snapshots_db.snapshot_cas(fixtures.admin(), snap.id, {},
+                                  {"status": "deleting"})
+    volumes_db.volume_cas(fixtures.admin(), vol.id, {},
+                          {"status": "deleting"})
+    return vol, snaps
+
+
+def test_a_cascade_deletes_the_snapshots_then_the_volume(mgr):
+    vol, snaps = _cascade(mgr)
+    mgr.delete_volume(fixtures.admin(), vol.id)
+    assert [_snap_status(s.id) for s in snaps] == [None, None]
+    assert not any(s.id in mgr.driver.snapshots for s in snaps)
+    assert not volumes_db.volume_list(fixtures.admin(),
+                                      filters={"id": vol.id})
+
+
+def test_a_snapshot_that_fails_leaves_the_volume_error_deleting(mgr):
+    vol, snaps = _cascade(mgr)
+    with mock.patch.object(mgr.driver, "delete_snapshot",
+                           side_effect=[None, RuntimeError("busy")]):
+        mgr.delete_volume(fixtures.admin(), vol.id)
+    assert [_snap_status(s.id) for s in snaps] == [None, "error_deleting"]
+    row = volumes_db.volume_get(fixtures.admin(), vol.id)
+    assert row.status == "error_deleting"
+    assert snaps[1].id in row.error_reason
+    assert vol.id in mgr.driver.volumes
+
+
+def test_a_snapshot_in_hand_elsewhere_keeps_the_volume_deleting(mgr):
+    vol, snaps = _cascade(mgr, count=1)
+    with mgr._in_hand(snaps[0].id):
+        mgr.delete_volume(fixtures.admin(), vol.id)
+    assert _snap_status(snaps[0].id) == "deleting"
+    assert volumes_db.volume_get(fixtures.admin(), vol.id).status == \
+        "deleting"
+    mgr.delete_volume(fixtures.admin(), vol.id)
+    assert _snap_status(snaps[0].id) is None
