@@ -3,6 +3,7 @@
 from typing import Any
 
 import falcon
+from oslo_db import exception as db_exc
 from oslo_log import log as logging
 
 from common import exception
@@ -59,8 +60,23 @@ def handle_unexpected(req: falcon.Request, resp: falcon.Response,
     _respond(resp, 500, faults.GENERIC_SERVER_ERROR)
 
 
+#: A 503's message while the database cannot be reached.
+DATABASE_DOWN = "The database is unreachable; try again."
+
+
+def handle_database_down(req: falcon.Request, resp: falcon.Response,
+                         ex: db_exc.DBConnectionError, params: Any) -> None:
+    """The database is restarting or failing over: a 503 that clients
+    retry, not a 500 (the failed transaction was rolled back)."""
+    LOG.error("Database unreachable on %(method)s %(path)s: %(err)s",
+              {"method": req.method, "path": req.path, "err": ex})
+    resp.set_header("Retry-After", "1")
+    _respond(resp, 503, DATABASE_DOWN)
+
+
 def register(app: falcon.App) -> None:
     # falcon picks the most specific handler by the exception's class.
     app.add_error_handler(Exception, handle_unexpected)
     app.add_error_handler(falcon.HTTPError, handle_http)
     app.add_error_handler(exception.AshlarException, handle_domain)
+    app.add_error_handler(db_exc.DBConnectionError, handle_database_down)

@@ -1,7 +1,11 @@
-"""Cinder's fault envelope."""
+"""Cinder's fault envelope, and the answer while the database is down."""
 
+import falcon
 import pytest
+from falcon import testing
+from oslo_db import exception as db_exc
 
+from services.api import errors
 from services.api import faults
 
 
@@ -45,3 +49,18 @@ def test_generic_messages():
         "The server has either erred or is incapable of performing the "
         "requested operation.")
     assert faults.GENERIC_NOT_FOUND == "The resource could not be found."
+
+
+def test_an_unreachable_database_is_a_503_clients_retry():
+    class Down:
+        def on_get(self, req, resp):
+            raise db_exc.DBConnectionError("connection refused")
+
+    app = falcon.App()
+    errors.register(app)
+    app.add_route("/v3/volumes", Down())
+    resp = testing.TestClient(app).simulate_get("/v3/volumes")
+    assert resp.status_code == 503
+    assert resp.headers["Retry-After"] == "1"
+    assert resp.json == {"serviceUnavailable": {
+        "code": 503, "message": errors.DATABASE_DOWN}}
