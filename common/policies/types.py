@@ -54,6 +54,20 @@ rules = [
               base.RULE_ADMIN_API, "List the projects that may use a private "
               "type.", ("GET", "/types/{type_id}/os-volume-type-access")),
 ]
+rules += [
+    base.rule("volume_extension:volume_type_encryption:%s" % action,
+              base.RULE_ADMIN_API, desc, *operations)
+    for action, desc, operations in (
+        ("get", "Show a volume type's encryption, or one key of it.",
+         (("GET", "/types/{type_id}/encryption"),
+          ("GET", "/types/{type_id}/encryption/{key}"))),
+        ("create", "Make a volume type encrypted.",
+         (("POST", "/types/{type_id}/encryption"),)),
+        ("update", "Change a volume type's encryption.",
+         (("PUT", "/types/{type_id}/encryption/{encryption_id}"),)),
+        ("delete", "Make a volume type unencrypted.",
+         (("DELETE", "/types/{type_id}/encryption/{encryption_id}"),)))
+]
 
 
 def list_rules() -> list:

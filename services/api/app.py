@@ -12,13 +12,14 @@ from services.api import middleware
 from services.api import routes
 from services.api import rpc_door
 from services.api.operations import attachments as attachment_ops
+from services.api.operations import encryption as encryption_ops
 from services.api.operations import fencing as fencing_ops
 from services.api.operations import messages as message_ops
-from services.api.operations import transfers as transfer_ops
 from services.api.operations import backends as backend_ops
 from services.api.operations import qos as qos_ops
 from services.api.operations import quotas as quota_ops
 from services.api.operations import snapshots as snapshot_ops
+from services.api.operations import transfers as transfer_ops
 from services.api.operations import types as type_ops
 from services.api.operations import usage as usage_ops
 from services.api.operations import volumes as volume_ops
@@ -41,6 +42,7 @@ class Operations:
     messages: message_ops.MessageOperations
     transfers: transfer_ops.TransferOperations
     qos: qos_ops.QoSOperations
+    encryption: encryption_ops.EncryptionOperations
     #: The RPC door's server (for compute agents), once started.
     door: Any = None
 
@@ -77,7 +79,8 @@ def build_operations(conf: cfg.ConfigOpts) -> Operations:
         fencing=fencing_ops.FencingOperations(volume, attachments),
         messages=message_ops.MessageOperations(),
         transfers=transfer_ops.TransferOperations(volumes),
-        qos=qos_ops.QoSOperations())
+        qos=qos_ops.QoSOperations(),
+        encryption=encryption_ops.EncryptionOperations())
     ops.door = rpc_door.start(conf, ops.attachments, ops.fencing)
     return ops
 

@@ -19,6 +19,7 @@ from services.api import microversion
 from services.api import validation
 from services.api.schemas import Schema, Versioned
 from services.api.schemas import attachments as attachment_schemas
+from services.api.schemas import encryption as encryption_schemas
 from services.api.schemas import metadata as metadata_schemas
 from services.api.schemas import qos as qos_schemas
 from services.api.schemas import quotas as quota_schemas
@@ -75,6 +76,8 @@ def body_schemas() -> dict[str, Schema]:
         "SnapshotCreateRequest": _at_max(snapshot_schemas.CREATE),
         "SnapshotUpdateRequest": _at_max(snapshot_schemas.UPDATE),
         "SnapshotActionRequest": _one_of(snapshot_schemas.ACTIONS),
+        "TypeEncryptionCreateRequest": _at_max(encryption_schemas.CREATE),
+        "TypeEncryptionUpdateRequest": _at_max(encryption_schemas.UPDATE),
         "QoSSpecsCreateRequest": _at_max(qos_schemas.CREATE),
         "QoSSpecsSetRequest": _at_max(qos_schemas.SET),
         "QoSSpecsUnsetRequest": _at_max(qos_schemas.UNSET),

@@ -5,6 +5,7 @@ from typing import Any
 from services.api.resources import attachments
 from services.api.resources import availability_zones
 from services.api.resources import backends
+from services.api.resources import encryption
 from services.api.resources import extensions
 from services.api.resources import limits
 from services.api.resources import metadata
@@ -49,6 +50,7 @@ def route_table(ops: Any, conf: Any) -> list[tuple[str, Any]]:
         ("/v3/types/{type_id}/os-volume-type-access",
          types.Access(ops.types)),
         ("/v3/types/{type_id}/action", types.Action(ops.types)),
+        *encryption.routes(ops),
         ("/v3/os-services", backends.Services(ops.backends)),
         ("/v3/os-services/{action}", backends.ServiceAction(ops.backends)),
         ("/v3/os-hosts", backends.Hosts(ops.backends)),

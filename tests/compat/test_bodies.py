@@ -19,6 +19,7 @@ from services.api import microversion
 from services.api import routes
 from services.api import validation
 from services.api.schemas import attachments as attachment_schemas
+from services.api.schemas import encryption as encryption_schemas
 from services.api.schemas import metadata as metadata_schemas
 from services.api.schemas import qos as qos_schemas
 from services.api.schemas import quotas as quota_schemas
@@ -87,6 +88,10 @@ BODIES = {
     ("PUT", "/v3/volumes/{volume_id}/metadata/{key}"): {
         "meta": metadata_schemas.METADATA_ITEM},
     ("POST", "/v3/snapshots/{snapshot_id}/action"): snapshot_schemas.ACTIONS,
+    ("POST", "/v3/types/{type_id}/encryption"): {
+        "encryption": encryption_schemas.CREATE},
+    ("PUT", "/v3/types/{type_id}/encryption/{encryption_id}"): {
+        "encryption": encryption_schemas.UPDATE},
     ("POST", "/v3/qos-specs"): {"qos_specs": qos_schemas.CREATE},
     ("PUT", "/v3/qos-specs/{qos_id}"): {"qos_specs": qos_schemas.SET},
     ("PUT", "/v3/qos-specs/{qos_id}/delete_keys"): {None: qos_schemas.UNSET},
@@ -243,7 +248,7 @@ def ids(ashlar):
     found = {"volume_id": volume["id"], "type_id": type_id, "key": SPEC_KEY,
              "attachment_id": str(uuid.uuid4()), "project_id": PROJECT,
              "class_name": "default", "transfer_id": str(uuid.uuid4()),
-             "qos_id": str(uuid.uuid4())}
+             "qos_id": str(uuid.uuid4()), "encryption_id": str(uuid.uuid4())}
     resp = client.post("/snapshots", {"snapshot": {"volume_id": volume["id"]}})
     assert resp.status_code == 202, resp.text
     found["snapshot_id"] = resp.json()["snapshot"]["id"]

@@ -125,7 +125,18 @@ def objects(ashlar):
     found["qos_id"] = resp.json()["qos_specs"]["id"]
     client.get("/qos-specs/%s/associate?vol_type_id=%s" % (found["qos_id"],
                                                            type_id))
+    # An encrypted type for the encryption paths (a multiattach one cannot
+    # be), and a key of its encryption for the one-key path.
+    resp = client.post("/types", {"volume_type": {
+        "name": "openapi-enc-%s" % uuid.uuid4().hex[:8]}})
+    found["encrypted_type_id"] = resp.json()["volume_type"]["id"]
+    resp = client.post("/types/%s/encryption" % found["encrypted_type_id"], {
+        "encryption": {"provider": "luks", "control_location": "front-end",
+                       "key_size": 256, "cipher": "aes-xts-plain64"}})
+    assert resp.status_code == 200, resp.text
+    found["encryption_id"] = "cipher"
     yield found
+    client.delete("/types/%s" % found["encrypted_type_id"])
     client.delete("/qos-specs/%s?force=True" % found["qos_id"])
     client.delete("/os-volume-transfer/%s" % found["transfer_id"])
     client.wait_status(offered["id"], "available", timeout=60)
@@ -145,6 +156,8 @@ def objects(ashlar):
 @pytest.mark.parametrize(("path", "schema"), GETS,
                          ids=[path for path, _ in GETS])
 def test_get_matches_the_document(ashlar, objects, version, path, schema):
+    if "/encryption" in path:
+        objects = dict(objects, type_id=objects["encrypted_type_id"])
     url = ashlar.root + path.format(**objects)
     resp = requests.get(url, timeout=30, params={"detail": "true"}, headers={
         "X-Auth-Token": "admin:" + PROJECT,

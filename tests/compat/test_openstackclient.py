@@ -206,3 +206,25 @@ def test_type_delete(openstack):
     names = [t["Name"] for t in openstack("volume", "type", "list", "-f",
                                           "json")]
     assert "osc-multiattach" not in names
+
+
+def test_encrypted_volume_type(openstack):
+    """``volume type create --encryption-*`` POSTs /types/{id}/encryption;
+    ``show --encryption-type`` reads it back; ``unset`` deletes it."""
+    made = openstack("volume", "type", "create", "--encryption-provider",
+                     "luks", "--encryption-cipher", "aes-xts-plain64",
+                     "--encryption-key-size", "256",
+                     "--encryption-control-location", "front-end",
+                     "osc-encrypted", "-f", "json")
+    shown = openstack("volume", "type", "show", "--encryption-type",
+                      made["id"], "-f", "json")
+    encryption = shown["encryption"]
+    assert (encryption["provider"], encryption["cipher"],
+            encryption["key_size"], encryption["control_location"]) == (
+        "luks", "aes-xts-plain64", 256, "front-end")
+    openstack("volume", "type", "unset", "--encryption-type", made["id"],
+              parse=False).ok()
+    gone = openstack("volume", "type", "show", "--encryption-type",
+                     made["id"], "-f", "json")
+    assert not gone.get("encryption")
+    openstack("volume", "type", "delete", made["id"], parse=False).ok()

@@ -245,6 +245,29 @@ def extra_spec_delete(context: Any, type_id: str, key: str) -> None:
                                                  extra_specs_key=key)
 
 
+@retry_on_deadlock
+@writer
+def specs_replace_scope(context: Any, type_id: str, scope: str,
+                        specs: dict) -> None:
+    """Replace the type's extra specs whose keys start with ``scope`` by
+    ``specs`` (all keys in that scope; empty: remove them), refused while
+    volumes use the type.
+
+    :raises VolumeTypeNotFound:
+    :raises VolumeTypeInUse:
+    """
+    session = context.session
+    _get(session, type_id)
+    if _in_use(session, type_id):
+        raise exception.VolumeTypeInUse()
+    spec = models.VolumeTypeExtraSpec
+    session.execute(sa.delete(spec).where(
+        spec.volume_type_id == type_id,
+        spec.key.startswith(scope, autoescape=True)))
+    session.add_all([spec(volume_type_id=type_id, key=key, value=value)
+                     for key, value in specs.items()])
+
+
 def specs_of(row: models.VolumeType) -> dict:
     """The extra specs of a loaded type as a plain dict."""
     return {spec.key: spec.value for spec in row.extra_specs}

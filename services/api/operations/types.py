@@ -24,7 +24,7 @@ def _check_multiattach_cacheable(specs: dict) -> None:
             reason="cacheable cannot be set with multiattach.")
 
 
-def _validate(specs: dict) -> None:
+def validate_specs(specs: dict) -> None:
     """Refuse combinations that cannot work (multiattach with encryption)."""
     states.validate_type_specs(specs, extra_specs.is_multiattach_spec(specs))
 
@@ -38,7 +38,7 @@ class TypeOperations:
     def create(self, ctxt: Any, name: str, description: str | None,
                is_public: bool, specs: dict | None) -> Any:
         ctxt.can("volume_extension:type_create", {})
-        _validate(specs or {})
+        validate_specs(specs or {})
         row = types_db.type_create(ctxt, name, description, is_public, specs)
         LOG.info("Volume type %(name)s created as %(id)s",
                  {"name": name, "id": row.id})
@@ -84,7 +84,7 @@ class TypeOperations:
         ctxt.can(rule, {})
         _check_multiattach_cacheable(specs)
         current = types_db.specs_of(types_db.type_get(ctxt, type_id))
-        _validate(dict(current, **specs))
+        validate_specs(dict(current, **specs))
         return types_db.extra_specs_update(ctxt, type_id, specs)
 
     def get_specs(self, ctxt: Any, type_id: str,

@@ -17,6 +17,7 @@ from drivers import fake as fake_driver
 from services.api import app as api_app
 from services.api import rpc_door
 from services.api.operations import attachments as attachment_ops
+from services.api.operations import encryption as encryption_ops
 from services.api.operations import fencing as fencing_ops
 from services.api.operations import messages as message_ops
 from services.api.operations import qos as qos_ops
@@ -158,7 +159,8 @@ def make_api():
         quotas=quota_ops.QuotaOperations(conf),
         messages=message_ops.MessageOperations(),
         transfers=transfer_ops.TransferOperations(volumes),
-        qos=qos_ops.QoSOperations())
+        qos=qos_ops.QoSOperations(),
+        encryption=encryption_ops.EncryptionOperations())
     client = testing.TestClient(api_app.create_app(conf, ops))
     yield Api(client, driver, rpc, ops)
     fixtures.clean()
