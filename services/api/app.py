@@ -64,6 +64,10 @@ def build_operations(conf: cfg.ConfigOpts) -> Operations:
     volume = volume_rpcapi.VolumeAPI(conf)
     cache = capability_cache.CapabilityCache(conf, scheduler, volume=volume)
     cache.start()
+    # NOTE(ashlar): gunicorn builds the app in each worker before the worker
+    # accepts a connection: waiting here keeps a cold worker from taking
+    # (and accepting) creates that a warm one would refuse at once.
+    cache.wait_warm()
     volumes = volume_ops.VolumeOperations(conf, scheduler, volume,
                                           early_check=cache.check_type)
     attachments = attachment_ops.AttachmentOperations(conf, volume)

@@ -67,6 +67,9 @@ LOG = logging.getLogger(__name__)
 
 #: Seconds between warm-up attempts while no scheduler answers (doubling).
 WARM_RETRY_FIRST = 1.0
+#: Seconds a starting worker waits for its first warm-up before it serves
+#: (then it serves cold, and warms in the background).
+WARM_AT_START = 5.0
 WARM_RETRY_MAX = 30.0
 #: Judgements of the pools held before reports arriving meanwhile mean
 #: "accept" (each judgement takes microseconds).
@@ -128,6 +131,17 @@ class CapabilityCache:
         self._server.start()
         threading.Thread(target=self._warm_until_done, daemon=True,
                          name="capability-warm").start()
+
+    def wait_warm(self, timeout: float = WARM_AT_START) -> bool:
+        """Wait for the first warm-up, so that a worker judges its first
+        request as it judges its hundredth; False when no scheduler
+        answered within ``timeout`` (creates then go to the scheduler
+        unchecked until one does)."""
+        if self.warmed.wait(timeout):
+            return True
+        LOG.warning("No scheduler answered within %.0f s; serving with a "
+                    "cold capability cache", timeout)
+        return False
 
     def stop(self) -> None:
         self._stopped.set()

@@ -56,8 +56,25 @@ def connection_info(info: dict, attachment: Any, volume: Any,
         enforce_multipath=bool(connector.get("enforce_multipath", False)),
         access_mode=(states.MODE_RO if mode == states.MODE_RO
                      or volume.readonly else states.MODE_RW),
-        encrypted=bool(volume.encrypted), qos_specs=None, cacheable=False)
+        encrypted=bool(volume.encrypted), cacheable=False,
+        qos_specs=front_end_qos(volume))
     return result
+
+
+def front_end_qos(volume: Any) -> dict | None:
+    """The QoS specs a compute host applies, as Cinder gives them: per-GB
+    IOPS keys (``read_iops_sec_per_gb``, with an optional ``..._min``)
+    turned into fixed values for the volume's size."""
+    if not volume.front_end_qos:
+        return None
+    specs = json.loads(volume.front_end_qos)
+    for kind in ("read", "write", "total"):
+        per_gb = specs.pop("%s_iops_sec_per_gb" % kind, None)
+        least = specs.pop("%s_iops_sec_per_gb_min" % kind, None)
+        if per_gb is not None:
+            specs["%s_iops_sec" % kind] = max(int(per_gb) * volume.size,
+                                              int(least or 0))
+    return specs
 
 
 def _conflict(row: Any, operation: str) -> exception.Conflict:

@@ -13,7 +13,7 @@ from common import rpc
 SNAPSHOT_ROW = ("id", "volume_id", "attach_status", "transition",
                 "attach_mode", "attached_host")
 SNAPSHOT_VOLUME = ("id", "size", "display_name", "provider_location",
-                   "readonly", "encrypted", "multiattach")
+                   "readonly", "encrypted", "multiattach", "front_end_qos")
 
 
 def snapshot(row: Any, volume: Any, connector: dict | None = None) -> dict:
@@ -25,9 +25,12 @@ def snapshot(row: Any, volume: Any, connector: dict | None = None) -> dict:
 
 def unpack(snap: dict) -> tuple[Any, Any, dict]:
     """``snapshot``'s ``(row, volume, connector)``, attribute access; an
-    older api's snapshot has no ``multiattach`` (False)."""
+    older api's snapshot has no ``multiattach`` (False) nor
+    ``front_end_qos`` (None)."""
     return (types.SimpleNamespace(**snap["attachment"]),
-            types.SimpleNamespace(**{"multiattach": False, **snap["volume"]}),
+            types.SimpleNamespace(**{"multiattach": False,
+                                     "front_end_qos": None,
+                                     **snap["volume"]}),
             snap["connector"])
 
 

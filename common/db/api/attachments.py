@@ -160,12 +160,23 @@ _ROW = tuple(getattr(VA, column.key) for column in VA.__table__.columns)
 #: What locking the volume row tells: its statuses and live row count.
 _STATE = (VOL.status, VOL.attach_status, VOL.attachment_count)
 
+#: The QoS specs (JSON) of the volume's type that a compute host applies
+#: (consumer ``front-end`` or ``both``), as an attachment's
+#: ``connection_info`` gives them; NULL when its type has none.
+_FRONT_END_QOS = sa.select(models.QoSSpecs.specs).join(
+    models.VolumeType,
+    models.VolumeType.qos_specs_id == models.QoSSpecs.id).where(
+    models.VolumeType.id == VOL.volume_type_id,
+    among(models.QoSSpecs.consumer, ("front-end", "both"))
+).scalar_subquery().label("front_end_qos")
+
 #: The volume columns attachment work needs (a light read: no type,
-#: metadata or attachment rows).
+#: metadata or attachment rows; the front-end QoS specs of its type).
 _BRIEF = (VOL.id, VOL.project_id, VOL.status, VOL.attach_status, VOL.host,
           VOL.size, VOL.display_name, VOL.provider_location, VOL.multiattach,
           VOL.bootable, VOL.readonly, VOL.encrypted, VOL.volume_type_id,
-          VOL.migration_status, VOL.attachment_count, VOL.writer_count)
+          VOL.migration_status, VOL.attachment_count, VOL.writer_count,
+          _FRONT_END_QOS)
 _PREFIX = "vol__"
 
 #: Whether a row has connector rows (``has_connector`` of ``_with_volume``).

@@ -1,7 +1,7 @@
 """Services, pools and capabilities: what operators look at."""
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, NoReturn
 
 from oslo_config import cfg
 from oslo_utils import strutils
@@ -52,7 +52,7 @@ class BackendOperations:
             raise exception.NotFound("Service %s could not be found on host "
                                      "%s." % (binary, host))
 
-    def freeze(self, ctxt: Any, host: str | None, action: str) -> None:
+    def freeze(self, ctxt: Any, host: str | None, action: str) -> NoReturn:
         """Cinder's ``freeze``/``thaw`` of a volume host: part of
         replication failover, which Ashlar does not offer.
 

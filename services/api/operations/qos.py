@@ -2,8 +2,9 @@
 list, set and unset keys, delete, and associate with volume types.
 
 ``consumer`` says who applies the limits: ``front-end`` (the hypervisor;
-given to compute hosts in an attachment's ``connection_info``),
-``back-end`` (the storage) or ``both``.
+given to compute hosts in an attachment's ``connection_info``,
+``services.volume.attach.front_end_qos``), ``back-end`` (the storage;
+kept, not enforced by Ashlar's drivers) or ``both``.
 """
 
 import uuid

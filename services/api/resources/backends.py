@@ -64,8 +64,8 @@ class ServiceAction:
     def on_put(self, req: falcon.Request, resp: falcon.Response,
                action: str) -> None:
         if action in ("freeze", "thaw"):
-            data = base.body(req, schemas.FREEZE_THAW)
-            self.ops.freeze(base.ctxt(req), data.get("host"), action)
+            self.ops.freeze(base.ctxt(req), base.body(
+                req, schemas.FREEZE_THAW).get("host"), action)
         if action not in schemas.ACTIONS:
             raise falcon.HTTPNotFound()
         data = base.body(req, schemas.ACTIONS[action])

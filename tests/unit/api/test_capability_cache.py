@@ -1,6 +1,7 @@
 """Tests for the API worker's capability cache: when it may say "no"."""
 
 import datetime
+import threading
 import types
 
 import pytest
@@ -146,6 +147,18 @@ def test_warm_up_retries_until_a_scheduler_answers(conf, clock, running,
     assert cache.warmed.is_set()
     assert waits == [1.0, 2.0, 4.0]
     assert scheduler.calls == 4
+
+
+def test_a_starting_worker_waits_for_its_warm_up_within_a_bound(
+        conf, clock, running):
+    """build_operations waits so that a worker's first request is judged
+    warm; without a scheduler it serves cold after the bound."""
+    cache = make_cache(conf, clock, running, warm=False)
+    threading.Timer(0.05, cache.warm).start()
+    assert cache.wait_warm(timeout=10) is True
+    cold = make_cache(conf, clock, running, scheduler=Scheduler(
+        error=exception.AshlarException("timeout")), warm=False)
+    assert cold.wait_warm(timeout=0.01) is False
 
 
 class VolumeServices:

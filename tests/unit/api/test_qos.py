@@ -1,13 +1,20 @@
 """/qos-specs: create (consumer), show, list, set and unset keys, delete
 (refused while associated unless forced), associate with volume types and
-disassociate; admin only; Cinder's bodies and errors."""
+disassociate; admin only; Cinder's bodies and errors; front-end specs in
+an attachment's connection_info."""
 
 import uuid
 
+import pytest
+
+from common.db.api import types as types_db
+
 try:
     from tests.unit.api import apitest
+    from tests.unit.db import fixtures
 except ImportError:  # pytest put tests/unit on sys.path instead
     from api import apitest
+    from db import fixtures
 
 MEMBER = {"token": "m:p1", "roles": "member"}
 
@@ -109,3 +116,22 @@ def test_members_may_not_touch_qos_specs(api):
                     **MEMBER).status_code == 403
     assert api.call("DELETE", "/qos-specs/" + qos, **MEMBER
                     ).status_code == 403
+
+
+@pytest.mark.parametrize("consumer, given", [
+    ("front-end", {"read_iops_sec": "2000"}), ("both", {"read_iops_sec":
+                                                        "2000"}),
+    ("back-end", None)])
+def test_a_compute_host_gets_the_front_end_specs_in_connection_info(
+        api, consumer, given):
+    qos = _create(api, consumer=consumer, read_iops_sec="2000").json[
+        "qos_specs"]["id"]
+    type_id = _type(api, "limited")
+    api.call("GET", "/qos-specs/%s/associate?vol_type_id=%s" % (qos, type_id))
+    vid = api.volume(vtype=types_db.type_get(fixtures.admin(), type_id))
+    made = api.create(vid, connector=apitest.connector("h1"))
+    assert made.status_code == 200, made.json
+    assert made.json["attachment"]["connection_info"]["qos_specs"] == given
+    plain = api.create(api.volume(multiattach=True),
+                       connector=apitest.connector("h1"))
+    assert plain.json["attachment"]["connection_info"]["qos_specs"] is None

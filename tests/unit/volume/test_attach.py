@@ -2,6 +2,7 @@
 
 import datetime
 import json
+import types
 import uuid
 from unittest import mock
 
@@ -237,3 +238,14 @@ def test_resolve_keeps_connection_other_rows_use(attacher, driver):
     _age(stuck)
     assert attacher.resolve_stuck(fixtures.admin()) == 1
     assert driver.connections[vol.id] == [{"host": "h1"}]
+
+
+def test_front_end_qos_turns_per_gb_keys_into_fixed_values():
+    volume = types.SimpleNamespace(size=10, front_end_qos=json.dumps({
+        "read_iops_sec_per_gb": "100", "write_iops_sec_per_gb": "1",
+        "write_iops_sec_per_gb_min": "50", "total_bytes_sec": "1000"}))
+    assert attach.front_end_qos(volume) == {
+        "read_iops_sec": 1000, "write_iops_sec": 50,
+        "total_bytes_sec": "1000"}
+    assert attach.front_end_qos(types.SimpleNamespace(
+        size=1, front_end_qos=None)) is None
