@@ -73,6 +73,26 @@ class VolumeTypeInUse(Invalid):
     msg_fmt = "Volume Type is currently in use."
 
 
+class InvalidGroup(Invalid):
+    msg_fmt = "%(reason)s"
+    prefix = "Invalid Group: "
+
+
+class InvalidGroupType(Invalid):
+    msg_fmt = "%(reason)s"
+    prefix = "Invalid group type: "
+
+
+class InvalidGroupSnapshot(Invalid):
+    msg_fmt = "%(reason)s"
+    prefix = "Invalid GroupSnapshot: "
+
+
+class GroupTypeInUse(Invalid):
+    msg_fmt = ("Group Type %(group_type_id)s deletion is not allowed with "
+               "groups present with the type.")
+
+
 class UnsatisfiableVolumeType(Invalid):
     """No fresh pool can satisfy the type's capability extra specs."""
 
@@ -160,6 +180,23 @@ class VolumeMetadataNotFound(NotFound):
 class SnapshotMetadataNotFound(NotFound):
     msg_fmt = ("Snapshot %(snapshot_id)s has no metadata with key "
                "%(metadata_key)s.")
+
+
+class GroupTypeNotFound(NotFound):
+    msg_fmt = "Group type %(group_type_id)s could not be found."
+
+
+class GroupTypeSpecsNotFound(NotFound):
+    msg_fmt = ("Group Type %(group_type_id)s has no specs with key "
+               "%(group_specs_key)s.")
+
+
+class GroupNotFound(NotFound):
+    msg_fmt = "Group %(group_id)s could not be found."
+
+
+class GroupSnapshotNotFound(NotFound):
+    msg_fmt = "GroupSnapshot %(group_snapshot_id)s could not be found."
 
 
 class QoSSpecsNotFound(NotFound):
@@ -256,6 +293,10 @@ class Fenced(Conflict):
 
 class VolumeTypeExists(Conflict):
     msg_fmt = "Volume Type %(name)s already exists."
+
+
+class GroupTypeExists(Conflict):
+    msg_fmt = "Group Type %(id)s already exists."
 
 
 class QoSSpecsExists(Conflict):

@@ -5,7 +5,8 @@ Tables: services, volume types (+ extra specs, project access), volumes
 rows, one row per key), quota limits of projects and classes, and one
 lock row per project that the quota checks serialise on; snapshots of
 volumes (+ metadata); user messages (why an asynchronous request
-failed, for the project that made it).  Status columns
+failed, for the project that made it); generic volume groups, their
+group types and group snapshots.  Status columns
 hold the strings of ``common.constants``; every change to them is a
 compare-and-swap in ``common/db/api``.
 """
@@ -149,6 +150,8 @@ class Volume(BASE):
     #: delete that expects 0 can never pass a snapshot being created.
     snapshot_count = Column(Integer, nullable=False, default=0,
                             server_default="0")
+    #: The generic volume group the volume belongs to, if any.
+    group_id = Column(String(36), ForeignKey("groups.id"), index=True)
     volume_type = orm.relationship("VolumeType", lazy="joined")
     volume_metadata = orm.relationship(
         "VolumeMetadata", lazy="selectin", cascade="all, delete-orphan")
@@ -279,6 +282,9 @@ class Snapshot(BASE):
     #: Why the snapshot is in an error status, for operators (users get a
     #: user message in Cinder's words instead).
     error_reason = Column(Text)
+    #: The group snapshot the snapshot was taken for, if any.
+    group_snapshot_id = Column(String(36), ForeignKey("group_snapshots.id"),
+                               index=True)
     volume = orm.relationship("Volume", lazy="joined", viewonly=True)
     snapshot_metadata = orm.relationship(
         "SnapshotMetadata", lazy="selectin", cascade="all, delete-orphan",
@@ -361,3 +367,79 @@ class QoSSpecs(BASE):
     consumer = Column(String(255), nullable=False)
     #: The keys and values, as a JSON object.
     specs = Column(Text, nullable=False)
+
+
+class GroupType(BASE):
+    """Cinder's group type: what a generic volume group is (its
+    ``group_specs``, a JSON object)."""
+
+    __tablename__ = "group_types"
+
+    id = Column(String(36), primary_key=True)
+    name = Column(String(255), nullable=False, unique=True)
+    description = Column(String(255))
+    is_public = Column(Boolean, nullable=False, default=True)
+    group_specs = Column(Text, nullable=False)
+
+
+class Group(BASE):
+    """A generic volume group: volumes of a project, of the group's volume
+    types, snapshotted together (``GroupSnapshot``).  Nothing of it lives
+    on a backend: its volumes and their snapshots do."""
+
+    __tablename__ = "groups"
+    __table_args__ = (Index("ix_groups_project_created", "project_id",
+                            "created_at"),)
+
+    created_at = Column(PRECISE_DATETIME,
+                        default=lambda: timeutils.utcnow())
+    id = Column(String(36), primary_key=True)
+    project_id = Column(String(255), nullable=False)
+    user_id = Column(String(255))
+    name = Column(String(255))
+    description = Column(String(255))
+    status = Column(String(255), nullable=False)
+    availability_zone = Column(String(255))
+    group_type_id = Column(String(36), ForeignKey("group_types.id"),
+                           nullable=False)
+    #: What the group was made from, if anything (no foreign keys: a
+    #: source may go first).
+    group_snapshot_id = Column(String(36))
+    source_group_id = Column(String(36))
+    volume_types = orm.relationship("GroupVolumeType", lazy="selectin",
+                                    cascade="all, delete-orphan",
+                                    passive_deletes=True)
+
+
+class GroupVolumeType(BASE):
+    """One volume type a group's volumes may have."""
+
+    __tablename__ = "group_volume_types"
+    __table_args__ = (UniqueConstraint("group_id", "volume_type_id"),)
+
+    id = Column(Integer, primary_key=True, autoincrement=True)
+    group_id = Column(String(36), ForeignKey("groups.id", ondelete="CASCADE"),
+                      nullable=False)
+    volume_type_id = Column(String(36), ForeignKey("volume_types.id"),
+                            nullable=False)
+
+
+class GroupSnapshot(BASE):
+    """A snapshot of every volume of a group, taken together: one
+    ``Snapshot`` per volume carries its id."""
+
+    __tablename__ = "group_snapshots"
+    __table_args__ = (Index("ix_group_snapshots_project_created",
+                            "project_id", "created_at"),)
+
+    created_at = Column(PRECISE_DATETIME,
+                        default=lambda: timeutils.utcnow())
+    id = Column(String(36), primary_key=True)
+    group_id = Column(String(36), ForeignKey("groups.id"), nullable=False,
+                      index=True)
+    project_id = Column(String(255), nullable=False)
+    user_id = Column(String(255))
+    name = Column(String(255))
+    description = Column(String(255))
+    status = Column(String(255), nullable=False)
+    group_type_id = Column(String(36), nullable=False)

@@ -5,6 +5,7 @@ import itertools
 from common.policies import attachments
 from common.policies import base
 from common.policies import fencing
+from common.policies import groups
 from common.policies import messages
 from common.policies import qos
 from common.policies import quotas
@@ -22,4 +23,5 @@ def list_rules() -> list:
                                 services.list_rules(), quotas.list_rules(),
                                 snapshots.list_rules(),
                                 fencing.list_rules(), messages.list_rules(),
-                                transfers.list_rules(), qos.list_rules()))
+                                transfers.list_rules(), qos.list_rules(),
+                                groups.list_rules()))

@@ -14,6 +14,9 @@ from services.api import rpc_door
 from services.api.operations import attachments as attachment_ops
 from services.api.operations import encryption as encryption_ops
 from services.api.operations import fencing as fencing_ops
+from services.api.operations import group_snapshots as gsnap_ops
+from services.api.operations import group_types as gtype_ops
+from services.api.operations import groups as group_ops
 from services.api.operations import messages as message_ops
 from services.api.operations import backends as backend_ops
 from services.api.operations import qos as qos_ops
@@ -43,6 +46,9 @@ class Operations:
     transfers: transfer_ops.TransferOperations
     qos: qos_ops.QoSOperations
     encryption: encryption_ops.EncryptionOperations
+    group_types: gtype_ops.GroupTypeOperations
+    groups: group_ops.GroupOperations
+    group_snapshots: gsnap_ops.GroupSnapshotOperations
     #: The RPC door's server (for compute agents), once started.
     door: Any = None
 
@@ -71,6 +77,8 @@ def build_operations(conf: cfg.ConfigOpts) -> Operations:
     volumes = volume_ops.VolumeOperations(conf, scheduler, volume,
                                           early_check=cache.check_type)
     attachments = attachment_ops.AttachmentOperations(conf, volume)
+    group_types = gtype_ops.GroupTypeOperations()
+    groups = group_ops.GroupOperations(conf, volumes, group_types, volume)
     ops = Operations(
         volumes=volumes,
         attachments=attachments,
@@ -84,7 +92,10 @@ def build_operations(conf: cfg.ConfigOpts) -> Operations:
         messages=message_ops.MessageOperations(),
         transfers=transfer_ops.TransferOperations(volumes),
         qos=qos_ops.QoSOperations(),
-        encryption=encryption_ops.EncryptionOperations())
+        encryption=encryption_ops.EncryptionOperations(),
+        group_types=group_types, groups=groups,
+        group_snapshots=gsnap_ops.GroupSnapshotOperations(groups, volumes,
+                                                          volume))
     ops.door = rpc_door.start(conf, ops.attachments, ops.fencing)
     return ops
 

@@ -28,7 +28,8 @@ COLLECTIONS = frozenset([
     "scheduler-stats", "capabilities", "limits", "os-availability-zone",
     "extensions",
     "os-quota-sets", "os-quota-class-sets", "snapshots", "ashlar-fencing",
-    "messages", "os-volume-transfer", "volume-transfers", "qos-specs"])
+    "messages", "os-volume-transfer", "volume-transfers", "qos-specs",
+    "group_types", "groups", "group_snapshots"])
 
 #: Cinder's ``osapi_max_request_body_size``: larger bodies get a 413.
 MAX_REQUEST_BODY_SIZE = 114688

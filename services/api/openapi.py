@@ -20,6 +20,7 @@ from services.api import validation
 from services.api.schemas import Schema, Versioned
 from services.api.schemas import attachments as attachment_schemas
 from services.api.schemas import encryption as encryption_schemas
+from services.api.schemas import groups as group_schemas
 from services.api.schemas import metadata as metadata_schemas
 from services.api.schemas import qos as qos_schemas
 from services.api.schemas import quotas as quota_schemas
@@ -85,6 +86,17 @@ def body_schemas() -> dict[str, Schema]:
         "TransferCreateWithSnapshotsRequest": _at_max(
             transfer_schemas.CREATE_WITH_SNAPSHOTS),
         "TransferAcceptRequest": _at_max(transfer_schemas.ACCEPT),
+        "GroupTypeCreateRequest": _at_max(group_schemas.TYPE_CREATE),
+        "GroupTypeUpdateRequest": _at_max(group_schemas.TYPE_UPDATE),
+        "GroupSpecsCreateRequest": _at_max(group_schemas.SPECS_CREATE),
+        "GroupSpecUpdateRequest": _at_max(group_schemas.SPEC_UPDATE),
+        "GroupCreateRequest": _at_max(group_schemas.CREATE),
+        "GroupUpdateRequest": _at_max(group_schemas.UPDATE),
+        "GroupActionRequest": _one_of(group_schemas.ACTIONS),
+        "GroupFromSourceRequest": _one_of(group_schemas.FROM_SOURCE),
+        "GroupSnapshotCreateRequest": _at_max(group_schemas.SNAPSHOT_CREATE),
+        "GroupSnapshotActionRequest": _one_of(
+            group_schemas.SNAPSHOT_ACTIONS),
     }
 
 

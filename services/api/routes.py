@@ -7,6 +7,8 @@ from services.api.resources import availability_zones
 from services.api.resources import backends
 from services.api.resources import encryption
 from services.api.resources import extensions
+from services.api.resources import group_types
+from services.api.resources import groups
 from services.api.resources import limits
 from services.api.resources import metadata
 from services.api.resources import messages
@@ -69,4 +71,6 @@ def route_table(ops: Any, conf: Any) -> list[tuple[str, Any]]:
         *messages.routes(ops, max_limit),
         *transfers.routes(ops, max_limit),
         *qos.routes(ops, max_limit),
+        *group_types.routes(ops, max_limit),
+        *groups.routes(ops, max_limit),
     ]

@@ -13,6 +13,7 @@ from oslo_log import log as logging
 from common import constants
 from common import exception
 from common import messages
+from common.db.api import group_snapshots as group_snapshots_db
 from common.db.api import snapshots as snapshots_db
 from common.db.api import volumes as volumes_db
 from drivers import base as driver_base
@@ -28,6 +29,13 @@ def driver_snapshot(row: Any) -> driver_base.DriverSnapshot:
     return driver_base.DriverSnapshot(
         id=row.id, volume=attach.driver_volume(row.volume),
         size=row.volume_size, provider_location=row.provider_location)
+
+
+def _settling(row: Any) -> dict:
+    """The ``check`` and ``then`` that make a member's group snapshot
+    follow it, in the transaction that changes the member."""
+    return {"check": group_snapshots_db.lock(row.group_snapshot_id),
+            "then": group_snapshots_db.settle(row.group_snapshot_id)}
 
 
 class SnapshotWorker:
@@ -59,7 +67,7 @@ class SnapshotWorker:
             return False
         snapshots_db.snapshot_cas(ctxt, snapshot_id, {"status": SNAP.CREATING},
                                   dict(update, status=SNAP.AVAILABLE,
-                                       progress="100%"))
+                                       progress="100%"), **_settling(row))
         LOG.info("Created snapshot %(id)s of volume %(vol)s",
                  {"id": snapshot_id, "vol": row.volume_id})
         return True
@@ -77,7 +85,7 @@ class SnapshotWorker:
                          "delete the snapshot", exc,
                          messages.SNAPSHOT_DELETE_FAILED)
             return False
-        snapshots_db.snapshot_destroy(ctxt, snapshot_id)
+        snapshots_db.snapshot_destroy(ctxt, snapshot_id, **_settling(row))
         LOG.info("Deleted snapshot %s", snapshot_id)
         return True
 
@@ -125,7 +133,8 @@ class SnapshotWorker:
         it changed here, ``event`` for its project."""
         if snapshots_db.snapshot_cas(ctxt, row.id, {"status": row.status},
                                      {"status": failed_status,
-                                      "error_reason": self._why(what, exc)}):
+                                      "error_reason": self._why(what, exc)},
+                                     **_settling(row)):
             messages.record(ctxt, self.message_ttl, event, row.id,
                             row.project_id)
 

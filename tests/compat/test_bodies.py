@@ -21,6 +21,7 @@ from services.api import validation
 from services.api.schemas import attachments as attachment_schemas
 from services.api.schemas import encryption as encryption_schemas
 from services.api.schemas import metadata as metadata_schemas
+from services.api.schemas import groups as group_schemas
 from services.api.schemas import qos as qos_schemas
 from services.api.schemas import quotas as quota_schemas
 from services.api.schemas import services as service_schemas
@@ -102,6 +103,21 @@ BODIES = {
         "accept": transfer_schemas.ACCEPT},
     ("POST", "/v3/volume-transfers/{transfer_id}/accept"): {
         "accept": transfer_schemas.ACCEPT},
+    ("POST", "/v3/group_types"): {"group_type": group_schemas.TYPE_CREATE},
+    ("PUT", "/v3/group_types/{group_type_id}"): {
+        "group_type": group_schemas.TYPE_UPDATE},
+    ("POST", "/v3/group_types/{group_type_id}/group_specs"): {
+        "group_specs": group_schemas.SPECS_CREATE},
+    ("PUT", "/v3/group_types/{group_type_id}/group_specs/{key}"): {
+        SPEC_KEY: group_schemas.SPEC_UPDATE},
+    ("POST", "/v3/groups"): {"group": group_schemas.CREATE},
+    ("PUT", "/v3/groups/{group_id}"): {"group": group_schemas.UPDATE},
+    ("POST", "/v3/groups/action"): group_schemas.FROM_SOURCE,
+    ("POST", "/v3/groups/{group_id}/action"): group_schemas.ACTIONS,
+    ("POST", "/v3/group_snapshots"): {
+        "group_snapshot": group_schemas.SNAPSHOT_CREATE},
+    ("POST", "/v3/group_snapshots/{group_snapshot_id}/action"):
+        group_schemas.SNAPSHOT_ACTIONS,
 }
 _SERVICE_ACTIONS = sorted(service_schemas.ACTIONS)
 
@@ -248,7 +264,9 @@ def ids(ashlar):
     found = {"volume_id": volume["id"], "type_id": type_id, "key": SPEC_KEY,
              "attachment_id": str(uuid.uuid4()), "project_id": PROJECT,
              "class_name": "default", "transfer_id": str(uuid.uuid4()),
-             "qos_id": str(uuid.uuid4()), "encryption_id": str(uuid.uuid4())}
+             "qos_id": str(uuid.uuid4()), "encryption_id": str(uuid.uuid4()),
+             "group_type_id": str(uuid.uuid4()), "group_id": str(uuid.uuid4()),
+             "group_snapshot_id": str(uuid.uuid4())}
     resp = client.post("/snapshots", {"snapshot": {"volume_id": volume["id"]}})
     assert resp.status_code == 202, resp.text
     found["snapshot_id"] = resp.json()["snapshot"]["id"]

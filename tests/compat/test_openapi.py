@@ -135,7 +135,9 @@ def objects(ashlar):
                        "key_size": 256, "cipher": "aes-xts-plain64"}})
     assert resp.status_code == 200, resp.text
     found["encryption_id"] = "cipher"
+    found.update(_group_objects(client, found["key"]))
     yield found
+    _remove_group_objects(client, found)
     client.delete("/types/%s" % found["encrypted_type_id"])
     client.delete("/qos-specs/%s?force=True" % found["qos_id"])
     client.delete("/os-volume-transfer/%s" % found["transfer_id"])
@@ -150,6 +152,44 @@ def objects(ashlar):
     client.delete("/volumes/%s" % volume["id"])
     client.wait_status(volume["id"], None, timeout=60)
     client.delete("/types/%s" % type_id)
+
+
+def _group_objects(client, key: str) -> dict:
+    """A group type (with a spec under ``key``), a group of one volume, and
+    a group snapshot of it, for the group paths."""
+    resp = client.post("/group_types", {"group_type": {
+        "name": "openapi-%s" % uuid.uuid4().hex[:8],
+        "group_specs": {key: "v"}}})
+    assert resp.status_code == 202, resp.text
+    found = {"group_type_id": resp.json()["group_type"]["id"]}
+    resp = client.post("/groups", {"group": {
+        "group_type": found["group_type_id"],
+        "volume_types": ["__DEFAULT__"]}})
+    assert resp.status_code == 202, resp.text
+    found["group_id"] = resp.json()["group"]["id"]
+    member = client.create_volume(name="openapi-member",
+                                  group_id=found["group_id"])
+    client.wait_status(member["id"], "available", timeout=60)
+    resp = client.post("/group_snapshots", {"group_snapshot": {
+        "group_id": found["group_id"]}})
+    assert resp.status_code == 202, resp.text
+    found["group_snapshot_id"] = resp.json()["group_snapshot"]["id"]
+    path = "/group_snapshots/%s" % found["group_snapshot_id"]
+    harness.wait_for(lambda: client.get(path).json()["group_snapshot"][
+        "status"] == "available", timeout=60, what="the group snapshot")
+    return found
+
+
+def _remove_group_objects(client, found: dict) -> None:
+    path = "/group_snapshots/%s" % found["group_snapshot_id"]
+    client.delete(path)
+    harness.wait_for(lambda: client.get(path).status_code == 404,
+                     timeout=60, what="the group snapshot's deletion")
+    path = "/groups/%s" % found["group_id"]
+    client.post(path + "/action", {"delete": {"delete-volumes": True}})
+    harness.wait_for(lambda: client.get(path).status_code == 404,
+                     timeout=60, what="the group's deletion")
+    client.delete("/group_types/%s" % found["group_type_id"])
 
 
 @pytest.mark.parametrize("version", ["3.0", MAX])

@@ -87,7 +87,18 @@ def snapshot_create(context: Any, values: dict, metadata: dict | None,
                     volume_expected: dict,
                     check: Check | None = None) -> models.Snapshot:
     """Insert a snapshot of ``values["volume_id"]`` and count it on the
-    volume, in one transaction.
+    volume, in one transaction (``insert``).
+
+    :returns: the row as read back, with its metadata and volume.
+    """
+    return insert(context.session, values, metadata, volume_expected, check)
+
+
+def insert(session: Any, values: dict, metadata: dict | None,
+           volume_expected: dict, check: Check | None = None
+           ) -> models.Snapshot:
+    """Insert a snapshot and count it on its volume, in the caller's
+    transaction.
 
     NOTE(ashlar): ``check`` (the quota check, which locks the project's
     row) runs before the volume's ``UPDATE`` (which locks the volume's
@@ -102,12 +113,10 @@ def snapshot_create(context: Any, values: dict, metadata: dict | None,
         (a list or tuple: one of them; None: NULL), as ``volume_cas``.
     :param check: runs first, in the same transaction
         (``quotas.enforce``).
-    :returns: the row as read back, with its metadata and volume.
     :raises VolumeNotFound: no such volume.
     :raises InvalidVolume: the volume does not pass ``volume_expected``.
     :raises QuotaError: from ``check``.
     """
-    session = context.session
     volume_id = values["volume_id"]
     if check is not None:
         try:
@@ -219,24 +228,35 @@ def all_deleting(session: Any, snapshot_ids: list[str], force: bool) -> None:
 @retry_on_deadlock
 @writer
 def snapshot_cas(context: Any, snapshot_id: str, expected: dict,
-                 values: dict, check: Check | None = None) -> bool:
+                 values: dict, check: Check | None = None,
+                 then: Check | None = None) -> bool:
     """Compare-and-swap the snapshot's status fields; see
-    ``conditional_update``.  ``check`` first, in the same transaction.
+    ``conditional_update``.  ``check`` first and, once the swap is made,
+    ``then``, in the same transaction.
 
     :returns: whether the snapshot matched ``expected`` (and changed).
     """
     if check is not None:
         check(context.session)
-    return conditional_update(context.session, SNAP, snapshot_id, expected,
-                              values)
+    swapped = conditional_update(context.session, SNAP, snapshot_id,
+                                 expected, values)
+    if swapped and then is not None:
+        then(context.session)
+    return swapped
 
 
 @retry_on_deadlock
 @writer
-def snapshot_destroy(context: Any, snapshot_id: str) -> None:
+def snapshot_destroy(context: Any, snapshot_id: str,
+                     check: Check | None = None,
+                     then: Check | None = None) -> None:
     """Remove the row (its metadata goes with it) and uncount it on its
-    volume, in one transaction; nothing when it is already gone."""
+    volume, in one transaction; nothing when it is already gone.
+    ``check`` first and, once the row is gone, ``then``, in the same
+    transaction."""
     session = context.session
+    if check is not None:
+        check(session)
     volume_id = session.execute(sa.select(SNAP.volume_id).where(
         SNAP.id == snapshot_id)).scalar()
     if volume_id is None:
@@ -248,6 +268,8 @@ def snapshot_destroy(context: Any, snapshot_id: str) -> None:
         return
     session.execute(sa.update(VOL).where(VOL.id == volume_id).values(
         snapshot_count=VOL.snapshot_count - 1, updated_at=utcnow()))
+    if then is not None:
+        then(session)
 
 
 @retry_on_deadlock

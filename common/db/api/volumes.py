@@ -9,6 +9,7 @@ from sqlalchemy import orm
 from common import exception
 from common.db import models
 from common.db.api import conditional_update
+from common.db.api import groups as groups_db
 from common.db.api import metadata as metadata_db
 from common.db.api import project_page
 from common.db.api import reader
@@ -145,12 +146,17 @@ def volume_cas(context: Any, volume_id: str, expected: dict,
 @writer
 def volume_destroy(context: Any, volume_id: str) -> None:
     """Remove the row, its metadata and any transfer of it (the caller
-    made sure nothing is attached)."""
+    made sure nothing is attached); the last volume of a ``deleting`` group
+    takes the group with it."""
     session = context.session
+    group_id = session.execute(sa.select(models.Volume.group_id).where(
+        models.Volume.id == volume_id)).scalar()
     for owned in (models.VolumeMetadata, models.Transfer):
         session.execute(sa.delete(owned).where(owned.volume_id == volume_id))
     session.execute(sa.delete(models.Volume).where(
         models.Volume.id == volume_id))
+    if group_id is not None:
+        groups_db.settle_deleted(session, group_id)
 
 
 def metadata_of(row: models.Volume) -> dict:

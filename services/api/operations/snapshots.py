@@ -106,6 +106,11 @@ class SnapshotOperations:
         ctxt.can("volume_extension:snapshot_admin_actions:force_delete"
                  if force else "volume:delete_snapshot",
                  {"project_id": row.project_id})
+        if row.group_snapshot_id:
+            raise exception.InvalidSnapshot(
+                reason="Snapshot %s is part of group snapshot %s; delete "
+                       "the group snapshot instead." % (
+                           snapshot_id, row.group_snapshot_id))
         expected = ({"status": DELETABLE} if not force
                     else {"status": row.status})
         if row.status == SNAP.RESTORING or \

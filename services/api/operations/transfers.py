@@ -42,7 +42,8 @@ class TransferOperations:
         cancelled.
 
         :returns: the transfer and its auth key (shown this once).
-        :raises InvalidVolume: the volume is not ``available``.
+        :raises InvalidVolume: the volume is not ``available``, or is in
+            a group (a group's volumes stay in its project).
         :raises InvalidSnapshot: a snapshot going along is not available.
         """
         volume = self.volumes.get(ctxt, volume_id)
@@ -50,6 +51,10 @@ class TransferOperations:
         if volume.status != STATUS.AVAILABLE:
             raise exception.InvalidVolume(
                 reason="status must be available")
+        if volume.group_id:
+            raise exception.InvalidVolume(
+                reason="Volume %s is in group %s; remove it from the group "
+                       "to transfer it." % (volume_id, volume.group_id))
         snapshots = ([] if no_snapshots else
                      snapshots_db.snapshots_of_volume(ctxt, volume_id))
         for snap in snapshots:
@@ -59,7 +64,7 @@ class TransferOperations:
         # NOTE(ashlar): the count makes the snapshots checked above the
         # ones that go along: a snapshot made meanwhile fails the swap.
         expected = {"status": STATUS.AVAILABLE, "attachment_count": 0,
-                    "migration_status": None}
+                    "migration_status": None, "group_id": None}
         if not no_snapshots:
             expected["snapshot_count"] = len(snapshots)
         auth_key = secrets.token_hex(KEY_LENGTH // 2)

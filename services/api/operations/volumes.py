@@ -18,6 +18,7 @@ from common import quota
 from common import rpc
 from common import states
 from common.db import api as db_api
+from common.db.api import groups as groups_db
 from common.db.api import quotas as quotas_db
 from common.db.api import snapshots as snapshots_db
 from common.db.api import sources as sources_db
@@ -53,6 +54,31 @@ _RETYPE_REFUSED = (
 #: Checks a type and a size against what backends can do; raises when none
 #: can.
 EarlyCheck = Callable[[Any, Any, dict, int], None]
+
+
+class Into:
+    """The group a new volume joins, and the group statuses that may take
+    it (``available``; ``creating`` for a group made from a source)."""
+
+    def __init__(self, group: Any, statuses: tuple[str, ...]) -> None:
+        self.group_id = group.id
+        self.type_ids = groups_db.type_ids(group)
+        self.statuses = statuses
+
+    def check_type(self, type_id: str) -> None:
+        if type_id not in self.type_ids:
+            raise exception.InvalidInput(
+                reason="Invalid volume_type provided: %s. The group %s does "
+                       "not support this volume type." % (type_id,
+                                                          self.group_id))
+
+    def holding(self, check: volumes_db.Check) -> volumes_db.Check:
+        """``check``, after locking the group in a status that takes the
+        volume, in the transaction that inserts it."""
+        def held(session: Any) -> None:
+            groups_db.hold(session, self.group_id, self.statuses)
+            check(session)
+        return held
 
 
 def listed_project(ctxt: Any, all_tenants: bool) -> str | None:
@@ -96,7 +122,7 @@ class VolumeOperations:
         ctxt.can("volume:get_all", {"project_id": project})
         return volumes_db.volume_list(ctxt, project_id=project, **kwargs)
 
-    def _resolve_type(self, ctxt: Any, name_or_id: str | None
+    def resolve_type(self, ctxt: Any, name_or_id: str | None
                       ) -> tuple[Any, dict]:
         """The type a create names (else the default) and its specs.
 
@@ -106,6 +132,13 @@ class VolumeOperations:
         return types_db.type_resolve(
             ctxt, name_or_id or self.conf.default_volume_type,
             project_id=None if ctxt.is_admin else ctxt.project_id)
+
+    def group(self, ctxt: Any, group_id: str) -> Any:
+        """Return a group ``group:get`` lets the caller see, else
+        GroupNotFound."""
+        return operations.visible(
+            ctxt, groups_db.group_get(ctxt, group_id), "group:get",
+            exception.GroupNotFound(group_id=group_id))
 
     def snapshot(self, ctxt: Any, snapshot_id: str) -> Any:
         """Return a snapshot ``volume:get_snapshot`` lets the caller see,
@@ -120,12 +153,18 @@ class VolumeOperations:
                availability_zone: str | None = None,
                metadata: dict | None = None, multiattach: bool = False,
                snapshot_id: str | None = None,
-               source_volid: str | None = None) -> Any:
+               source_volid: str | None = None,
+               group: "Into | str | None" = None) -> Any:
         """Write a ``creating`` row and cast it to the scheduler, or, made
         from a snapshot or a volume, to the source's volume node.
 
+        :param group: the group the volume joins: an ``Into``, or the id
+            of an ``available`` group the caller may see.
+        :raises GroupNotFound:
         :raises InvalidInput: the removed ``multiattach`` flag was set, or
-            no size and no source, or two sources.
+            no size and no source, or two sources, or a type the group
+            does not take.
+        :raises InvalidGroup: the group is not in a status to take it.
         :raises UnsatisfiableVolumeType: no fresh pool could place the type.
         :raises UnsatisfiableSource: the source's pool cannot take it.
         """
@@ -134,6 +173,8 @@ class VolumeOperations:
         if multiattach:
             raise exception.InvalidInput(reason=_MULTIATTACH_REMOVED)
         source = self._source(ctxt, snapshot_id, source_volid)
+        if isinstance(group, str):
+            group = Into(self.group(ctxt, group), ("available",))
         size = sources.checked_size(size, source)
         # NOTE(ashlar): one reader transaction (a connection, no ORM
         # session) for the type and, when the early check has to read the
@@ -141,7 +182,7 @@ class VolumeOperations:
         # through ctxt): one connection checkout and ping fewer on the path
         # of an early 400.
         with db_api.reader.connection.using(ctxt):
-            vtype, specs = self._resolve_type(
+            vtype, specs = self.resolve_type(
                 ctxt, volume_type or (source and source.volume_type_id))
             is_multiattach = extra_specs.is_multiattach_spec(specs)
             encrypted = states.is_encrypted(specs)
@@ -151,9 +192,13 @@ class VolumeOperations:
                     raise exception.InvalidVolume(
                         reason="Multiattach cannot be used with encrypted "
                                "volumes.")
-            self._check_place(ctxt, source, vtype, specs, size)
+            self.check_place(ctxt, source, vtype, specs, size)
+        if group is not None:
+            group.check_type(vtype.id)
         change = quota.Change(vtype.name, volumes=1, gigabytes=size,
                               size=size)
+        check = sources.holding(
+            source, self.quota_check(project, vtype.id, change))
         row = volumes_db.volume_create(ctxt, {
             "id": str(uuid.uuid4()), "project_id": project,
             "user_id": ctxt.user_id, "display_name": name,
@@ -165,8 +210,8 @@ class VolumeOperations:
                 self.conf.storage_availability_zone),
             "volume_type_id": vtype.id, "multiattach": is_multiattach,
             "encrypted": encrypted, **sources.columns(source),
-        }, metadata, check=sources.holding(
-            source, self.quota_check(project, vtype.id, change)))
+            "group_id": group and group.group_id,
+        }, metadata, check=group.holding(check) if group else check)
         if source is None:
             self.scheduler.create_volume(ctxt, row.id)
         else:
@@ -198,7 +243,7 @@ class VolumeOperations:
             return sources.of_volume(self.get(ctxt, source_volid))
         return None
 
-    def _check_place(self, ctxt: Any, source: "sources.Source | None",
+    def check_place(self, ctxt: Any, source: "sources.Source | None",
                      vtype: Any, specs: dict, size: int) -> None:
         """The early rejection: a type no fresh pool offers, or a source
         whose pool cannot take the new volume."""
@@ -278,7 +323,7 @@ class VolumeOperations:
                                 "delete_volume (cascade)")
         expected: dict = {"attachment_count": 0,
                           "snapshot_count": len(snaps),
-                          "migration_status": None}
+                          "migration_status": None, "group_id": None}
         if not force:
             expected["status"] = DELETABLE
 

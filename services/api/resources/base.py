@@ -115,6 +115,13 @@ def filters(req: falcon.Request, allowed: dict[str, str],
     return result
 
 
+def accepted(resp: falcon.Response) -> None:
+    """A 202 with an empty body, as Cinder answers an accepted action."""
+    resp.status = falcon.HTTP_202
+    resp.content_type = falcon.MEDIA_JSON
+    resp.data = b""
+
+
 def not_found(message: str) -> exception.NotFound:
     return exception.NotFound(message)
 

@@ -18,12 +18,6 @@ def _show(req: falcon.Request, row: Any) -> dict:
     return views.show(row, base.base_url(req), base.url_project(req))
 
 
-def _accepted(resp: falcon.Response) -> None:
-    resp.status = falcon.HTTP_202
-    resp.content_type = falcon.MEDIA_JSON
-    resp.data = b""
-
-
 class Collection:
     def __init__(self, ops: qos_ops.QoSOperations, max_limit: int) -> None:
         self.ops = ops
@@ -62,7 +56,7 @@ class Item:
         force = validation.parse_bool_param(
             "force", req.params.get("force", "False"))
         self.ops.delete(base.ctxt(req), qos_id, force)
-        _accepted(resp)
+        base.accepted(resp)
 
 
 class DeleteKeys:
@@ -73,7 +67,7 @@ class DeleteKeys:
                qos_id: str) -> None:
         keys = base.body(req, schemas.UNSET)["keys"]
         self.ops.unset_keys(base.ctxt(req), qos_id, keys)
-        _accepted(resp)
+        base.accepted(resp)
 
 
 class Associations:
@@ -102,7 +96,7 @@ class Association:
         else:
             self.ops.disassociate(ctxt, qos_id, type_id,
                                   every=self.action == "disassociate_all")
-        _accepted(resp)
+        base.accepted(resp)
 
 
 def routes(ops: Any, max_limit: int) -> list[tuple[str, Any]]:

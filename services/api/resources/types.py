@@ -12,7 +12,7 @@ from services.api.schemas import types as schemas
 from services.api.views import types as views
 
 
-def _is_public_filter(req: falcon.Request) -> bool | None:
+def is_public_filter(req: falcon.Request) -> bool | None:
     """Cinder's ``is_public``: absent -> public, None -> all, else a bool."""
     raw = req.params.get("is_public")
     if raw is None:
@@ -31,7 +31,7 @@ class Collection:
 
     def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
         ctxt = base.ctxt(req)
-        rows = self.ops.list(ctxt, _is_public_filter(req),
+        rows = self.ops.list(ctxt, is_public_filter(req),
                              base.filters(req, {"name": "name",
                                                 "description": "description"}))
         resp.media = {"volume_types": [views.show(r, ctxt) for r in rows]}

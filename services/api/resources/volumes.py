@@ -17,7 +17,8 @@ SORT_MAP = {"created_at": "created_at", "updated_at": "updated_at",
             "status": "status", "availability_zone": "availability_zone"}
 FILTER_MAP = {"name": "display_name", "status": "status", "size": "size",
               "availability_zone": "availability_zone",
-              "bootable": "bootable", "migration_status": "migration_status"}
+              "bootable": "bootable", "migration_status": "migration_status",
+              "group_id": "group_id"}
 
 
 #: Create keys whose sources Ashlar cannot copy from yet: a clear 400
@@ -26,17 +27,15 @@ _NOT_SUPPORTED = (("imageRef", "Creating a volume from an image (imageRef)"),
                   ("image_id", "Creating a volume from an image (image_id)"),
                   ("backup_id", "Creating a volume from a backup (backup_id)"),
                   ("consistencygroup_id",
-                   "Creating a volume in a consistency group"),
-                  ("group_id", "Creating a volume in a group"))
+                   "Creating a volume in a consistency group"))
 
 #: ``with_count`` adds the total to lists from 3.45.
 COUNT_VERSION = microversion.APIVersion(3, 45)
 #: ``consumes_quota`` is a list filter from 3.65.
 CONSUMES_QUOTA_VERSION = microversion.APIVersion(3, 65)
-#: Filters on what no Ashlar volume has (image metadata, a group), from the
+#: Filters on what no Ashlar volume has (image metadata), from the
 #: version Cinder reads them: any value matches nothing.
-_NEVER_MATCH = (("glance_metadata", microversion.APIVersion(3, 4)),
-                ("group_id", microversion.APIVersion(3, 10)))
+_NEVER_MATCH = (("glance_metadata", microversion.APIVersion(3, 4)),)
 
 
 def _matches_nothing(req: falcon.Request) -> bool:
@@ -109,7 +108,8 @@ class Collection(_Lister):
             metadata=data.get("metadata"),
             multiattach=multiattach,
             snapshot_id=data.get("snapshot_id"),
-            source_volid=data.get("source_volid"))
+            source_volid=data.get("source_volid"),
+            group=data.get("group_id"))
         resp.status = falcon.HTTP_202
         resp.media = {"volume": views.detail(
             row, base.ctxt(req), base.version(req), base.base_url(req),

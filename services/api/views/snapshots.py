@@ -18,7 +18,7 @@ def summary(row: Any, version: V) -> dict:
         "size": row.volume_size, "metadata": snapshots_db.metadata_of(row),
     }
     if version >= V(3, 14):
-        body["group_snapshot_id"] = None
+        body["group_snapshot_id"] = row.group_snapshot_id
     if version >= V(3, 41):
         body["user_id"] = row.user_id
     if version >= V(3, 65):

@@ -84,7 +84,7 @@ def _metadata(row: Any) -> dict:
 
 def _add_versioned(body: dict, row: Any, version: V) -> None:
     if version >= V(3, 13):
-        body["group_id"] = None
+        body["group_id"] = row.group_id
     if version >= V(3, 21):
         body["provider_id"] = None
     if version >= V(3, 48):

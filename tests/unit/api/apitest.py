@@ -19,6 +19,9 @@ from services.api import rpc_door
 from services.api.operations import attachments as attachment_ops
 from services.api.operations import encryption as encryption_ops
 from services.api.operations import fencing as fencing_ops
+from services.api.operations import group_snapshots as gsnap_ops
+from services.api.operations import group_types as gtype_ops
+from services.api.operations import groups as group_ops
 from services.api.operations import messages as message_ops
 from services.api.operations import qos as qos_ops
 from services.api.operations import quotas as quota_ops
@@ -149,6 +152,8 @@ def make_api():
     rpc = FakeVolumeRPC(attach.Attacher(conf, driver, HOST))
     volumes = volume_ops.VolumeOperations(conf, mock.Mock(), rpc)
     attachments = attachment_ops.AttachmentOperations(conf, rpc)
+    group_types = gtype_ops.GroupTypeOperations()
+    groups = group_ops.GroupOperations(conf, volumes, group_types, rpc)
     ops = types.SimpleNamespace(
         volumes=volumes,
         snapshots=snapshot_ops.SnapshotOperations(conf, volumes, rpc),
@@ -160,7 +165,10 @@ def make_api():
         messages=message_ops.MessageOperations(),
         transfers=transfer_ops.TransferOperations(volumes),
         qos=qos_ops.QoSOperations(),
-        encryption=encryption_ops.EncryptionOperations())
+        encryption=encryption_ops.EncryptionOperations(),
+        group_types=group_types, groups=groups,
+        group_snapshots=gsnap_ops.GroupSnapshotOperations(groups, volumes,
+                                                          rpc))
     client = testing.TestClient(api_app.create_app(conf, ops))
     yield Api(client, driver, rpc, ops)
     fixtures.clean()

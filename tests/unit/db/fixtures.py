@@ -67,8 +67,9 @@ def clean() -> None:
     engine = db_api.get_engine()
     with engine.begin() as conn:
         for table in ("transfers", "attachment_specs", "volume_attachment",
-                      "snapshot_metadata", "snapshots",
-                      "volume_metadata", "volumes", "volume_type_extra_specs",
+                      "snapshot_metadata", "snapshots", "group_snapshots",
+                      "volume_metadata", "volumes", "group_volume_types",
+                      "groups", "group_types", "volume_type_extra_specs",
                       "volume_type_projects", "services", "quotas",
                       "quota_classes", "project_locks", "messages"):
             conn.execute(sa.text("DELETE FROM %s" % table))

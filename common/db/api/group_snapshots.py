@@ -1,0 +1,164 @@
+"""Group snapshots: one row, and one snapshot of each volume of the group
+that carries its id (``snapshots.group_snapshot_id``).
+
+The volume service finishes (or removes) each member snapshot in a
+transaction that locks the group snapshot's row first and then settles
+it (``settle``): ``available`` once every member is, ``error`` once one
+failed, gone once the last member of a ``deleting`` one is.
+"""
+
+from typing import Any, Callable
+
+import sqlalchemy as sa
+
+from common import exception
+from common.db import models
+from common.db.api import conditional_update
+from common.db.api import groups as groups_db
+from common.db.api import project_page
+from common.db.api import reader
+from common.db.api import retry_on_deadlock
+from common.db.api import snapshots as snapshots_db
+from common.db.api import writer
+
+GSNAP = models.GroupSnapshot
+SNAP = models.Snapshot
+
+#: A member snapshot: its columns, what its volume must be, and the
+#: quota check of it (``snapshots.insert``).
+Member = tuple[dict, dict, Callable[[Any], None]]
+
+
+def _get(session: Any, gsnap_id: str) -> models.GroupSnapshot:
+    row = session.execute(sa.select(GSNAP).where(GSNAP.id == gsnap_id)
+                          .execution_options(populate_existing=True)
+                          ).scalars().first()
+    if row is None:
+        raise exception.GroupSnapshotNotFound(group_snapshot_id=gsnap_id)
+    return row
+
+
+@retry_on_deadlock
+@writer
+def gsnap_create(context: Any, values: dict,
+                 members: list[Member]) -> models.GroupSnapshot:
+    """Insert the group snapshot and its members, counted on their
+    volumes, in one transaction, while the group is ``available``.
+
+    :raises InvalidGroup: the group is not available.
+    :raises InvalidVolume: a volume cannot be snapshotted.
+    :raises QuotaError: from a member's check.
+    """
+    session = context.session
+    groups_db.hold(session, values["group_id"], ("available",))
+    row = GSNAP(**values)
+    session.add(row)
+    session.flush()
+    for snap_values, volume_expected, check in members:
+        snapshots_db.insert(session, dict(snap_values,
+                                          group_snapshot_id=row.id),
+                            None, volume_expected, check)
+    return row
+
+
+@reader
+def gsnap_get(context: Any, gsnap_id: str) -> models.GroupSnapshot:
+    """:raises GroupSnapshotNotFound:"""
+    return _get(context.session, gsnap_id)
+
+
+@reader
+def gsnap_list(context: Any, project_id: str | None = None,
+               filters: dict | None = None, limit: int | None = None,
+               marker: str | None = None, sort_keys: list | None = None,
+               sort_dirs: list | None = None,
+               offset: int | None = None) -> list[models.GroupSnapshot]:
+    """:raises GroupSnapshotNotFound: an unknown marker, or one of another
+    project."""
+    marker_row = _get(context.session, marker) if marker else None
+    return project_page(context.session.query(GSNAP), GSNAP, project_id,
+                        filters, marker_row,
+                        exception.GroupSnapshotNotFound(
+                            group_snapshot_id=marker),
+                        limit, sort_keys, sort_dirs, offset)
+
+
+@reader
+def members(context: Any, gsnap_id: str) -> list[models.Snapshot]:
+    """The group snapshot's snapshots, with their volumes."""
+    return list(context.session.execute(
+        sa.select(SNAP).where(SNAP.group_snapshot_id == gsnap_id)
+        .order_by(SNAP.created_at, SNAP.id)).unique().scalars())
+
+
+@retry_on_deadlock
+@writer
+def gsnap_cas(context: Any, gsnap_id: str, expected: dict,
+              values: dict) -> bool:
+    return conditional_update(context.session, GSNAP, gsnap_id, expected,
+                              values)
+
+
+@retry_on_deadlock
+@writer
+def gsnap_delete(context: Any, gsnap_id: str) -> list[models.Snapshot]:
+    """``available``/``error`` -> ``deleting``, with its members, in one
+    transaction; one without members goes at once.
+
+    :returns: the members made ``deleting``.
+    :raises InvalidGroupSnapshot: another status, a member that is not
+        available or error, or a group being made from it.
+    """
+    session = context.session
+    refused = exception.InvalidGroupSnapshot(
+        reason="GroupSnapshot status must be available or error, and no "
+               "Group can be currently using it as source for its creation.")
+    if not conditional_update(session, GSNAP, gsnap_id,
+                              {"status": ("available", "error")},
+                              {"status": "deleting"}):
+        raise refused
+    if session.execute(sa.select(models.Group.id).where(
+            models.Group.group_snapshot_id == gsnap_id,
+            models.Group.status == "creating")).first() is not None:
+        raise refused
+    snaps = list(session.execute(sa.select(SNAP).where(
+        SNAP.group_snapshot_id == gsnap_id)).scalars())
+    snapshots_db.all_deleting(session, [snap.id for snap in snaps],
+                              force=False)
+    if not snaps:
+        session.execute(sa.delete(GSNAP).where(GSNAP.id == gsnap_id))
+    return snaps
+
+
+def lock(gsnap_id: str | None) -> Callable[[Any], None] | None:
+    """A check that locks the group snapshot's row (None: no group)."""
+    if gsnap_id is None:
+        return None
+    return lambda session: session.execute(sa.select(GSNAP.id).where(
+        GSNAP.id == gsnap_id).with_for_update()).first()
+
+
+def settle(gsnap_id: str | None) -> Callable[[Any], None] | None:
+    """What runs after a member changed, in its transaction (after
+    ``lock``): the group snapshot follows its members."""
+    if gsnap_id is None:
+        return None
+
+    def _settle(session: Any) -> None:
+        status = session.execute(sa.select(GSNAP.status).where(
+            GSNAP.id == gsnap_id)).scalar()
+        have = set(session.execute(sa.select(SNAP.status).where(
+            SNAP.group_snapshot_id == gsnap_id)).scalars())
+        if status == "creating" and (have <= {"available"} or
+                                     "error" in have):
+            conditional_update(session, GSNAP, gsnap_id,
+                               {"status": "creating"},
+                               {"status": "error" if "error" in have
+                                else "available"})
+        elif status == "deleting" and "error_deleting" in have:
+            conditional_update(session, GSNAP, gsnap_id,
+                               {"status": "deleting"},
+                               {"status": "error_deleting"})
+        elif status == "deleting" and not have:
+            session.execute(sa.delete(GSNAP).where(GSNAP.id == gsnap_id))
+    return _settle

@@ -1,0 +1,66 @@
+"""Group type, group and group snapshot views: Cinder's bodies."""
+
+from typing import Any
+
+from common.db.api import group_types as gtypes_db
+from common.db.api import groups as groups_db
+from services.api import microversion
+from services.api import views
+
+V = microversion.APIVersion
+#: Groups and group snapshots show their project to administrators.
+PROJECT_ID = V(3, 58)
+
+
+def group_type(row: Any, ctxt: Any) -> dict:
+    """A group type; its specs if the caller may see them."""
+    body = {"id": row.id, "name": row.name, "description": row.description,
+            "is_public": bool(row.is_public)}
+    if ctxt.can("group:access_group_types_specs", {}, fatal=False):
+        body["group_specs"] = gtypes_db.specs_of(row)
+    return body
+
+
+def group_summary(row: Any) -> dict:
+    return {"id": row.id, "name": row.name}
+
+
+def group(row: Any, ctxt: Any, version: V,
+          volume_ids: list[str] | None = None) -> dict:
+    """The detail view; ``volume_ids`` from 3.25 when asked for
+    (``list_volume``)."""
+    body = {"id": row.id, "status": row.status,
+            "availability_zone": row.availability_zone,
+            "created_at": views.timestamp(row.created_at),
+            "name": row.name, "description": row.description,
+            "group_type": row.group_type_id,
+            "volume_types": groups_db.type_ids(row)}
+    if version >= V(3, 14):
+        body["group_snapshot_id"] = row.group_snapshot_id
+        body["source_group_id"] = row.source_group_id
+    if volume_ids is not None and version >= V(3, 25):
+        body["volumes"] = volume_ids
+    if version >= V(3, 38):
+        body["replication_status"] = None
+    if version >= PROJECT_ID and ctxt.can(
+            "group:group_project_attribute",
+            {"project_id": row.project_id}, fatal=False):
+        body["project_id"] = row.project_id
+    return body
+
+
+def group_snapshot_summary(row: Any) -> dict:
+    return {"id": row.id, "name": row.name,
+            "group_type_id": row.group_type_id}
+
+
+def group_snapshot(row: Any, ctxt: Any, version: V) -> dict:
+    body = {"id": row.id, "group_id": row.group_id,
+            "group_type_id": row.group_type_id, "status": row.status,
+            "created_at": views.timestamp(row.created_at),
+            "name": row.name, "description": row.description}
+    if version >= PROJECT_ID and ctxt.can(
+            "group:group_snapshot_project_attribute",
+            {"project_id": row.project_id}, fatal=False):
+        body["project_id"] = row.project_id
+    return body
