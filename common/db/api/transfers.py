@@ -94,16 +94,25 @@ def transfer_accept(context: Any, row: models.Transfer, project_id: str,
                     user_id: str, check: Check) -> bool:
     """Hand the volume (and, unless ``no_snapshots``, its snapshots) to
     ``project_id``; ``check`` (the taker's quota) first.  False if the
-    transfer was accepted or cancelled meanwhile."""
+    transfer was accepted or cancelled meanwhile.
+
+    :raises InvalidVolume: the volume is no longer awaiting the transfer
+        (an administrator reset it); the transaction rolls back, and the
+        transfer stays to be cancelled.
+    """
     session = context.session
     check(session)
-    if not _finish(session, row) or not conditional_update(
+    if not _finish(session, row):
+        return False
+    if not conditional_update(
             session, models.Volume, row.volume_id,
             {"status": STATUS.AWAITING_TRANSFER,
              "project_id": row.project_id},
             {"status": STATUS.AVAILABLE, "project_id": project_id,
              "user_id": user_id}):
-        return False
+        raise exception.InvalidVolume(
+            reason="Volume %s is no longer awaiting transfer %s." % (
+                row.volume_id, row.id))
     if not row.no_snapshots:
         session.execute(sa.update(models.Snapshot).where(
             models.Snapshot.volume_id == row.volume_id).values(

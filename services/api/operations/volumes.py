@@ -313,8 +313,12 @@ class VolumeOperations:
                        "attachments cannot be deleted. Delete the "
                        "attachments first." % (volume_id,
                                                row.attachment_count))
-        snaps = [s.id for s in snapshots_db.snapshots_of_volume(
-            ctxt, volume_id)] if cascade and row.snapshot_count else []
+        owned = snapshots_db.snapshots_of_volume(
+            ctxt, volume_id) if cascade and row.snapshot_count else []
+        # NOTE(ashlar): snapshots left with the giver of a volume transfer
+        # (no_snapshots) are not the volume's project's to delete.
+        snaps = [s.id for s in owned] if all(
+            s.project_id == row.project_id for s in owned) else []
         if row.snapshot_count and not snaps:
             raise exception.InvalidVolume(
                 reason=_DELETE_REFUSED % ("" if not force else " "))

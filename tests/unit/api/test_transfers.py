@@ -157,3 +157,32 @@ def test_force_deleting_the_volume_removes_its_transfer(api):
     volumes_db.volume_destroy(fixtures.admin(), vid)
     assert api.call("GET", "%s/%s" % (OLD, made["id"]), **GIVER
                     ).status_code == 404
+
+
+def test_the_taker_cannot_cascade_the_givers_snapshots(api):
+    vid = api.volume()
+    sid = fixtures.make_snapshot(_volume(vid)).id
+    made = _offer(api, vid, NEW, no_snapshots=True).json["transfer"]
+    assert api.call("POST", "%s/%s/accept" % (NEW, made["id"]), {
+        "accept": {"auth_key": made["auth_key"]}}, **TAKER).status_code == 202
+    resp = api.call("DELETE", "/volumes/%s?cascade=true" % vid, **TAKER)
+    assert resp.status_code == 400
+    assert "disassociated from snapshots after volume transfer" in \
+        apitest.message(resp)
+    assert _volume(vid).status == "available"
+    assert snapshots_db.snapshot_get(fixtures.admin(), sid).status == \
+        "available"
+
+
+def test_an_accept_of_a_volume_reset_meanwhile_changes_nothing(api):
+    vid = api.volume()
+    made = _offer(api, vid).json["transfer"]
+    assert volumes_db.volume_cas(fixtures.admin(), vid, {},
+                                 {"status": "available"})
+    resp = api.call("POST", "%s/%s/accept" % (OLD, made["id"]), {
+        "accept": {"auth_key": made["auth_key"]}}, **TAKER)
+    assert resp.status_code == 400
+    assert "no longer awaiting transfer" in apitest.message(resp)
+    assert _volume(vid).project_id == "p1"
+    assert api.call("GET", "%s/%s" % (OLD, made["id"]), **GIVER
+                    ).status_code == 200
