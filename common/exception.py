@@ -265,6 +265,10 @@ class VolumeLimitExceeded(QuotaError):
                "quota '%(name)s'.")
 
 
+class GroupLimitExceeded(QuotaError):
+    msg_fmt = "Maximum number of groups allowed (%(allowed)d) exceeded"
+
+
 class SnapshotLimitExceeded(QuotaError):
     msg_fmt = "Maximum number of snapshots allowed (%(allowed)d) exceeded"
 

@@ -22,12 +22,13 @@ VOLUMES = "volumes"
 GIGABYTES = "gigabytes"
 SNAPSHOTS = "snapshots"
 PER_VOLUME = "per_volume_gigabytes"
+GROUPS = "groups"
 #: Resources of every project, in Cinder's order, and their options.
 GLOBAL = {VOLUMES: "quota_volumes", PER_VOLUME: "per_volume_size_limit",
           SNAPSHOTS: "quota_snapshots", GIGABYTES: "quota_gigabytes",
           "backups": "quota_backups",
           "backup_gigabytes": "quota_backup_gigabytes",
-          "groups": "quota_groups"}
+          GROUPS: "quota_groups"}
 #: Resources of each volume type: ``<resource>_<type name>``.
 PER_TYPE = (VOLUMES, GIGABYTES, SNAPSHOTS)
 UNLIMITED = -1

@@ -22,7 +22,7 @@ opts = [
     cfg.IntOpt("quota_backup_gigabytes", default=1000, min=-1,
                help="GiB of backups a project may have (not enforced)."),
     cfg.IntOpt("quota_groups", default=10, min=-1,
-               help="Groups a project may have (not enforced)."),
+               help="Groups a project may have."),
     cfg.IntOpt("per_volume_size_limit", default=-1, min=-1,
                help="Largest volume, in GiB (quota per_volume_gigabytes)."),
 ]

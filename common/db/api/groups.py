@@ -7,7 +7,7 @@ row, so a volume never joins a group being deleted and a group never goes
 while a volume of it is left.
 """
 
-from typing import Any
+from typing import Any, Callable
 
 import sqlalchemy as sa
 
@@ -47,8 +47,11 @@ def type_ids(row: models.Group) -> list[str]:
 
 @retry_on_deadlock
 @writer
-def group_create(context: Any, values: dict,
-                 volume_type_ids: list[str]) -> models.Group:
+def group_create(context: Any, values: dict, volume_type_ids: list[str],
+                 check: Callable[[Any], None]) -> models.Group:
+    """Insert the group; ``check`` (the project's group quota) first, in
+    the same transaction."""
+    check(context.session)
     row = GROUP(**values)
     row.volume_types = [models.GroupVolumeType(volume_type_id=type_id)
                         for type_id in volume_type_ids]

@@ -18,6 +18,7 @@ from sqlalchemy.dialects import mysql
 from sqlalchemy.dialects import postgresql
 from sqlalchemy.dialects import sqlite
 
+from common import exception
 from common import quota
 from common.db import models
 from common.db.api import reader
@@ -173,7 +174,8 @@ def usage(context: Any, project_id: str) -> dict[str, int]:
             _VOL, _VOL.c.volume_type_id == types.c.id).join(
             _SNAP, _SNAP.c.volume_id == _VOL.c.id), _SNAP.c.volume_size)))
     # Every volume has a type: the project's totals are the types' sums.
-    found = {quota.VOLUMES: 0, quota.SNAPSHOTS: 0, quota.GIGABYTES: 0}
+    found = {quota.VOLUMES: 0, quota.SNAPSHOTS: 0, quota.GIGABYTES: 0,
+             quota.GROUPS: _groups(session, project_id)}
     for resource, name, count, size in rows:
         gigabytes = quota.type_resource(quota.GIGABYTES, name)
         found[quota.type_resource(resource, name)] = int(count)
@@ -211,3 +213,24 @@ def enforce(session: Any, conf: cfg.ConfigOpts, project_id: str,
         return
     _lock(session, project_id)
     quota.check(change, found, _usage(session, project_id, type_id))
+
+
+def _groups(session: Any, project_id: str) -> int:
+    return session.execute(sa.select(sa.func.count()).where(
+        models.Group.project_id == project_id)).scalar()
+
+
+def enforce_groups(session: Any, conf: cfg.ConfigOpts,
+                   project_id: str) -> None:
+    """Check one more group of the project in the caller's writer
+    transaction, under the project's lock, as ``enforce``.
+
+    :raises GroupLimitExceeded:
+    """
+    limit = quota.limits(conf, [quota.GROUPS],
+                         *_both_limits(session, project_id))[quota.GROUPS]
+    if limit == quota.UNLIMITED:
+        return
+    _lock(session, project_id)
+    if _groups(session, project_id) + 1 > limit:
+        raise exception.GroupLimitExceeded(allowed=limit)

@@ -19,6 +19,7 @@ from common import constants
 from common import exception
 from common.db.api import group_snapshots as gsnaps_db
 from common.db.api import groups as groups_db
+from common.db.api import quotas as quotas_db
 from common.db.api import volumes as volumes_db
 from services.api import operations
 from services.api.operations import group_types as gtype_ops
@@ -65,6 +66,8 @@ class GroupOperations:
         :raises InvalidGroupType: a type no backend can serve (400).
         :raises UnsatisfiableVolumeType: a volume type no fresh pool can
             place (400).
+        :raises GroupLimitExceeded: the project has its quota of groups
+            (413).
         """
         project = ctxt.require_project()
         ctxt.can("group:create", {"project_id": project})
@@ -82,7 +85,8 @@ class GroupOperations:
             "availability_zone": (availability_zone or
                                   self.conf.storage_availability_zone),
             "group_type_id": gtype.id, **source}, list(dict.fromkeys(
-                type_ids)))
+                type_ids)), lambda session: quotas_db.enforce_groups(
+                    session, self.conf, project))
         LOG.info("Group %(id)s created (%(status)s)",
                  {"id": row.id, "status": status})
         return row

@@ -326,3 +326,18 @@ def test_a_grouped_volume_is_not_transferred(api):
     assert "remove it from the group" in apitest.message(resp)
     assert volumes_db.volume_get(fixtures.admin(), volume_id).status == \
         "available"
+
+
+def test_the_groups_quota_bounds_creates_and_shows_their_use(api):
+    assert api.call("PUT", "/os-quota-sets/p1", {"quota_set": {
+        "groups": 1}}).status_code == 200
+    _group(api)
+    resp = api.call("POST", "/groups", {"group": {
+        "group_type": _gtype(api, "another")["id"],
+        "volume_types": [_default_type().id]}})
+    assert resp.status_code == 413
+    assert "Maximum number of groups allowed (1) exceeded" in \
+        apitest.message(resp)
+    usage = api.call("GET", "/os-quota-sets/p1?usage=true").json[
+        "quota_set"]["groups"]
+    assert (usage["limit"], usage["in_use"]) == (1, 1)

@@ -33,7 +33,7 @@ def _group(status="available"):
     vtype = types_db.type_get_by_name(ctxt, "__DEFAULT__")
     return groups_db.group_create(ctxt, {
         "id": str(uuid.uuid4()), "project_id": "p1", "status": status,
-        "group_type_id": gtype.id}, [vtype.id])
+        "group_type_id": gtype.id}, [vtype.id], lambda session: None)
 
 
 def _members(group, n):
