@@ -28,6 +28,10 @@ class EncryptionOperations:
     def get(self, ctxt: Any, type_id: str) -> tuple[Any, dict]:
         """The type and its encryption fields (empty: not encrypted)."""
         ctxt.can(_RULE % "get")
+        return self._read(ctxt, type_id)
+
+    @staticmethod
+    def _read(ctxt: Any, type_id: str) -> tuple[Any, dict]:
         row = types_db.type_get(ctxt, type_id)
         specs = types_db.specs_of(row)
         return row, {field: specs[_SCOPE + field] for field in FIELDS
@@ -37,7 +41,7 @@ class EncryptionOperations:
         """:raises Invalid: the type is encrypted already, or multiattach.
         :raises VolumeTypeInUse: volumes use the type."""
         ctxt.can(_RULE % "create")
-        row, found = self.get(ctxt, type_id)
+        row, found = self._read(ctxt, type_id)
         if found:
             raise exception.Invalid("Volume type encryption for type %s "
                                     "already exists." % type_id)
@@ -57,7 +61,7 @@ class EncryptionOperations:
 
     def _existing(self, ctxt: Any, type_id: str,
                   enc_id: str) -> tuple[Any, dict]:
-        row, found = self.get(ctxt, type_id)
+        row, found = self._read(ctxt, type_id)
         if not found or enc_id != encryption_id(type_id):
             raise exception.NotFound("Volume type encryption for type %s "
                                      "does not exist." % type_id)

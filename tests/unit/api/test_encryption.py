@@ -2,6 +2,10 @@
 Cinder's bodies; an encrypted type makes encrypted volumes and never
 multiattach ones; nothing changes while volumes use the type."""
 
+from oslo_policy import policy as oslo_policy
+
+from common import policy
+
 try:
     from tests.unit.api import apitest
 except ImportError:  # pytest put tests/unit on sys.path instead
@@ -79,3 +83,23 @@ def test_bad_bodies_and_members_are_refused(api):
     assert api.call("POST", base, {"encryption": LUKS}, **MEMBER
                     ).status_code == 403
     assert api.call("GET", base, **MEMBER).status_code == 403
+
+
+
+def test_changes_need_only_their_own_rule(api):
+    """An operator may let a role change encryption without reading it:
+    each change checks its own rule, not ``get`` too."""
+    enforcer = policy.get_enforcer()
+    enforcer.load_rules()
+    enforcer.set_rules(oslo_policy.Rules.from_dict({
+        "volume_extension:volume_type_encryption:get": "!"}),
+        overwrite=False, use_conf=False)
+    type_id = api.call("POST", "/types", {"volume_type": {
+        "name": "enc-own-rule"}}).json["volume_type"]["id"]
+    path = "/types/%s/encryption" % type_id
+    assert api.call("GET", path).status_code == 403
+    resp = api.call("POST", path, {"encryption": {
+        "provider": "luks", "control_location": "front-end"}})
+    assert resp.status_code == 200, resp.json
+    assert api.call("DELETE", "%s/%s" % (path, resp.json["encryption"][
+        "encryption_id"])).status_code == 202
