@@ -49,8 +49,9 @@ class BackendOperations:
             return services_db.service_set_disabled(ctxt, host, binary,
                                                     disabled, reason)
         except exception.ServiceNotFound:
-            raise exception.NotFound("Service %s could not be found on host "
-                                     "%s." % (binary, host))
+            raise exception.NotFound(
+                "Could not find binary %s on host %s." % (
+                    constants.cinder_binary(binary), host))
 
     def freeze(self, ctxt: Any, host: str | None, action: str) -> NoReturn:
         """Cinder's ``freeze``/``thaw`` of a volume host: part of

@@ -279,3 +279,13 @@ def test_freeze_and_thaw_are_400_for_any_host(client, action):
         "/v3/%s/os-services/%s" % (PROJECT, action), json={"host": "n1@ma"},
         headers={"X-Auth-Token": "m:%s" % PROJECT, "X-Roles": "member"})
     assert member.status_code == 403
+
+
+def test_an_unknown_service_is_a_404_in_cinders_names(client):
+    resp = client.simulate_put(
+        "/v3/%s/os-services/disable" % PROJECT,
+        json={"host": "nowhere", "binary": "cinder-volume"},
+        headers={"X-Auth-Token": "admin:%s" % PROJECT})
+    assert resp.status_code == 404
+    assert "Could not find binary cinder-volume on host nowhere." in \
+        resp.text
