@@ -101,7 +101,7 @@ class GroupOperations:
 
         :raises InvalidInput: no source, or both.
         :raises InvalidGroup / InvalidGroupSnapshot: a source not
-            available.
+            available, or empty.
         """
         if bool(group_snapshot_id) == bool(source_group_id):
             raise exception.InvalidInput(
@@ -129,6 +129,10 @@ class GroupOperations:
             members = [{"source_volid": vol.id, "name": vol.display_name,
                         "volume_type": vol.volume_type_id}
                        for vol in groups_db.volumes_of(ctxt, source.id)]
+        if not members:
+            raise exception.InvalidGroup(
+                reason="%s is empty. No group will be created." % (
+                    "Group snapshot" if group_snapshot_id else "Source Group"))
         row = self.create(ctxt, name, description, source.group_type_id,
                           groups_db.type_ids(source),
                           source.availability_zone, status="creating",

@@ -341,3 +341,12 @@ def test_the_groups_quota_bounds_creates_and_shows_their_use(api):
     usage = api.call("GET", "/os-quota-sets/p1?usage=true").json[
         "quota_set"]["groups"]
     assert (usage["limit"], usage["in_use"]) == (1, 1)
+
+
+def test_an_empty_source_makes_no_group(api):
+    empty = _group(api)
+    resp = api.call("POST", "/groups/action", {"create-from-src": {
+        "source_group_id": empty}})
+    assert resp.status_code == 400
+    assert "Source Group is empty" in apitest.message(resp)
+    assert len(groups_db.group_list(fixtures.admin())) == 1
