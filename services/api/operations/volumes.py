@@ -123,7 +123,7 @@ class VolumeOperations:
         return volumes_db.volume_list(ctxt, project_id=project, **kwargs)
 
     def resolve_type(self, ctxt: Any, name_or_id: str | None
-                      ) -> tuple[Any, dict]:
+                     ) -> tuple[Any, dict]:
         """The type a create names (else the default) and its specs.
 
         :raises VolumeTypeNotFoundByName: no such type, or a private one
@@ -154,7 +154,7 @@ class VolumeOperations:
                metadata: dict | None = None, multiattach: bool = False,
                snapshot_id: str | None = None,
                source_volid: str | None = None,
-               group: "Into | str | None" = None) -> Any:
+               group: Into | str | None = None) -> Any:
         """Write a ``creating`` row and cast it to the scheduler, or, made
         from a snapshot or a volume, to the source's volume node.
 
