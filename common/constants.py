@@ -53,6 +53,18 @@ class VolumeStatus:
     AWAITING_TRANSFER = "awaiting-transfer"
 
 
+class MigrationStatus:
+    """Values of ``volumes.migration_status`` that Ashlar sets (Cinder's):
+    a retype that moves the volume to another pool."""
+
+    MIGRATING = "migrating"
+    SUCCESS = "success"
+    ERROR = "error"
+    #: A volume not moving: the values Cinder lets deletes, snapshots,
+    #: retypes and transfers through (``expected`` of a compare-and-swap).
+    SETTLED = (None, ERROR, SUCCESS)
+
+
 class SnapshotStatus:
     """Values of ``snapshots.status`` (Cinder's)."""
 

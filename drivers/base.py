@@ -342,6 +342,37 @@ class VolumeDriver(abc.ABC):
         :raises VolumeBackendAPIException: The backend failed.
         """
 
+    def copy_source(self, volume: DriverVolume) -> dict[str, Any]:
+        """Where another backend's driver may read the volume's data to
+        make its copy when the volume moves (:meth:`create_volume_from_copy`),
+        as plain JSON values with a ``protocol`` key.
+
+        The default: this backend's volumes cannot be copied from.
+
+        :raises VolumeNotFound: The backend does not have the volume.
+        :raises VolumeBackendAPIException: The volume cannot be copied from.
+        """
+        raise exception.VolumeBackendAPIException(
+            data="backend %s cannot give its volumes' data to another "
+            "backend" % self.backend_name)
+
+    def create_volume_from_copy(self, volume: DriverVolume,
+                                source: dict[str, Any]) -> dict[str, Any]:
+        """Create a volume holding the data another backend's driver
+        described with :meth:`copy_source` (a volume moving here), as
+        :meth:`create_cloned_volume` does.
+
+        The default: this backend copies from no other.
+
+        :returns: A model update for the volume row; may be empty.
+        :raises VolumeBackendAPIException: This backend cannot read
+            ``source``, a volume with this id exists, or the backend
+            failed; nothing is left behind.
+        """
+        raise exception.VolumeBackendAPIException(
+            data="backend %s cannot copy a volume from %s"
+            % (self.backend_name, source.get("protocol")))
+
     def retype(self, volume: DriverVolume, multiattach: bool) -> None:
         """Make an available volume fit a new type whose multiattach flag
         differs from ``volume.multiattach``.

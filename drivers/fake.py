@@ -59,7 +59,8 @@ class FakeDriver(base.VolumeDriver):
         self.connections: dict[str, list[dict[str, Any]]] = {}
         #: Snapshot id -> (volume id, size in GiB).
         self.snapshots: dict[str, tuple[str, int]] = {}
-        #: Volume id -> what it was made from: ("snapshot" or "volume", id).
+        #: Volume id -> what it was made from: ("snapshot", "volume" or
+        #: "copy" (another backend's volume), id).
         self.origins: dict[str, tuple[str, str]] = {}
         #: (volume id, snapshot id) of each revert, in order.
         self.reverts: list[tuple[str, str]] = []
@@ -178,6 +179,20 @@ class FakeDriver(base.VolumeDriver):
             if snapshot.id not in self.snapshots:
                 raise exception.SnapshotNotFound(snapshot_id=snapshot.id)
             self.reverts.append((volume.id, snapshot.id))
+
+    def copy_source(self, volume: base.DriverVolume) -> dict[str, Any]:
+        """The volume's id: another fake backend records a copy of it."""
+        with self._lock:
+            self._require(volume.id)
+        return {"protocol": self.STORAGE_PROTOCOL, "volume_id": volume.id}
+
+    def create_volume_from_copy(self, volume: base.DriverVolume,
+                                source: dict[str, Any]) -> dict[str, Any]:
+        """Record a volume copied from another fake backend's."""
+        if source.get("protocol") != self.STORAGE_PROTOCOL:
+            return super().create_volume_from_copy(volume, source)
+        with self._lock:
+            return self._add_copy(volume, ("copy", source["volume_id"]))
 
     def _add_copy(self, volume: base.DriverVolume,
                   origin: tuple[str, str]) -> dict[str, Any]:

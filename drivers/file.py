@@ -211,6 +211,26 @@ class FileDriver(base.VolumeDriver):
         base.validate_clone_size(volume, source.size)
         return self._create_copy(volume, *self._require(source.id))
 
+    def copy_source(self, volume: base.DriverVolume) -> dict[str, Any]:
+        """The volume's file: another file backend that sees it (on this
+        host, or sharing the folder) copies it."""
+        path, fmt = self._require(volume.id)
+        return {"protocol": self.STORAGE_PROTOCOL, "path": path,
+                "format": fmt}
+
+    def create_volume_from_copy(self, volume: base.DriverVolume,
+                                source: dict[str, Any]) -> dict[str, Any]:
+        """Copy another file backend's file of this volume, if this host
+        sees it (no other file: a message names what is read)."""
+        path, fmt = source.get("path") or "", source.get("format")
+        if (source.get("protocol") != self.STORAGE_PROTOCOL
+                or fmt not in _FORMATS or not os.path.isfile(path)
+                or os.path.basename(path) != f"volume-{volume.id}.{fmt}"):
+            raise exception.VolumeBackendAPIException(
+                data=f"backend {self.backend_name} cannot read {source}: "
+                f"not a volume file this host sees")
+        return self._create_copy(volume, path, fmt)
+
     def revert_to_snapshot(self, volume: base.DriverVolume,
                            snapshot: base.DriverSnapshot) -> None:
         """Replace the volume's file by a copy of the snapshot's, grown to

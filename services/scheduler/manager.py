@@ -13,6 +13,7 @@ from common import constants
 from common import context as ashlar_context
 from common import exception
 from common import messages
+from common import migration
 from common import service
 from common.db import api as db_api
 from common.db.api import messages as messages_db
@@ -286,6 +287,29 @@ class SchedulerManager(service.Manager):
     def create_volume(self, ctxt: Any, volume_id: str) -> None:
         """Choose a pool for a ``creating`` volume and cast it there."""
         self._place_and_cast(ctxt, volume_id)
+
+    @messaging.expose
+    def migrate_volume(self, ctxt: Any, volume_id: str, new_type_id: str,
+                       source: dict) -> None:
+        """Choose a pool of the new type for a moving volume and hand it
+        there with ``source``, where its node said its data can be read
+        (``common.migration``)."""
+        try:
+            row = volumes_db.volume_get(ctxt, volume_id)
+            specs = types_db.specs_of(types_db.type_get(ctxt, new_type_id))
+        except exception.NotFound:
+            return
+        if (row.status != STATUS.RETYPING
+                or row.migration_status != constants.MigrationStatus.MIGRATING):
+            return
+        try:
+            host = self._place(placement.request_for(row, specs), wait=False,
+                               patient=False)
+        except exception.NoValidBackend as exc:
+            migration.give_up(ctxt, volume_id, row.host, exc.msg)
+            return
+        self.volume_rpcapi.migrate_volume_in(ctxt, volume_id, host, row.host,
+                                             source, new_type_id)
 
     def _place_and_cast(self, ctxt: Any, volume_id: str,
                         swept: bool = False) -> str | None:

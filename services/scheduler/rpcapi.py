@@ -12,16 +12,28 @@ class SchedulerAPI(rpc.RPCAPI):
     API version history::
 
         1.0 - Initial version: create_volume, get_pools.
+        1.1 - migrate_volume (cast).
     """
 
     TOPIC = constants.SCHEDULER_TOPIC
     BINARY = constants.SCHEDULER_BINARY
-    RPC_API_VERSION = "1.0"
+    RPC_API_VERSION = "1.1"
+    #: The version a retype that moves a volume needs.
+    MIGRATION_VERSION = "1.1"
 
     def create_volume(self, ctxt: Any, volume_id: str) -> None:
         """Place the volume and hand it to a backend (cast)."""
         self._prepare(version="1.0").cast(ctxt, "create_volume",
                                           volume_id=volume_id)
+
+    @rpc.assert_min_rpc_version("1.1")
+    def migrate_volume(self, ctxt: Any, volume_id: str, new_type_id: str,
+                       source: dict) -> None:
+        """Choose a pool of the new type for a migrating volume whose data
+        its node offers as ``source``, and hand it there (cast)."""
+        self._prepare(version="1.1").cast(
+            ctxt, "migrate_volume", volume_id=volume_id,
+            new_type_id=new_type_id, source=source)
 
     def get_pools(self, ctxt: Any) -> dict:
         """Return each backend's last report: {host: {age, timestamp,

@@ -21,6 +21,7 @@ from common import context as ashlar_context
 from common import exception
 from common import extra_specs
 from common import messages
+from common import migration
 from common import service
 from common import states
 from common.db.api import attachments as attachments_db
@@ -39,6 +40,7 @@ LOG = logging.getLogger(__name__)
 REPORT_COALESCE_DELAY = 0.2
 STATUS = constants.VolumeStatus
 SNAP = constants.SnapshotStatus
+MIGRATION = constants.MigrationStatus
 
 _driver_volume = attach.driver_volume
 
@@ -55,6 +57,8 @@ class VolumeManager(service.Manager):
         self.backend = backend
         self.driver = driver
         self.capabilities_rpcapi = scheduler_rpcapi.CapabilitiesAPI(conf)
+        self.scheduler_rpcapi = scheduler_rpcapi.SchedulerAPI(conf)
+        self.volume_rpcapi = volume_rpcapi.VolumeAPI(conf)
         self.attacher = attach.Attacher(conf, driver, self.service_host)
         self.snapshots = snapshots.SnapshotWorker(driver, self.service_host,
                                                   conf.message_ttl)
@@ -161,6 +165,10 @@ class VolumeManager(service.Manager):
     def _resume_retype(self, ctxt: Any, volume_id: str) -> None:
         row = self._volume_in(ctxt, volume_id, STATUS.RETYPING)
         if row is None:
+            return
+        if row.migration_status == MIGRATION.MIGRATING:
+            LOG.info("Volume %s is moving to another pool; the move ends "
+                     "it", volume_id)
             return
         if row.pending_type_id is None:
             attachments_db.volume_leave_status(
@@ -406,11 +414,12 @@ class VolumeManager(service.Manager):
     @messaging.expose
     def retype_volume(self, ctxt: Any, volume_id: str, new_type_id: str,
                       migration_policy: str) -> None:
-        """Take the new type if this pool satisfies it (no migration yet).
+        """Take the new type if this pool satisfies it, else (``on-demand``)
+        start the volume's move to a pool that does.
 
         ``retyping`` -> what the attachments say, with the new type and its
         multiattach and encryption flags, or the old type when this pool
-        does not satisfy the new one.
+        does not satisfy the new one and the volume cannot move.
         """
         try:
             row = volumes_db.volume_get(ctxt, volume_id)
@@ -423,6 +432,9 @@ class VolumeManager(service.Manager):
         missing = self._missing_here(row, specs)
         values: dict = {"previous_status": None, "pending_type_id": None}
         multiattach = extra_specs.is_multiattach_spec(specs)
+        if missing and migration_policy == "on-demand" and \
+                self._start_move(ctxt, row, vtype.id):
+            return
         if missing:
             LOG.warning("Volume %(id)s not retyped to %(type)s: its pool "
                         "does not offer %(missing)s and migration (policy "
@@ -440,6 +452,118 @@ class VolumeManager(service.Manager):
         LOG.info("Retype of volume %(id)s to %(type)s %(result)s",
                  {"id": volume_id, "type": vtype.name,
                   "result": "refused" if missing else "done"})
+
+    def _start_move(self, ctxt: Any, row: Any, new_type_id: str) -> bool:
+        """Mark the volume migrating and ask the scheduler for a pool of
+        its new type, telling where its data can be read.
+
+        :returns: False when it cannot move (attachments, snapshots, a
+            group, older services).
+        """
+        if (row.attachment_count or row.snapshot_count or row.group_id
+                or not self.scheduler_rpcapi.client.can_send_version(
+                    self.scheduler_rpcapi.MIGRATION_VERSION)
+                or not self.volume_rpcapi.client.can_send_version(
+                    self.volume_rpcapi.MIGRATION_VERSION)):
+            return False
+        if not volumes_db.volume_cas(
+                ctxt, row.id, {"status": STATUS.RETYPING, "host": row.host,
+                               "migration_status": MIGRATION.SETTLED},
+                {"migration_status": MIGRATION.MIGRATING}):
+            return True
+        try:
+            source = self.driver.copy_source(_driver_volume(row))
+        except Exception as exc:
+            migration.give_up(ctxt, row.id, row.host, "Backend %s cannot "
+                              "give the volume's data to another backend: "
+                              "%s" % (self.service_host, exc))
+            return True
+        self.scheduler_rpcapi.migrate_volume(ctxt, row.id, new_type_id,
+                                             source)
+        LOG.info("Volume %(id)s moves from %(host)s for its new type",
+                 {"id": row.id, "host": row.host})
+        return True
+
+    @messaging.expose
+    def migrate_volume_in(self, ctxt: Any, volume_id: str, host: str,
+                          source_host: str, source: dict,
+                          new_type_id: str) -> None:
+        """Copy a moving volume to pool ``host`` here from ``source`` and
+        take it, of its new type; the source's node then removes its copy.
+        """
+        with self._in_hand(volume_id) as mine:
+            if mine:
+                self._move_in(ctxt, volume_id, host, source_host, source,
+                              new_type_id)
+
+    def _move_in(self, ctxt: Any, volume_id: str, host: str,
+                 source_host: str, source: dict, new_type_id: str) -> None:
+        row = self._volume_in(ctxt, volume_id, STATUS.RETYPING)
+        if row is None or (row.host, row.migration_status) != (
+                source_host, MIGRATION.MIGRATING):
+            return
+        try:
+            specs = types_db.specs_of(types_db.type_get(ctxt, new_type_id))
+        except exception.VolumeTypeNotFound:
+            migration.give_up(ctxt, volume_id, source_host,
+                              "Its new type was deleted.")
+            return
+        multiattach = extra_specs.is_multiattach_spec(specs)
+        target = driver_base.DriverVolume(id=row.id, size=row.size,
+                                          name=row.display_name,
+                                          multiattach=multiattach)
+        try:
+            update = self.driver.create_volume_from_copy(target, source)
+        except Exception as exc:
+            LOG.exception("Driver failed to copy volume %s", volume_id)
+            migration.give_up(ctxt, volume_id, source_host, "Backend %s "
+                              "failed to copy the volume from %s: %s"
+                              % (self.service_host, source_host, exc))
+            return
+        values = dict(update or {}, host=host, volume_type_id=new_type_id,
+                      multiattach=multiattach,
+                      encrypted=states.is_encrypted(specs),
+                      migration_status=MIGRATION.SUCCESS,
+                      previous_status=None, pending_type_id=None,
+                      error_reason=None, service_uuid=self.service_uuid)
+        if not attachments_db.volume_leave_status(
+                ctxt, volume_id, STATUS.RETYPING, values,
+                expected=migration.moving(source_host)):
+            LOG.warning("Volume %s stopped moving while it was copied; "
+                        "removing the copy", volume_id)
+            self._driver_delete(target)
+            return
+        self.volume_rpcapi.delete_migrated(ctxt, volume_id, source_host,
+                                           row.size, row.provider_location)
+        LOG.info("Moved volume %(id)s from %(src)s to %(dst)s",
+                 {"id": volume_id, "src": source_host, "dst": host})
+        self._capacity_changed()
+
+    @messaging.expose
+    def delete_migrated(self, ctxt: Any, volume_id: str, size: int,
+                        provider_location: str | None) -> None:
+        """Remove the copy a volume left here when it moved away."""
+        try:
+            here = volume_rpcapi.backend_of(
+                volumes_db.volume_get(ctxt, volume_id).host or "")
+        except exception.VolumeNotFound:
+            here = None
+        if here == self.service_host:
+            LOG.warning("Volume %s is here again; its copy stays",
+                        volume_id)
+            return
+        self._driver_delete(driver_base.DriverVolume(
+            id=volume_id, size=size, provider_location=provider_location))
+        self._capacity_changed()
+
+    def _driver_delete(self, volume: driver_base.DriverVolume) -> None:
+        """Remove a copy no row points to; a failure leaves it (logged)."""
+        try:
+            self.driver.delete_volume(volume)
+        except Exception:
+            LOG.exception("Driver failed to remove the copy of volume %s "
+                          "that no row points to; remove it by hand",
+                          volume.id)
 
     def _missing_here(self, row: Any, specs: dict) -> list[str]:
         """The type's specs that the row's pool here does not satisfy."""

@@ -65,11 +65,13 @@ class VolumeAPI(rpc.RPCAPI):
         1.4 - attachment_fence, attachment_unfence (calls).
         1.5 - delete_volume deletes the volume's ``deleting`` snapshots
               first (a cascade).
+        1.6 - migrate_volume_in, delete_migrated (casts): a retype that
+              moves the volume to another pool (``common.migration``).
     """
 
     TOPIC = constants.VOLUME_TOPIC
     BINARY = constants.VOLUME_BINARY
-    RPC_API_VERSION = "1.5"
+    RPC_API_VERSION = "1.6"
     #: A delete that takes the volume's snapshots along.
     CASCADE_VERSION = "1.5"
 
@@ -171,3 +173,24 @@ class VolumeAPI(rpc.RPCAPI):
         self._prepare(server=backend_of(host), version="1.3").cast(
             ctxt, "revert_to_snapshot", volume_id=volume_id,
             snapshot_id=snapshot_id)
+
+    #: The version a retype that moves a volume needs.
+    MIGRATION_VERSION = "1.6"
+
+    @rpc.assert_min_rpc_version("1.6")
+    def migrate_volume_in(self, ctxt: Any, volume_id: str, host: str,
+                          source_host: str, source: dict,
+                          new_type_id: str) -> None:
+        """Ask pool ``host`` to copy the volume from ``source`` (what
+        ``source_host``'s driver said of it) and take it, of the new type."""
+        self._prepare(server=backend_of(host), version="1.6").cast(
+            ctxt, "migrate_volume_in", volume_id=volume_id, host=host,
+            source_host=source_host, source=source, new_type_id=new_type_id)
+
+    @rpc.assert_min_rpc_version("1.6")
+    def delete_migrated(self, ctxt: Any, volume_id: str, host: str,
+                        size: int, provider_location: str | None) -> None:
+        """Remove the copy a volume left on pool ``host`` when it moved."""
+        self._prepare(server=backend_of(host), version="1.6").cast(
+            ctxt, "delete_migrated", volume_id=volume_id, size=size,
+            provider_location=provider_location)

@@ -45,10 +45,20 @@ def _volume(client, **fields) -> str:
     return volume_id
 
 
-def _read_through(run, volume_id: str, length: int) -> bytes:
+def read_through(run, volume_id: str, length: int) -> bytes:
+    """The volume's first ``length`` bytes, through an attachment."""
     attachment = json.loads(ok(run("attach", volume_id)))
     try:
         return ok(run("read", attachment["id"], "--length", str(length)))
+    finally:
+        ok(run("detach", attachment["id"]))
+
+
+def write_through(run, volume_id: str, data: bytes) -> None:
+    """Write ``data`` at the volume's start, through an attachment."""
+    attachment = json.loads(ok(run("attach", volume_id)))
+    try:
+        ok(run("write", attachment["id"], stdin=data))
     finally:
         ok(run("detach", attachment["id"]))
 
@@ -82,21 +92,21 @@ def tell(client, run, type_name: str) -> None:
     ok(run("detach", attachment["id"]))
     from_snap = _volume(client, snapshot_id=sid, size=2)
     clone = _volume(client, source_volid=vid)
-    assert _read_through(run, from_snap, len(BEFORE)) == BEFORE
-    assert _read_through(run, clone, len(AFTER)) == AFTER
+    assert read_through(run, from_snap, len(BEFORE)) == BEFORE
+    assert read_through(run, clone, len(AFTER)) == AFTER
     resp = client.post("/volumes/%s/action" % vid, {"revert": {
         "snapshot_id": sid}}, headers={
             "OpenStack-API-Version": "volume 3.40"})
     assert resp.status_code == 202, resp.text
     client.wait_status(vid, "available", timeout=60)
-    assert _read_through(run, vid, len(BEFORE)) == BEFORE
+    assert read_through(run, vid, len(BEFORE)) == BEFORE
     assert client.delete("/volumes/%s" % vid).status_code == 400
     assert client.delete("/snapshots/%s" % sid).status_code == 202
     _wait_snapshot(client, sid, None)
     assert client.delete("/volumes/%s" % vid).status_code == 202
     client.wait_status(vid, None, timeout=60)
-    assert _read_through(run, from_snap, len(BEFORE)) == BEFORE
-    assert _read_through(run, clone, len(AFTER)) == AFTER
+    assert read_through(run, from_snap, len(BEFORE)) == BEFORE
+    assert read_through(run, clone, len(AFTER)) == AFTER
     for made in (from_snap, clone):
         assert client.delete("/volumes/%s" % made).status_code == 202
         client.wait_status(made, None, timeout=60)

@@ -5,6 +5,7 @@ The same story runs on RBD in test_rbd.py."""
 
 import pytest
 
+from tests.functional import harness
 from tests.functional import storage_story
 
 MA_TYPE = {"volume_type": {"name": "multiattach",
@@ -38,3 +39,42 @@ def test_a_clone_of_a_raw_multiattach_volume_stays_multiattach(deployment):
     for volume_id in (clone["id"], source["id"]):
         client.delete("/volumes/%s" % volume_id)
         client.wait_status(volume_id, None)
+
+
+def test_a_retype_moves_the_volume_with_its_data(deployment):
+    """``os-retype`` with ``on-demand`` to a type only another backend
+    offers: the volume moves there (node3's ``other``) with its data, its
+    id and name, ``migration_status`` ``success``; the copy it left is
+    gone.  ``never`` to the same type is refused at once."""
+    dep, client = deployment
+    dep.start("volume3", "services.volume", "node3", backends="other")
+    harness.wait_for(lambda: len(client.pools()) == 3, timeout=60,
+                     what="node3's pool")
+    assert client.post("/types", {"volume_type": {
+        "name": "other", "extra_specs": {
+            "volume_backend_name": "other"}}}).status_code == 200
+    run = storage_story.agent(dep, "compute1")
+    vid = client.create_volume(name="moving")["id"]
+    client.wait_status(vid, "available")
+    storage_story.write_through(run, vid, storage_story.BEFORE)
+    before = client.get("/volumes/%s" % vid).json()["volume"]
+    left = dep.tmp / ("state-%s" % before["os-vol-host-attr:host"].split(
+        "@")[0]) / "volumes" / ("volume-%s.raw" % vid)
+    assert left.exists()
+    refused = client.post("/volumes/%s/action" % vid, {"os-retype": {
+        "new_type": "other", "migration_policy": "never"}})
+    assert refused.status_code == 400, refused.text
+    resp = client.post("/volumes/%s/action" % vid, {"os-retype": {
+        "new_type": "other", "migration_policy": "on-demand"}})
+    assert resp.status_code == 202, resp.text
+    client.wait_status(vid, "available", timeout=60)
+    after = client.get("/volumes/%s" % vid).json()["volume"]
+    assert (after["volume_type"], after["os-vol-host-attr:host"],
+            after["migration_status"], after["name"]) == (
+        "other", "node3@other#other", "success", "moving")
+    assert storage_story.read_through(
+        run, vid, len(storage_story.BEFORE)) == storage_story.BEFORE
+    harness.wait_for(lambda: not left.exists(), timeout=30,
+                     what="the source's copy to go")
+    assert client.delete("/volumes/%s" % vid).status_code == 202
+    client.wait_status(vid, None, timeout=60)

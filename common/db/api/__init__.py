@@ -304,7 +304,9 @@ def older_than(when: datetime.datetime, seconds: float) -> bool:
 def _kind(value: Any) -> str:
     if value is None:
         return "null"
-    return "in" if isinstance(value, (list, tuple, set, frozenset)) else "eq"
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return "in_or_null" if None in value else "in"
+    return "eq"
 
 
 @functools.lru_cache(maxsize=512)
@@ -318,9 +320,10 @@ def _cas_statement(table: sa.Table, shape: tuple, keys: tuple | None) -> Any:
         col = table.c[column]
         if kind == "null":
             query = query.where(col.is_(None))
-        elif kind == "in":
-            query = query.where(col.in_(sa.bindparam("e_" + column,
-                                                     expanding=True)))
+        elif kind in ("in", "in_or_null"):
+            matches = col.in_(sa.bindparam("e_" + column, expanding=True))
+            query = query.where(matches if kind == "in"
+                                else sa.or_(matches, col.is_(None)))
         else:
             query = query.where(col == sa.bindparam("e_" + column))
     if keys is None:
@@ -333,7 +336,7 @@ def compare_and_swap(model: Any, row_id: str, expected: dict,
     """The statement and parameters of a compare-and-swap of one row.
 
     :param expected: column -> value (None: IS NULL), or column ->
-        list/tuple of values.
+        list/tuple of values (None among them: or NULL).
     :param values: column -> plain value; None deletes the row instead.
     """
     shape = []
@@ -342,7 +345,9 @@ def compare_and_swap(model: Any, row_id: str, expected: dict,
         kind = _kind(value)
         shape.append((column, kind))
         if kind != "null":
-            params["e_" + column] = list(value) if kind == "in" else value
+            params["e_" + column] = ([item for item in value
+                                      if item is not None]
+                                     if kind.startswith("in") else value)
     for key, value in (values or {}).items():
         params["v_" + key] = value
     query = _cas_statement(model.__table__, tuple(shape),

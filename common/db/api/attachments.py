@@ -1030,21 +1030,24 @@ def _destroy(conn: Any, volume_id: str, attachment_id: str,
 @retry_on_deadlock
 @writer.connection
 def volume_leave_status(context: Any, volume_id: str, status: str,
-                        values: dict | None = None) -> bool:
+                        values: dict | None = None,
+                        expected: dict | None = None) -> bool:
     """End a non-attach status (extending, retyping): compare-and-swap it
     to the status the attachments say, with ``values``.
 
-    :returns: whether the volume was in ``status``.
+    :param expected: other columns that must hold their values too.
+    :returns: whether the volume was in ``status`` (and ``expected``).
     """
     conn = context.connection
     state = _lock_volume(conn, volume_id)
     if state.status != status:
         return False
-    if values:
+    if values or expected:
         if not conditional_update(conn, VOL, volume_id,
-                                  {"status": status}, values):
+                                  dict(expected or {}, status=status),
+                                  values or {}):
             return False
-        if set(values) & {"status", "attach_status"}:
+        if set(values or {}) & {"status", "attach_status"}:
             state = conn.execute(_SELECT_STATE,
                                  {"volume_id": volume_id}).one()
             if state.status != status:

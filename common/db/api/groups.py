@@ -11,6 +11,7 @@ from typing import Any, Callable
 
 import sqlalchemy as sa
 
+from common import constants
 from common import exception
 from common.db import models
 from common.db.api import conditional_update
@@ -20,6 +21,7 @@ from common.db.api import retry_on_deadlock
 from common.db.api import utcnow
 from common.db.api import writer
 
+MIGRATION = constants.MigrationStatus
 GROUP = models.Group
 VOL = models.Volume
 
@@ -182,7 +184,7 @@ def group_delete(context: Any, group_id: str, expected: dict,
     for volume in volumes:
         if not conditional_update(session, VOL, volume.id, {
                 "group_id": group_id, "attachment_count": 0,
-                "snapshot_count": 0, "migration_status": None,
+                "snapshot_count": 0, "migration_status": MIGRATION.SETTLED,
                 "status": DELETABLE}, {"status": "deleting"}):
             raise exception.InvalidGroup(
                 reason="Volume %s in group %s is attached, has snapshots or "

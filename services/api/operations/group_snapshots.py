@@ -21,6 +21,7 @@ from services.api.operations import groups as group_ops
 from services.api.operations import volumes as volume_ops
 from services.volume import rpcapi as volume_rpcapi
 
+MIGRATION = constants.MigrationStatus
 LOG = logging.getLogger(__name__)
 SNAP = constants.SnapshotStatus
 #: Cinder's group snapshot statuses, what ``reset_status`` may set.
@@ -57,7 +58,8 @@ class GroupSnapshotOperations:
                  "status": SNAP.CREATING, "progress": "0%",
                  "volume_size": vol.size, "display_name": name,
                  "display_description": description},
-                {"status": ("available", "in-use"), "migration_status": None,
+                {"status": ("available", "in-use"),
+                 "migration_status": MIGRATION.SETTLED,
                  "group_id": vol.group_id, "size": vol.size,
                  "volume_type_id": vol.volume_type_id},
                 self.volumes.quota_check(vol.project_id, vol.volume_type_id,

@@ -21,6 +21,7 @@ from common.db.api import sources as sources_db
 from services.api.operations import volumes as volume_ops
 from services.volume import rpcapi as volume_rpcapi
 
+MIGRATION = constants.MigrationStatus
 LOG = logging.getLogger(__name__)
 STATUS = constants.VolumeStatus
 SNAP = constants.SnapshotStatus
@@ -73,7 +74,7 @@ class SnapshotOperations:
             "volume_size": volume.size, "display_name": name,
             "display_description": description,
         }, metadata, volume_expected={
-            "status": allowed, "migration_status": None,
+            "status": allowed, "migration_status": MIGRATION.SETTLED,
             # what the snapshot and its quota were judged by
             "size": volume.size, "volume_type_id": volume.volume_type_id},
             check=self.volumes.quota_check(volume.project_id,

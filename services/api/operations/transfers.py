@@ -19,6 +19,7 @@ from common.db.api import volumes as volumes_db
 from services.api import operations
 from services.api.operations import volumes as volume_ops
 
+MIGRATION = constants.MigrationStatus
 LOG = logging.getLogger(__name__)
 STATUS = constants.VolumeStatus
 SNAP = constants.SnapshotStatus
@@ -64,7 +65,7 @@ class TransferOperations:
         # NOTE(ashlar): the count makes the snapshots checked above the
         # ones that go along: a snapshot made meanwhile fails the swap.
         expected = {"status": STATUS.AVAILABLE, "attachment_count": 0,
-                    "migration_status": None, "group_id": None}
+                    "migration_status": MIGRATION.SETTLED, "group_id": None}
         if not no_snapshots:
             expected["snapshot_count"] = len(snapshots)
         auth_key = secrets.token_hex(KEY_LENGTH // 2)

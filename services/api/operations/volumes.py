@@ -32,6 +32,7 @@ from services.volume import rpcapi as volume_rpcapi
 LOG = logging.getLogger(__name__)
 STATUS = constants.VolumeStatus
 SNAP = constants.SnapshotStatus
+MIGRATION = constants.MigrationStatus
 
 DELETABLE = (STATUS.AVAILABLE, STATUS.ERROR, "error_restoring",
              STATUS.ERROR_EXTENDING, "error_managing")
@@ -327,7 +328,8 @@ class VolumeOperations:
                                 "delete_volume (cascade)")
         expected: dict = {"attachment_count": 0,
                           "snapshot_count": len(snaps),
-                          "migration_status": None, "group_id": None}
+                          "migration_status": MIGRATION.SETTLED,
+                          "group_id": None}
         if not force:
             expected["status"] = DELETABLE
 
@@ -445,7 +447,8 @@ class VolumeOperations:
             # NOTE(ashlar): the count makes "latest" hold: a snapshot
             # made since it was read fails the swap; so does an extend.
             self._cas(row, {"status": STATUS.AVAILABLE,
-                            "attachment_count": 0, "migration_status": None,
+                            "attachment_count": 0,
+                            "migration_status": MIGRATION.SETTLED,
                             "snapshot_count": len(snaps),
                             "size": snap.volume_size},
                       {"status": STATUS.REVERTING}, "a revert", ctxt)
@@ -483,12 +486,14 @@ class VolumeOperations:
                migration_policy: str | None = None) -> None:
         """``os-retype``: the multiattach rules, then ``retyping`` and a
         cast to the volume service, which takes the new type if its pool
-        satisfies it (Ashlar does not migrate yet).
+        satisfies it, else with ``on-demand`` moves the volume to a pool
+        that does (``common.migration``).
 
         :raises InvalidInput: a multiattach change on a volume that is not
-            available; encryption with multiattach; a migration is needed.
-        :raises InvalidVolume: status, same type, or a migration while
-            more than one attachment exists.
+            available; encryption with multiattach; a move is needed but
+            not allowed (``never``) or no fresh pool offers the type.
+        :raises InvalidVolume: status, same type, or a move of a volume
+            with attachments, snapshots or a group.
         """
         row = self.get(ctxt, volume_id)
         ctxt.can("volume:retype", {"project_id": row.project_id})
@@ -496,7 +501,8 @@ class VolumeOperations:
             ctxt, new_type,
             project_id=None if ctxt.is_admin else row.project_id)
         policy = migration_policy or "never"
-        if (vtype.id == row.volume_type_id or row.migration_status
+        if (vtype.id == row.volume_type_id
+                or row.migration_status not in MIGRATION.SETTLED
                 or row.status not in (STATUS.AVAILABLE, STATUS.IN_USE)):
             raise exception.InvalidVolume(reason=_RETYPE_REFUSED)
         multiattach = extra_specs.is_multiattach_spec(specs)
@@ -509,14 +515,10 @@ class VolumeOperations:
                             may_migrate=policy == "on-demand"
                             and needs is not False)
         if needs:
-            raise exception.InvalidInput(
-                reason="Volume %s cannot take type %s where it is: its pool "
-                       "does not satisfy the type, and Ashlar does not "
-                       "migrate volumes (migration_policy %s)."
-                       % (volume_id, vtype.name, policy))
+            self._check_move(ctxt, row, vtype, specs, policy)
         expected = {"status": row.status, "multiattach": row.multiattach,
                     "volume_type_id": row.volume_type_id,
-                    "migration_status": None}
+                    "migration_status": MIGRATION.SETTLED}
         if multiattach != row.multiattach:
             expected["attachment_count"] = 0
         # NOTE(ashlar): its snapshots move to the new type's counters too;
@@ -535,6 +537,25 @@ class VolumeOperations:
         self.volume.retype_volume(ctxt, volume_id, row.host, vtype.id, policy)
         LOG.info("Volume %(id)s retyping to %(type)s",
                  {"id": volume_id, "type": vtype.name})
+
+    def _check_move(self, ctxt: Any, row: Any, vtype: Any, specs: dict,
+                    policy: str) -> None:
+        """Refuse at once a retype that would have to move the volume but
+        cannot: ``never``, what a copy cannot carry, no pool to go to."""
+        if policy != "on-demand":
+            raise exception.InvalidInput(
+                reason="Volume %s cannot take type %s where it is: its pool "
+                       "does not satisfy the type, and migration_policy is "
+                       "%s." % (row.id, vtype.name, policy))
+        if row.attachment_count or row.snapshot_count or row.group_id:
+            raise exception.InvalidVolume(
+                reason="Volume %s must move to take type %s, and a volume "
+                       "moves only without attachments, snapshots or a "
+                       "group (an attached volume's data is moved by its "
+                       "compute host, which Ashlar does not drive)."
+                       % (row.id, vtype.name))
+        if self.early_check is not None:
+            self.early_check(ctxt, vtype, specs, row.size)
 
     def set_bootable(self, ctxt: Any, volume_id: str, bootable: bool) -> None:
         row = self.get(ctxt, volume_id)

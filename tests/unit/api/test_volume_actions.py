@@ -1,12 +1,23 @@
 """The volume actions of microversions 3.68-3.71 that Ashlar refuses, and
-how (Cinder's fault format, the volume left as it was)."""
+how (Cinder's fault format, the volume left as it was); a retype that
+must move the volume."""
 
+import time
 import uuid
+from unittest import mock
+
+from oslo_config import cfg
+
+from common import capabilities
+from common import conf as ashlar_conf
+from services.api import capability_cache
 
 try:
     from tests.unit.api import apitest
+    from tests.unit.db import fixtures
 except ImportError:  # pytest put tests/unit on sys.path instead
     from api import apitest
+    from db import fixtures
 
 
 def test_reimage_needs_3_68_and_is_refused_without_images(api):
@@ -29,3 +40,78 @@ def test_extend_completion_needs_3_71_and_no_extend_waits_for_it(api):
     assert "not waiting for a compute host" in apitest.message(resp)
     resp = api.action(str(uuid.uuid4()), body, version="volume 3.71")
     assert resp.status_code == 404
+
+
+def _pools(api, *backends):
+    """Give the volume operations a warm capability cache in which each
+    of ``backends`` (volume_backend_name) reports one pool, node1's b1
+    first."""
+    conf = cfg.ConfigOpts()
+    ashlar_conf.register_opts(conf)
+    conf([], project="ashlar", default_config_files=[])
+    cache = capability_cache.CapabilityCache(
+        conf, mock.Mock(), store=capabilities.CapabilityStore(60.0),
+        running_backends=lambda: {"node%d@%s" % (i, name)
+                                  for i, name in enumerate(backends, 1)})
+    for i, name in enumerate(backends, 1):
+        cache.update_service_capabilities(None, "node%d@%s" % (i, name), {
+            "volume_backend_name": name, "pools": [{
+                "pool_name": name, "free_capacity_gb": 10,
+                "total_capacity_gb": 10, "backend_state": "up"}]},
+            time.time())
+    cache.warmed.set()
+    api.ops.volumes.cache = cache
+    api.ops.volumes.early_check = cache.check_type
+
+
+def test_a_retype_that_must_move_the_volume(api):
+    """Cinder's migration_policy: ``never`` refuses a type the volume's
+    pool does not satisfy; ``on-demand`` moves it, but only a volume a
+    copy can carry, and only to a pool that exists (400 at once)."""
+    _pools(api, "b1", "b2")
+    elsewhere = fixtures.make_type(specs={"volume_backend_name": "b2"})
+    nowhere = fixtures.make_type(specs={"volume_backend_name": "b9"})
+    vid = api.volume()
+    for policy in (None, "never"):
+        resp = api.action(vid, {"os-retype": {
+            "new_type": elsewhere.id, "migration_policy": policy}})
+        assert resp.status_code == 400
+        assert "migration_policy is never" in apitest.message(resp)
+    resp = api.action(vid, {"os-retype": {"new_type": nowhere.id,
+                                          "migration_policy": "on-demand"}})
+    assert resp.status_code == 400
+    assert "volume_backend_name=b9" in apitest.message(resp)
+    snapped = api.volume(snapshot_count=1)
+    resp = api.action(snapped, {"os-retype": {
+        "new_type": elsewhere.id, "migration_policy": "on-demand"}})
+    assert resp.status_code == 400
+    assert "without attachments, snapshots or a group" in \
+        apitest.message(resp)
+    assert api.rpc.casts == []
+    resp = api.action(vid, {"os-retype": {"new_type": elsewhere.id,
+                                          "migration_policy": "on-demand"}})
+    assert resp.status_code == 202
+    assert api.show_volume(vid)["status"] == "retyping"
+    assert api.rpc.casts[-1][0] == "retype_volume"
+
+
+def test_a_volume_that_moved_or_failed_to_is_like_any_other(api):
+    """Cinder's settled migration statuses (None, success, error) let a
+    retype, a snapshot and a delete through; a moving volume is refused."""
+    plain = fixtures.make_type()
+    for status in ("success", "error"):
+        vid = api.volume(migration_status=status)
+        resp = api.action(vid, {"os-retype": {"new_type": plain.id}})
+        assert resp.status_code == 202, resp.json
+        api.ops.volumes.reset_status(fixtures.admin(), vid, None,
+                                     status="available")
+        resp = api.call("POST", "/snapshots", {"snapshot": {
+            "volume_id": vid}})
+        assert resp.status_code == 202, resp.json
+    moving = api.volume(migration_status="migrating")
+    resp = api.call("DELETE", "/volumes/%s" % moving)
+    assert resp.status_code == 400
+    resp = api.call("DELETE", "/volumes/%s" % vid)
+    assert resp.status_code == 400   # it has a snapshot
+    vid = api.volume(migration_status="success")
+    assert api.call("DELETE", "/volumes/%s" % vid).status_code == 202

@@ -453,6 +453,34 @@ def test_copy_stays_sparse_with_or_without_reflink(tmp_path):
     assert read_blocks(clone_path) == WRITES
 
 
+def test_another_file_backend_copies_a_moving_volume(tmp_path):
+    """A volume moving between file backends: the destination copies the
+    file the source names, keeping its id, data and format."""
+    source_driver = make_driver(tmp_path / "a", "qcow2")
+    volume, path = create(source_driver)
+    source = source_driver.copy_source(volume)
+    assert source == {"protocol": "local", "path": path, "format": "qcow2"}
+    dest_driver = make_driver(tmp_path / "b")
+    dest_path = dest_driver.create_volume_from_copy(volume, source)[
+        "provider_location"]
+    assert dest_path == os.path.join(str(tmp_path / "b" / "volumes"),
+                                     "volume-%s.qcow2" % volume.id)
+    with open(path, "rb") as one, open(dest_path, "rb") as other:
+        assert one.read() == other.read()
+
+
+@pytest.mark.parametrize("source", [
+    {"protocol": "rbd", "name": "pool/volume"},
+    {"protocol": "local", "path": "/nowhere/volume-x.raw", "format": "raw"},
+    {"protocol": "local", "path": "/etc/passwd", "format": "vmdk"},
+    {"protocol": "local", "path": "/etc/passwd", "format": "raw"}])
+def test_a_copy_this_host_cannot_read_is_refused(tmp_path, source):
+    driver = make_driver(tmp_path)
+    with pytest.raises(exception.VolumeBackendAPIException):
+        driver.create_volume_from_copy(new_volume(), source)
+    assert not os.listdir(driver.volume_dir)
+
+
 def test_reflink_is_tried_first(tmp_path, monkeypatch):
     calls = []
 

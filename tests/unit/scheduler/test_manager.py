@@ -26,6 +26,11 @@ class VolumeAPI:
     def create_volume(self, ctxt, volume_id, host):
         self.creates.append((volume_id, host))
 
+    def migrate_volume_in(self, ctxt, volume_id, host, source_host, source,
+                          new_type_id):
+        self.creates.append((volume_id, host, source_host, source,
+                             new_type_id))
+
     def publish_service_capabilities(self, ctxt):
         self.publishes += 1
 
@@ -98,6 +103,37 @@ def test_no_valid_backend_shows_a_reason(mgr):
     [told] = _messages(vol.id)
     assert (told.event_id, told.request_id, told.project_id) == (
         "VOLUME_VOLUME_001_003", "req-create", "p1")
+
+
+def _move(mgr, multiattach_pool):
+    """A volume moving to a multiattach type, handed to the scheduler
+    while node2's pool reports ``multiattach_pool``; the volume row."""
+    register("node2@file")
+    mgr.update_service_capabilities(None, "node2@file",
+                                    report(multiattach_pool), time.time())
+    vtype = fixtures.make_type(specs={"multiattach": "<is> True"})
+    vol = fixtures.make_volume(status="retyping", host="node1@b1#b1",
+                               previous_status="available",
+                               pending_type_id=vtype.id,
+                               migration_status="migrating")
+    mgr.migrate_volume(fixtures.admin(), vol.id, vtype.id, {"p": 1})
+    return vol, vtype
+
+
+def test_a_moving_volume_is_handed_to_a_pool_of_its_new_type(mgr):
+    vol, vtype = _move(mgr, True)
+    assert mgr.volume_rpcapi.creates == [
+        (vol.id, "node2@file#file", "node1@b1#b1", {"p": 1}, vtype.id)]
+
+
+def test_a_move_with_no_pool_to_go_to_ends_where_it_was(mgr):
+    vol, _vtype = _move(mgr, False)
+    row = volumes_db.volume_get(fixtures.admin(), vol.id)
+    assert (row.status, row.migration_status, row.volume_type_id,
+            row.host) == ("available", "error", vol.volume_type_id,
+                          "node1@b1#b1")
+    assert "CapabilitiesFilter rejected 1" in row.error_reason
+    assert mgr.volume_rpcapi.creates == []
 
 
 def test_a_create_whose_volume_service_died_is_an_error_and_a_message(mgr):

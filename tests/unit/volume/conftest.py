@@ -1,5 +1,5 @@
 """The ``mgr`` fixture: a volume manager on the fake driver, on a clean
-database (``database``), its capability client mocked."""
+database (``database``), its RPC clients mocked."""
 
 from unittest import mock
 
@@ -14,12 +14,20 @@ except ImportError:  # pytest put tests/unit on sys.path instead
     from db import fixtures
 
 
+def make_manager(host: str = "node1",
+                 backend: str = "b1") -> manager.VolumeManager:
+    """A volume manager of ``host@backend`` on the fake driver."""
+    conf = fixtures.make_conf()
+    fake_driver.register_opts(conf, backend)
+    driver = fake_driver.FakeDriver(conf[backend], backend, host)
+    with mock.patch.object(manager.scheduler_rpcapi, "CapabilitiesAPI"), \
+            mock.patch.object(manager.scheduler_rpcapi, "SchedulerAPI"), \
+            mock.patch.object(manager.volume_rpcapi, "VolumeAPI"):
+        mgr = manager.VolumeManager(conf, host, backend, driver)
+    mgr.service_uuid = "svc-" + host
+    return mgr
+
+
 @pytest.fixture
 def mgr():
-    conf = fixtures.make_conf()
-    fake_driver.register_opts(conf, "b1")
-    driver = fake_driver.FakeDriver(conf["b1"], "b1", "node1")
-    with mock.patch.object(manager.scheduler_rpcapi, "CapabilitiesAPI"):
-        mgr = manager.VolumeManager(conf, "node1", "b1", driver)
-    mgr.service_uuid = "svc"
-    return mgr
+    return make_manager()

@@ -85,7 +85,7 @@ def test_retype_refused_when_pool_does_not_satisfy(mgr):
                                   previous_status="available",
                                   pending_type_id=vtype.id)
     old_type = vol.volume_type_id
-    mgr.retype_volume(fixtures.admin(), vol.id, vtype.id, "on-demand")
+    mgr.retype_volume(fixtures.admin(), vol.id, vtype.id, "never")
     row = _get(vol)
     assert (row.status, row.volume_type_id, row.pending_type_id) == (
         "available", old_type, None)
@@ -136,9 +136,9 @@ def _conf_for_client():
         yield
 
 
-def test_rpc_version_is_one_five():
-    assert rpcapi.VolumeAPI.RPC_API_VERSION == "1.5"
-    assert manager.VolumeManager.target.version == "1.5"
+def test_rpc_version_is_one_six():
+    assert rpcapi.VolumeAPI.RPC_API_VERSION == "1.6"
+    assert manager.VolumeManager.target.version == "1.6"
 
 
 @pytest.mark.parametrize("method, kind, args, kwargs, version", [
@@ -161,6 +161,11 @@ def test_rpc_version_is_one_five():
      {"attachment_id": "a1", "snapshot": {"s": 1}}, "1.4"),
     ("attachment_unfence", "call", ("h@b#p", "v1", ["c1"]),
      {"volume_id": "v1", "clients": ["c1"]}, "1.4"),
+    ("migrate_volume_in", "cast", ("v1", "h@b#p", "s@b#p", {"p": 1}, "t1"),
+     {"volume_id": "v1", "host": "h@b#p", "source_host": "s@b#p",
+      "source": {"p": 1}, "new_type_id": "t1"}, "1.6"),
+    ("delete_migrated", "cast", ("v1", "h@b#p", 1, "x"),
+     {"volume_id": "v1", "size": 1, "provider_location": "x"}, "1.6"),
 ])
 def test_rpc_methods(client, method, kind, args, kwargs, version):
     api, raw = client

@@ -1,0 +1,163 @@
+"""A retype that moves a volume to another pool, on the volume nodes'
+side: the source starts the move, the destination copies and takes the
+volume, the source removes what it left (``common.migration``)."""
+
+from unittest import mock
+
+import pytest
+
+from common import exception
+from common.db.api import volumes as volumes_db
+from services.volume import manager
+
+try:
+    from tests.unit.db import fixtures
+    from tests.unit.volume import conftest
+except ImportError:  # pytest put tests/unit on sys.path instead
+    from db import fixtures
+    from volume import conftest
+
+
+database = fixtures.database
+SOURCE, DEST = "node1@b1#b1", "node2@b2#b2"
+
+
+@pytest.fixture
+def dest():
+    """A second volume node, ``node2@b2``, on the fake driver."""
+    return conftest.make_manager("node2", "b2")
+
+
+def _get(vol):
+    return volumes_db.volume_get(fixtures.admin(), vol.id)
+
+
+def _elsewhere():
+    return fixtures.make_type(specs={"volume_backend_name": "b2"})
+
+
+def _retyping(mgr, vtype, **values):
+    return fixtures.make_volume_on(mgr.driver, status="retyping",
+                                   previous_status="available",
+                                   pending_type_id=vtype.id, **values)
+
+
+def _moving(mgr, vtype):
+    return _retyping(mgr, vtype, migration_status="migrating")
+
+
+@pytest.mark.parametrize("before", [None, "success", "error"])
+def test_on_demand_retype_the_pool_fails_starts_a_move(mgr, before):
+    vtype = _elsewhere()
+    vol = _retyping(mgr, vtype, migration_status=before)
+    mgr.retype_volume(fixtures.admin(), vol.id, vtype.id, "on-demand")
+    row = _get(vol)
+    assert (row.status, row.migration_status, row.host) == (
+        "retyping", "migrating", SOURCE)
+    (_ctxt, volume_id, type_id, source), _kw = (
+        mgr.scheduler_rpcapi.migrate_volume.call_args)
+    assert (volume_id, type_id, source) == (
+        vol.id, vtype.id, {"protocol": "fake", "volume_id": vol.id})
+
+
+@pytest.mark.parametrize("values", [{"snapshot_count": 1},
+                                    {"attachment_count": 1}])
+def test_a_volume_a_copy_cannot_carry_keeps_its_type(mgr, values):
+    vtype = _elsewhere()
+    vol = _retyping(mgr, vtype, **values)
+    old_type = vol.volume_type_id
+    mgr.retype_volume(fixtures.admin(), vol.id, vtype.id, "on-demand")
+    row = _get(vol)
+    assert (row.volume_type_id, row.migration_status) == (old_type, None)
+    assert row.status != "retyping"
+    mgr.scheduler_rpcapi.migrate_volume.assert_not_called()
+
+
+def test_a_backend_that_cannot_be_copied_from_ends_the_move(mgr):
+    vtype = _elsewhere()
+    vol = _retyping(mgr, vtype)
+    with mock.patch.object(mgr.driver, "copy_source", side_effect=(
+            exception.VolumeBackendAPIException(data="no export"))):
+        mgr.retype_volume(fixtures.admin(), vol.id, vtype.id, "on-demand")
+    row = _get(vol)
+    assert (row.status, row.volume_type_id, row.migration_status) == (
+        "available", vol.volume_type_id, "error")
+    assert "no export" in row.error_reason
+    mgr.scheduler_rpcapi.migrate_volume.assert_not_called()
+
+
+def test_the_destination_copies_and_takes_the_volume(mgr, dest):
+    vtype = fixtures.make_type(specs={"volume_backend_name": "b2",
+                                      "multiattach": "<is> True"})
+    vol = _moving(mgr, vtype)
+    source = mgr.driver.copy_source(manager._driver_volume(vol))
+    dest.migrate_volume_in(fixtures.admin(), vol.id, DEST, SOURCE, source,
+                           vtype.id)
+    row = _get(vol)
+    assert (row.status, row.host, row.volume_type_id, row.multiattach,
+            row.migration_status, row.pending_type_id,
+            row.provider_location) == (
+        "available", DEST, vtype.id, True, "success", None,
+        "fake://%s" % vol.id)
+    assert dest.driver.origins[vol.id] == ("copy", vol.id)
+    (_ctxt, volume_id, host, size, location), _kw = (
+        dest.volume_rpcapi.delete_migrated.call_args)
+    assert (volume_id, host, size, location) == (vol.id, SOURCE, 1,
+                                                 "fake://x")
+    mgr.delete_migrated(fixtures.admin(), vol.id, size, location)
+    assert vol.id not in mgr.driver.volumes
+
+
+def test_a_failed_copy_leaves_the_volume_where_it_was(mgr, dest):
+    vtype = _elsewhere()
+    vol = _moving(mgr, vtype)
+    old_type = vol.volume_type_id
+    dest.migrate_volume_in(fixtures.admin(), vol.id, DEST, SOURCE,
+                           {"protocol": "local", "path": "/nowhere"},
+                           vtype.id)
+    row = _get(vol)
+    assert (row.status, row.host, row.volume_type_id, row.migration_status,
+            row.pending_type_id) == ("available", SOURCE, old_type, "error",
+                                     None)
+    assert "cannot copy a volume from local" in row.error_reason
+    assert vol.id not in dest.driver.volumes
+    dest.volume_rpcapi.delete_migrated.assert_not_called()
+
+
+def test_a_volume_reset_during_the_copy_keeps_no_copy(mgr, dest):
+    """An admin reset while the data was copied wins: the destination
+    removes its copy instead of taking the volume."""
+    vtype = _elsewhere()
+    vol = _moving(mgr, vtype)
+    copy = dest.driver.create_volume_from_copy
+
+    def reset_then_copy(volume, source):
+        volumes_db.volume_cas(fixtures.admin(), vol.id, {},
+                              {"status": "available",
+                               "migration_status": None})
+        return copy(volume, source)
+
+    with mock.patch.object(dest.driver, "create_volume_from_copy",
+                           side_effect=reset_then_copy):
+        dest.migrate_volume_in(fixtures.admin(), vol.id, DEST, SOURCE,
+                               {"protocol": "fake", "volume_id": vol.id},
+                               vtype.id)
+    row = _get(vol)
+    assert (row.host, row.volume_type_id) == (SOURCE, vol.volume_type_id)
+    assert vol.id not in dest.driver.volumes
+    dest.volume_rpcapi.delete_migrated.assert_not_called()
+
+
+def test_the_source_keeps_a_copy_its_row_points_to(mgr):
+    vol = fixtures.make_volume_on(mgr.driver)
+    mgr.delete_migrated(fixtures.admin(), vol.id, 1, "fake://x")
+    assert vol.id in mgr.driver.volumes
+
+
+def test_a_restart_leaves_a_moving_volume_to_its_move(mgr):
+    vtype = _elsewhere()
+    vol = _moving(mgr, vtype)
+    with mock.patch.object(mgr, "_capacity_changed"):
+        mgr._finish_interrupted_work()
+    row = _get(vol)
+    assert (row.status, row.migration_status) == ("retyping", "migrating")
