@@ -401,6 +401,54 @@ class RBDDriver(base.VolumeDriver):
             self._clones.drop_snap_quietly(self.conf.rbd_pool, parent, snap)
         return self._location(volume)
 
+    def copy_source(self, volume: base.DriverVolume) -> dict[str, Any]:
+        """The image, by cluster and pool: an RBD backend of the same
+        cluster whose user may read this pool copies it."""
+        name = NAME_FORMAT % volume.id
+        with self._image(name):
+            pass
+        return {"protocol": self.STORAGE_PROTOCOL,
+                "fsid": self._client.get_fsid(),
+                "pool": self.conf.rbd_pool, "image": name}
+
+    def create_volume_from_copy(self, volume: base.DriverVolume,
+                                source: dict[str, Any]) -> dict[str, Any]:
+        """Copy another pool's image of this volume, of this cluster, into
+        a flat image here (``rbd cp``: no parent, no snapshots)."""
+        name = NAME_FORMAT % volume.id
+        if (source.get("protocol") != self.STORAGE_PROTOCOL
+                or source.get("fsid") != self._client.get_fsid()
+                or source.get("image") != name
+                or source.get("pool") in (None, self.conf.rbd_pool)):
+            return super().create_volume_from_copy(volume, source)
+        with self._failing("read pool %s" % source["pool"]):
+            ioctx = self._client.open_ioctx(source["pool"])
+        try:
+            with rbd_clones.open_image(self._rbd, ioctx, name,
+                                       read_only=True) as image:
+                self._copy_image(image, name, volume.multiattach)
+        finally:
+            ioctx.close()
+        self._set_size(name, volume.size * units.Gi)
+        LOG.info("Copied %(pool)s/%(name)s here (multiattach %(ma)s)",
+                 {"pool": source["pool"], "name": name,
+                  "ma": volume.multiattach})
+        return self._location(volume)
+
+    def _copy_image(self, image: Any, name: str, multiattach: bool) -> None:
+        """Copy an open image of another pool here as ``name``; a partial
+        copy is removed, an image already there is left alone."""
+        try:
+            image.copy(self._ioctx, name, features=_features(
+                self._rbd, multiattach), order=self._order())
+        except self._rbd.ImageExists as exc:
+            raise exception.VolumeBackendAPIException(
+                data="image %s already exists" % name) from exc
+        except self._rbd.Error as exc:
+            self._remove_image(name)
+            raise exception.VolumeBackendAPIException(
+                data="cannot copy image %s: %s" % (name, exc)) from exc
+
     def revert_to_snapshot(self, volume: base.DriverVolume,
                            snapshot: base.DriverSnapshot) -> None:
         """Roll the image back to the snapshot, then grow it back to the

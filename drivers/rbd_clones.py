@@ -32,10 +32,11 @@ def failing(rbd_mod: Any, what: str) -> Iterator[None]:
             data="cannot %s: %s" % (what, exc)) from exc
 
 
-def open_image(rbd_mod: Any, ioctx: Any, name: str) -> Any:
+def open_image(rbd_mod: Any, ioctx: Any, name: str,
+               read_only: bool = False) -> Any:
     """Open image ``name``; VolumeNotFound when it is not there."""
     try:
-        return rbd_mod.Image(ioctx, name)
+        return rbd_mod.Image(ioctx, name, read_only=read_only)
     except rbd_mod.ImageNotFound as exc:
         raise exception.VolumeNotFound(volume_id=name) from exc
     except rbd_mod.Error as exc:

@@ -45,21 +45,67 @@ def _image_exists(ceph, volume_id: str) -> bool:
 
 
 # -- the driver alone -----------------------------------------------------
-@pytest.fixture
-def driver(ceph):
+def _driver(ceph, pool: str, client: str) -> rbd_driver.RBDDriver:
     from oslo_config import cfg
 
     conf = cfg.ConfigOpts()
     rbd_driver.RBDDriver.register_opts(conf, "ceph")
     conf([], default_config_files=[])
-    for key, value in (("rbd_pool", ceph.pool), ("rbd_user", ceph.client),
+    for key, value in (("rbd_pool", pool), ("rbd_user", client),
                        ("rbd_ceph_conf", str(ceph.conf)),
-                       ("rbd_keyring", str(ceph.keyring(ceph.client)))):
+                       ("rbd_keyring", str(ceph.keyring(client)))):
         conf.set_override(key, value, group="ceph")
     drv = rbd_driver.RBDDriver(conf.ceph, "ceph", "node@ceph")
     drv.do_setup()
     drv.check_for_setup_error()
     return drv
+
+
+@pytest.fixture
+def driver(ceph):
+    return _driver(ceph, ceph.pool, ceph.client)
+
+
+@pytest.fixture
+def other_pool(ceph):
+    """A second pool, ``moved``, and a driver on it whose user may read
+    (only read) the first pool."""
+    ceph.add_pool("moved")
+    ceph.add_client("mover", pool="moved", reads=ceph.pool)
+    yield _driver(ceph, "moved", "mover")
+    ceph.remove_pool("moved")
+
+
+def test_driver_copies_a_moving_volume_from_another_pool(driver, other_pool,
+                                                         ceph):
+    """A volume moving between RBD backends of one cluster: the second
+    pool's driver copies the first's image, data and all, as a flat
+    image with the features of its sharing; it refuses what it cannot
+    read and leaves an image already there alone."""
+    volume = base.DriverVolume(str(uuid.uuid4()), 1, multiattach=True)
+    driver.create_volume(volume)
+    name = "volume-%s" % volume.id
+    with driver._image(name) as image:
+        image.write(b"moving data", 4096)
+    source = driver.copy_source(volume)
+    assert (source["protocol"], source["pool"], source["image"]) == (
+        "ceph", ceph.pool, name)
+    assert other_pool.create_volume_from_copy(volume, source) == {
+        "provider_location": "moved/%s" % name}
+    with other_pool._image(name) as image:
+        assert image.read(4096, 11) == b"moving data"
+    info = json.loads(ceph.ceph_rbd("info", "--format", "json",
+                                    "moved/%s" % name))
+    assert "parent" not in info and not LOCK_FEATURES & set(info["features"])
+    with pytest.raises(exception.VolumeBackendAPIException,
+                       match="already exists"):
+        other_pool.create_volume_from_copy(volume, source)
+    for wrong in (dict(source, fsid="another cluster"),
+                  dict(source, pool="moved"), dict(source, image="x")):
+        with pytest.raises(exception.VolumeBackendAPIException):
+            other_pool.create_volume_from_copy(volume, wrong)
+    other_pool.delete_volume(volume)
+    driver.delete_volume(volume)
 
 
 def test_driver_makes_shared_images_without_the_lock_features(driver, ceph):

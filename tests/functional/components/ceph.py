@@ -206,23 +206,37 @@ class Ceph:
         self._daemon("osd.0", "ceph-osd", "-i", "0")
 
     def _make_pool(self) -> None:
-        self.ceph("osd", "pool", "create", self.pool, "8", "8")
-        self.ceph("osd", "pool", "set", self.pool, "size", "1",
-                  "--yes-i-really-mean-it")
-        self.ceph("osd", "pool", "application", "enable", self.pool, "rbd")
         self.add_client(self.client)
+        self.add_pool(self.pool)
+
+    def add_pool(self, pool: str) -> None:
+        """An RBD pool (size 1), once the cluster is clean again."""
+        self.ceph("osd", "pool", "create", pool, "8", "8")
+        self.ceph("osd", "pool", "set", pool, "size", "1",
+                  "--yes-i-really-mean-it")
+        self.ceph("osd", "pool", "application", "enable", pool, "rbd")
         harness.wait_for(self._ready, timeout=READY_TIMEOUT,
                          interval=0.25, what="Ceph HEALTH_OK, PGs clean")
-        self._tool("rbd", "-c", self.conf, "pool", "init", self.pool)
+        self._tool("rbd", "-c", self.conf, "pool", "init", pool)
 
-    def add_client(self, name: str) -> Path:
-        """A cephx client with Cinder's caps on the pool, plus lifting
-        blocklist entries (an unfence); its keyring."""
+    def remove_pool(self, pool: str) -> None:
+        self.ceph("osd", "pool", "delete", pool, pool,
+                  "--yes-i-really-really-mean-it")
+
+    def add_client(self, name: str, pool: str | None = None,
+                   reads: str | None = None) -> Path:
+        """A cephx client with Cinder's caps on ``pool`` (default: the
+        pool made for Ashlar), read-only ones on ``reads`` if given, plus
+        lifting blocklist entries (an unfence); its keyring."""
+        pool = pool or self.pool
+        osd = "profile rbd pool=%s" % pool
+        if reads:
+            osd += ", profile rbd-read-only pool=%s" % reads
         keyring = self.keyring(name)
         self.ceph("auth", "get-or-create", "client.%s" % name,
                   "mon", 'profile rbd, allow command "osd blocklist"',
-                  "osd", "profile rbd pool=%s" % self.pool,
-                  "mgr", "profile rbd pool=%s" % self.pool, "-o", keyring)
+                  "osd", osd, "mgr", "profile rbd pool=%s" % pool,
+                  "-o", keyring)
         return keyring
 
     def _ready(self) -> bool:
