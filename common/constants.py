@@ -57,6 +57,8 @@ class MigrationStatus:
     """Values of ``volumes.migration_status`` that Ashlar sets (Cinder's):
     a retype that moves the volume to another pool."""
 
+    #: An admin's migrate, until the volume's node takes it up.
+    STARTING = "starting"
     MIGRATING = "migrating"
     SUCCESS = "success"
     ERROR = "error"

@@ -54,6 +54,11 @@ class MalformedRequestBody(Invalid):
     msg_fmt = "Malformed request body"
 
 
+class InvalidHost(Invalid):
+    msg_fmt = "%(reason)s"
+    prefix = "Invalid host: "
+
+
 class InvalidVolume(Invalid):
     msg_fmt = "%(reason)s"
     prefix = "Invalid volume: "

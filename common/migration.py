@@ -1,19 +1,23 @@
 """A volume's move to another pool: the data half of a retype whose new
-type its pool does not satisfy (``migration_policy`` ``on-demand``).
+type its pool does not satisfy (``migration_policy`` ``on-demand``), or an
+admin's ``os-migrate_volume`` to a named pool.
 
 The move is a chain of casts, each step checking the row it acts on::
 
-    api        retyping (pending type)                -> source node
-    source     its pool fails the type: migrating,
-               where its data can be read (copy_source) -> scheduler
-    scheduler  a pool for the new type                -> destination node
+    api        retyping (pending type), or maintenance
+               (migration starting)                   -> source node
+    source     migrating, where its data can be
+               read (copy_source)                     -> scheduler
+    scheduler  a pool for the (new) type, or checks
+               the named one                          -> destination node
     destination  a copy from the source; the row moves
-               to it with the new type (success)      -> source node
+               to it with the (new) type (success)    -> source node
     source     removes its copy
 
-Any step that cannot go on ends the retype here: the volume keeps its
-type and its pool, ``migration_status`` ``error``, the reason in
-``error_reason`` for operators.
+The volume's status (``retyping`` or ``maintenance``) holds attaches,
+deletes and snapshots off until the move ends.  Any step that cannot go
+on ends it there: the volume keeps its type and its pool, ``migration_status``
+``error``, the reason in ``error_reason`` for operators.
 """
 
 from typing import Any
@@ -26,6 +30,8 @@ from common.db.api import attachments as attachments_db
 LOG = logging.getLogger(__name__)
 STATUS = constants.VolumeStatus
 MIGRATION = constants.MigrationStatus
+#: The statuses a volume moves in: a retype's and an admin migrate's.
+MOVE_STATUSES = (STATUS.RETYPING, STATUS.MAINTENANCE)
 
 
 def moving(source_host: str) -> dict:
@@ -33,17 +39,20 @@ def moving(source_host: str) -> dict:
     return {"host": source_host, "migration_status": MIGRATION.MIGRATING}
 
 
-def give_up(ctxt: Any, volume_id: str, source_host: str, reason: str) -> bool:
-    """End a move that cannot go on: the volume stays where it is, with
-    its type.
+def give_up(ctxt: Any, row: Any, reason: str,
+            expected: dict | None = None) -> bool:
+    """End the move of volume ``row`` (as read) that cannot go on: the
+    volume stays where it is, with its type.
 
-    :returns: whether the volume was still moving from ``source_host``.
+    :param expected: what the row must still hold (default: migrating
+        from where it was read).
+    :returns: whether it did.
     """
     LOG.warning("Migration of volume %(id)s from %(host)s failed: "
-                "%(reason)s", {"id": volume_id, "host": source_host,
+                "%(reason)s", {"id": row.id, "host": row.host,
                                "reason": reason})
     return attachments_db.volume_leave_status(
-        ctxt, volume_id, STATUS.RETYPING,
+        ctxt, row.id, row.status,
         {"migration_status": MIGRATION.ERROR, "previous_status": None,
          "pending_type_id": None, "error_reason": reason},
-        expected=moving(source_host))
+        expected=moving(row.host) if expected is None else expected)

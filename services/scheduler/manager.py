@@ -290,26 +290,48 @@ class SchedulerManager(service.Manager):
 
     @messaging.expose
     def migrate_volume(self, ctxt: Any, volume_id: str, new_type_id: str,
-                       source: dict) -> None:
-        """Choose a pool of the new type for a moving volume and hand it
-        there with ``source``, where its node said its data can be read
-        (``common.migration``)."""
+                       source: dict, host: str | None = None) -> None:
+        """Choose a pool of the (new) type for a moving volume, or check
+        the one an admin named (``host``: ``host@backend[#pool]``), and
+        hand it there with ``source``, where its node said its data can
+        be read (``common.migration``)."""
         try:
             row = volumes_db.volume_get(ctxt, volume_id)
             specs = types_db.specs_of(types_db.type_get(ctxt, new_type_id))
         except exception.NotFound:
             return
-        if (row.status != STATUS.RETYPING
+        if (row.status not in migration.MOVE_STATUSES
                 or row.migration_status != constants.MigrationStatus.MIGRATING):
             return
+        request = placement.request_for(row, specs)
         try:
-            host = self._place(placement.request_for(row, specs), wait=False,
-                               patient=False)
+            if host is None:
+                dest = self._place(request, wait=False, patient=False)
+            else:
+                dest = self._check_named(request, host)
         except exception.NoValidBackend as exc:
-            migration.give_up(ctxt, volume_id, row.host, exc.msg)
+            migration.give_up(ctxt, row, exc.msg)
             return
-        self.volume_rpcapi.migrate_volume_in(ctxt, volume_id, host, row.host,
+        self.volume_rpcapi.migrate_volume_in(ctxt, volume_id, dest, row.host,
                                              source, new_type_id)
+
+    def _check_named(self, request: Any, host: str) -> str:
+        """The pool ``host`` names, if it passes the filters (and is
+        charged); a backend's name takes its best pool.
+
+        NOTE(ashlar): the placer chooses among a backend's pools; when it
+        chose another than the one named, that pool's charge stays until
+        its next report.
+
+        :raises NoValidBackend: it does not.
+        """
+        backend = volume_rpcapi.backend_of(host)
+        dest = self.placer.choose(request, self.up_hosts.get() & {backend})
+        if "#" in host and dest != host:
+            raise exception.NoValidBackend(
+                reason="Pool %s cannot take the volume; %s can." % (
+                    host, dest))
+        return dest
 
     def _place_and_cast(self, ctxt: Any, volume_id: str,
                         swept: bool = False) -> str | None:

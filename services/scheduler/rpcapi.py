@@ -28,12 +28,13 @@ class SchedulerAPI(rpc.RPCAPI):
 
     @rpc.assert_min_rpc_version("1.1")
     def migrate_volume(self, ctxt: Any, volume_id: str, new_type_id: str,
-                       source: dict) -> None:
-        """Choose a pool of the new type for a migrating volume whose data
-        its node offers as ``source``, and hand it there (cast)."""
+                       source: dict, host: str | None = None) -> None:
+        """Choose a pool of the (new) type for a migrating volume whose
+        data its node offers as ``source``, or check pool ``host``, and
+        hand it there (cast)."""
         self._prepare(version="1.1").cast(
             ctxt, "migrate_volume", volume_id=volume_id,
-            new_type_id=new_type_id, source=source)
+            new_type_id=new_type_id, source=source, host=host)
 
     def get_pools(self, ctxt: Any) -> dict:
         """Return each backend's last report: {host: {age, timestamp,

@@ -116,7 +116,7 @@ class VolumeManager(service.Manager):
     def _finish_interrupted_work(self, min_age: float = 0.0) -> None:
         """Finish creates, deletes, snapshots, reverts, extends and retypes
         of this backend that no message will bring (an extend or retype
-        from the size or type the api recorded as pending).
+        from the size or type the api recorded as pending); end migrates.
 
         At start, everything a previous run began: RPC messages are
         acknowledged before they are handled, so work in hand when the
@@ -139,7 +139,9 @@ class VolumeManager(service.Manager):
                 ("volume", self._my_volumes(STATUS.EXTENDING),
                  self._resume_extend),
                 ("volume", self._my_volumes(STATUS.RETYPING),
-                 self._resume_retype)):
+                 self._resume_retype),
+                ("volume", self._my_volumes(STATUS.MAINTENANCE),
+                 self._resume_migrate)):
             for row in rows:
                 if min_age and not older_than(row.updated_at or row.created_at,
                                               min_age):
@@ -177,6 +179,17 @@ class VolumeManager(service.Manager):
                         "is unknown; it keeps its type", volume_id)
             return
         self.retype_volume(ctxt, volume_id, row.pending_type_id, "never")
+
+    def _resume_migrate(self, ctxt: Any, volume_id: str) -> None:
+        """An admin's migrate whose message was lost ends (its destination
+        went with the message); one that moves goes on elsewhere."""
+        row = self._volume_in(ctxt, volume_id, STATUS.MAINTENANCE)
+        if row is not None and row.migration_status == MIGRATION.STARTING:
+            migration.give_up(ctxt, row, "Its migration's message was lost "
+                              "before this node took it up; migrate it "
+                              "again.", expected={
+                                  "host": row.host,
+                                  "migration_status": MIGRATION.STARTING})
 
     def _finish_lost_work(self) -> None:
         """Periodically: creates and deletes whose cast never arrived (a
@@ -433,7 +446,7 @@ class VolumeManager(service.Manager):
         values: dict = {"previous_status": None, "pending_type_id": None}
         multiattach = extra_specs.is_multiattach_spec(specs)
         if missing and migration_policy == "on-demand" and \
-                self._start_move(ctxt, row, vtype.id):
+                self._start_move(ctxt, row, vtype.id) is None:
             return
         if missing:
             LOG.warning("Volume %(id)s not retyped to %(type)s: its pool "
@@ -453,36 +466,52 @@ class VolumeManager(service.Manager):
                  {"id": volume_id, "type": vtype.name,
                   "result": "refused" if missing else "done"})
 
-    def _start_move(self, ctxt: Any, row: Any, new_type_id: str) -> bool:
-        """Mark the volume migrating and ask the scheduler for a pool of
-        its new type, telling where its data can be read.
+    @messaging.expose
+    def migrate_volume(self, ctxt: Any, volume_id: str, host: str) -> None:
+        """An admin's migrate of a volume here to pool ``host``, with its
+        type (``common.migration``)."""
+        row = self._volume_in(ctxt, volume_id, STATUS.MAINTENANCE)
+        if row is None or row.migration_status != MIGRATION.STARTING:
+            return
+        reason = self._start_move(ctxt, row, row.volume_type_id, host)
+        if reason is not None:
+            migration.give_up(ctxt, row, reason, expected={
+                "host": row.host, "migration_status": MIGRATION.STARTING})
 
-        :returns: False when it cannot move (attachments, snapshots, a
-            group, older services).
+    def _start_move(self, ctxt: Any, row: Any, type_id: str,
+                    host: str | None = None) -> str | None:
+        """Mark the volume migrating and ask the scheduler for a pool of
+        type ``type_id`` (``host``, if named), telling where its data can
+        be read.
+
+        :returns: why it cannot move (attachments, snapshots, a group,
+            older services), or None when it moves or its move ended.
         """
-        if (row.attachment_count or row.snapshot_count or row.group_id
-                or not self.scheduler_rpcapi.client.can_send_version(
-                    self.scheduler_rpcapi.MIGRATION_VERSION)
-                or not self.volume_rpcapi.client.can_send_version(
+        if row.attachment_count or row.snapshot_count or row.group_id:
+            return ("It has attachments, snapshots or a group, which a "
+                    "copy cannot carry.")
+        if not (self.scheduler_rpcapi.client.can_send_version(
+                self.scheduler_rpcapi.MIGRATION_VERSION)
+                and self.volume_rpcapi.client.can_send_version(
                     self.volume_rpcapi.MIGRATION_VERSION)):
-            return False
+            return "The scheduler or volume services are too old to move it."
         if not volumes_db.volume_cas(
-                ctxt, row.id, {"status": STATUS.RETYPING, "host": row.host,
-                               "migration_status": MIGRATION.SETTLED},
+                ctxt, row.id, {"status": row.status, "host": row.host,
+                               "migration_status": row.migration_status},
                 {"migration_status": MIGRATION.MIGRATING}):
-            return True
+            return None
         try:
             source = self.driver.copy_source(_driver_volume(row))
         except Exception as exc:
-            migration.give_up(ctxt, row.id, row.host, "Backend %s cannot "
-                              "give the volume's data to another backend: "
-                              "%s" % (self.service_host, exc))
-            return True
-        self.scheduler_rpcapi.migrate_volume(ctxt, row.id, new_type_id,
-                                             source)
-        LOG.info("Volume %(id)s moves from %(host)s for its new type",
+            migration.give_up(ctxt, row, "Backend %s cannot give the "
+                              "volume's data to another backend: %s"
+                              % (self.service_host, exc))
+            return None
+        self.scheduler_rpcapi.migrate_volume(ctxt, row.id, type_id, source,
+                                             host)
+        LOG.info("Volume %(id)s moves from %(host)s",
                  {"id": row.id, "host": row.host})
-        return True
+        return None
 
     @messaging.expose
     def migrate_volume_in(self, ctxt: Any, volume_id: str, host: str,
@@ -498,15 +527,18 @@ class VolumeManager(service.Manager):
 
     def _move_in(self, ctxt: Any, volume_id: str, host: str,
                  source_host: str, source: dict, new_type_id: str) -> None:
-        row = self._volume_in(ctxt, volume_id, STATUS.RETYPING)
-        if row is None or (row.host, row.migration_status) != (
-                source_host, MIGRATION.MIGRATING):
+        try:
+            row = volumes_db.volume_get(ctxt, volume_id)
+        except exception.VolumeNotFound:
+            return
+        if row.status not in migration.MOVE_STATUSES or (
+                row.host, row.migration_status) != (
+                    source_host, MIGRATION.MIGRATING):
             return
         try:
             specs = types_db.specs_of(types_db.type_get(ctxt, new_type_id))
         except exception.VolumeTypeNotFound:
-            migration.give_up(ctxt, volume_id, source_host,
-                              "Its new type was deleted.")
+            migration.give_up(ctxt, row, "Its new type was deleted.")
             return
         multiattach = extra_specs.is_multiattach_spec(specs)
         target = driver_base.DriverVolume(id=row.id, size=row.size,
@@ -516,8 +548,8 @@ class VolumeManager(service.Manager):
             update = self.driver.create_volume_from_copy(target, source)
         except Exception as exc:
             LOG.exception("Driver failed to copy volume %s", volume_id)
-            migration.give_up(ctxt, volume_id, source_host, "Backend %s "
-                              "failed to copy the volume from %s: %s"
+            migration.give_up(ctxt, row, "Backend %s failed to copy the "
+                              "volume from %s: %s"
                               % (self.service_host, source_host, exc))
             return
         values = dict(update or {}, host=host, volume_type_id=new_type_id,
@@ -527,7 +559,7 @@ class VolumeManager(service.Manager):
                       previous_status=None, pending_type_id=None,
                       error_reason=None, service_uuid=self.service_uuid)
         if not attachments_db.volume_leave_status(
-                ctxt, volume_id, STATUS.RETYPING, values,
+                ctxt, volume_id, row.status, values,
                 expected=migration.moving(source_host)):
             LOG.warning("Volume %s stopped moving while it was copied; "
                         "removing the copy", volume_id)

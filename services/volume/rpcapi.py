@@ -65,8 +65,9 @@ class VolumeAPI(rpc.RPCAPI):
         1.4 - attachment_fence, attachment_unfence (calls).
         1.5 - delete_volume deletes the volume's ``deleting`` snapshots
               first (a cascade).
-        1.6 - migrate_volume_in, delete_migrated (casts): a retype that
-              moves the volume to another pool (``common.migration``).
+        1.6 - migrate_volume, migrate_volume_in, delete_migrated (casts):
+              a retype or an admin's migrate that moves the volume to
+              another pool (``common.migration``).
     """
 
     TOPIC = constants.VOLUME_TOPIC
@@ -176,6 +177,14 @@ class VolumeAPI(rpc.RPCAPI):
 
     #: The version a retype that moves a volume needs.
     MIGRATION_VERSION = "1.6"
+
+    @rpc.assert_min_rpc_version("1.6")
+    def migrate_volume(self, ctxt: Any, volume_id: str, host: str,
+                       dest_host: str) -> None:
+        """Ask the node of pool ``host`` to move the volume to pool (or
+        backend) ``dest_host``, with its type: an admin's migrate."""
+        self._prepare(server=backend_of(host), version="1.6").cast(
+            ctxt, "migrate_volume", volume_id=volume_id, host=dest_host)
 
     @rpc.assert_min_rpc_version("1.6")
     def migrate_volume_in(self, ctxt: Any, volume_id: str, host: str,

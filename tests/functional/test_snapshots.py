@@ -41,11 +41,18 @@ def test_a_clone_of_a_raw_multiattach_volume_stays_multiattach(deployment):
         client.wait_status(volume_id, None)
 
 
+def _left_copy(dep, volume: dict):
+    """The file a volume's node keeps for it."""
+    return dep.tmp / ("state-%s" % volume["os-vol-host-attr:host"].split(
+        "@")[0]) / "volumes" / ("volume-%s.raw" % volume["id"])
+
+
 def test_a_retype_moves_the_volume_with_its_data(deployment):
     """``os-retype`` with ``on-demand`` to a type only another backend
     offers: the volume moves there (node3's ``other``) with its data, its
     id and name, ``migration_status`` ``success``; the copy it left is
-    gone.  ``never`` to the same type is refused at once."""
+    gone.  ``never`` to the same type is refused at once.  An admin's
+    ``os-migrate_volume`` moves a volume to the pool it names."""
     dep, client = deployment
     dep.start("volume3", "services.volume", "node3", backends="other")
     harness.wait_for(lambda: len(client.pools()) == 3, timeout=60,
@@ -57,9 +64,7 @@ def test_a_retype_moves_the_volume_with_its_data(deployment):
     vid = client.create_volume(name="moving")["id"]
     client.wait_status(vid, "available")
     storage_story.write_through(run, vid, storage_story.BEFORE)
-    before = client.get("/volumes/%s" % vid).json()["volume"]
-    left = dep.tmp / ("state-%s" % before["os-vol-host-attr:host"].split(
-        "@")[0]) / "volumes" / ("volume-%s.raw" % vid)
+    left = _left_copy(dep, client.get("/volumes/%s" % vid).json()["volume"])
     assert left.exists()
     refused = client.post("/volumes/%s/action" % vid, {"os-retype": {
         "new_type": "other", "migration_policy": "never"}})
@@ -78,3 +83,22 @@ def test_a_retype_moves_the_volume_with_its_data(deployment):
                      what="the source's copy to go")
     assert client.delete("/volumes/%s" % vid).status_code == 202
     client.wait_status(vid, None, timeout=60)
+
+    vid = client.create_volume()["id"]
+    client.wait_status(vid, "available")
+    storage_story.write_through(run, vid, storage_story.AFTER)
+    before = client.get("/volumes/%s" % vid).json()["volume"]
+    there = {"node1@file#file": "node2@file#file",
+             "node2@file#file": "node1@file#file"}[
+        before["os-vol-host-attr:host"]]
+    resp = client.post("/volumes/%s/action" % vid, {"os-migrate_volume": {
+        "host": there, "force_host_copy": False, "lock_volume": False}})
+    assert resp.status_code == 202, resp.text
+    client.wait_status(vid, "available", timeout=60)
+    after = client.get("/volumes/%s" % vid).json()["volume"]
+    assert (after["os-vol-host-attr:host"], after["migration_status"],
+            after["volume_type"]) == (there, "success", before["volume_type"])
+    assert storage_story.read_through(
+        run, vid, len(storage_story.AFTER)) == storage_story.AFTER
+    harness.wait_for(lambda: not _left_copy(dep, before).exists(),
+                     timeout=30, what="the source's copy to go")

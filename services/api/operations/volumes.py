@@ -46,6 +46,10 @@ _MULTIATTACH_REMOVED = (
     "multiattach enabled volume types. Contact your administrator to create "
     "a multiattach enabled volume type and use it to create multiattach "
     "volumes.")
+_MIGRATE_REFUSED = (
+    "Volume %s must be available, without attachments, snapshots or a "
+    "group and not migrating, to migrate (an attached volume's data is "
+    "moved by its compute host, which Ashlar does not drive).")
 _RETYPE_REFUSED = (
     "Retype needs volume to be in available or in-use state, not be part of "
     "an active migration or a consistency group, requested type has to be "
@@ -618,15 +622,62 @@ class VolumeOperations:
         LOG.info("Volume %(id)s reset to %(values)s",
                  {"id": volume_id, "values": values})
 
-    def migrate(self, ctxt: Any, volume_id: str) -> None:
-        """``os-migrate_volume``: refused with several attachments (a copy
-        cannot follow writes from several hosts); not implemented else."""
+    def migrate(self, ctxt: Any, volume_id: str, host: str | None,
+                cluster: str | None = None) -> None:
+        """Admin ``os-migrate_volume``: move an available volume, with its
+        type, to pool (or backend) ``host``; ``maintenance`` until it is
+        there (``common.migration``).
+
+        :raises InvalidInput: no host, or a cluster (Ashlar has none).
+        :raises InvalidHost: the volume's own backend, or one the
+            capability view knows nothing of.
+        :raises InvalidVolume: several attachments (a copy cannot follow
+            writes from several hosts); status, attachments, snapshots, a
+            group, or a move in progress.
+        """
         row = self.get(ctxt, volume_id)
         ctxt.can("volume_extension:volume_admin_actions:migrate_volume",
                  {"project_id": row.project_id})
         states.check_migration(volume_id, row.attachment_count)
-        raise exception.InvalidInput(
-            reason="Volume migration is not supported by Ashlar yet.")
+        if cluster or not host:
+            raise exception.InvalidInput(
+                reason="Ashlar has no clusters: name the destination "
+                       "host@backend#pool." if cluster
+                else "Must specify host or cluster.")
+        self._check_destination(row, host)
+        if (row.status != STATUS.AVAILABLE or row.attachment_count
+                or row.snapshot_count or row.group_id
+                or row.migration_status not in MIGRATION.SETTLED):
+            raise exception.InvalidVolume(reason=_MIGRATE_REFUSED % row.id)
+        self.volume.require(self.volume.MIGRATION_VERSION, "migrate_volume")
+        self._cas(row, {"status": STATUS.AVAILABLE, "host": row.host,
+                        "attachment_count": 0, "snapshot_count": 0,
+                        "group_id": None,
+                        "migration_status": row.migration_status},
+                  {"status": STATUS.MAINTENANCE,
+                   "previous_status": STATUS.AVAILABLE,
+                   "migration_status": MIGRATION.STARTING},
+                  "a migration", ctxt)
+        self.volume.migrate_volume(ctxt, volume_id, row.host, host)
+        LOG.info("Volume %(id)s migrating to %(host)s",
+                 {"id": volume_id, "host": host})
+
+    def _check_destination(self, row: Any, host: str) -> None:
+        """Cinder's refusals of a destination: the volume's own backend,
+        one no fresh report names (when the view can tell)."""
+        backend = volume_rpcapi.backend_of(host)
+        if backend == volume_rpcapi.backend_of(row.host or ""):
+            raise exception.InvalidHost(
+                reason="Destination host must be different than the "
+                       "current host.")
+        cache = self.cache
+        if cache is None or not cache.trusted():
+            return
+        pools = cache.store.fresh_pools()
+        if host not in pools and backend not in {
+                volume_rpcapi.backend_of(name) for name in pools}:
+            raise exception.InvalidHost(
+                reason="No available service named %s" % host)
 
 
 def _refuse_metadata_change(row: Any, doing: str) -> None:

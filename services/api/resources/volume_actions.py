@@ -1,10 +1,11 @@
 """POST /volumes/{id}/action: the volume actions Ashlar serves.
 
 os-extend, os-retype, os-set_bootable, os-update_readonly_flag,
-os-reset_status, os-force_delete, os-migrate_volume (refused with several
-attachments), revert (3.40: to the latest snapshot), and the legacy
-os-detach / os-force_detach, which delete one attachment and refuse to
-guess which one when several exist.  os-reimage (3.68) is refused: Ashlar
+os-reset_status, os-force_delete, os-migrate_volume (an available
+volume to a named pool, ``common.migration``), revert (3.40: to the
+latest snapshot), and the legacy os-detach / os-force_detach, which
+delete one attachment and refuse to guess which one when several exist.
+os-reimage (3.68) is refused: Ashlar
 has no images; os-extend_volume_completion (3.71) too: no extend waits for
 a compute host (an attached volume is extended by its node, and the host
 sees the new size).
@@ -145,7 +146,8 @@ class Action:
 
     def _migrate(self, req: falcon.Request, volume_id: str,
                  value: Any) -> None:
-        self.volumes.migrate(base.ctxt(req), volume_id)
+        self.volumes.migrate(base.ctxt(req), volume_id, value.get("host"),
+                             value.get("cluster"))
 
     def _revert(self, req: falcon.Request, volume_id: str,
                 value: Any) -> None:

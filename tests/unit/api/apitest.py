@@ -52,6 +52,7 @@ class FakeVolumeRPC:
 
     FENCE_VERSION = "1.4"
     CASCADE_VERSION = "1.5"
+    MIGRATION_VERSION = "1.6"
 
     def __init__(self, attacher):
         self.attacher = attacher

@@ -115,3 +115,40 @@ def test_a_volume_that_moved_or_failed_to_is_like_any_other(api):
     assert resp.status_code == 400   # it has a snapshot
     vid = api.volume(migration_status="success")
     assert api.call("DELETE", "/volumes/%s" % vid).status_code == 202
+
+
+def test_an_admin_migrates_an_available_volume_to_a_named_pool(api):
+    """``os-migrate_volume``: Cinder's refusals of the destination, those
+    of a volume a copy cannot carry, then ``maintenance`` with migration
+    ``starting`` and a cast to the volume's node; attaches and deletes
+    wait for it."""
+    _pools(api, "b1", "b2")
+    vid = api.volume()
+
+    def migrate(volume_id, **body):
+        return api.action(volume_id, {"os-migrate_volume": body})
+    for body, words in (({}, "Must specify host or cluster"),
+                        ({"cluster": "c1"}, "Ashlar has no clusters"),
+                        ({"host": "node1@b1#b1"}, "must be different"),
+                        ({"host": "node9@b9#b9"},
+                         "No available service named node9@b9#b9")):
+        resp = migrate(vid, **body)
+        assert resp.status_code == 400, body
+        assert words in apitest.message(resp)
+    snapped = api.volume(snapshot_count=1)
+    resp = migrate(snapped, host="node2@b2#b2")
+    assert resp.status_code == 400
+    assert "without attachments, snapshots or a group" in \
+        apitest.message(resp)
+    assert api.rpc.casts == []
+    resp = migrate(vid, host="node2@b2#b2", force_host_copy=False,
+                   lock_volume=True)
+    assert resp.status_code == 202, resp.json
+    shown = api.show_volume(vid)
+    assert (shown["status"], shown["migration_status"]) == (
+        "maintenance", "starting")
+    assert api.rpc.casts[-1] == ("migrate_volume", (
+        mock.ANY, vid, "node1@b1#b1", "node2@b2#b2"))
+    assert api.create(vid).status_code == 400
+    assert api.call("DELETE", "/volumes/%s" % vid).status_code == 400
+    assert migrate(vid, host="node2@b2#b2").status_code == 400

@@ -105,9 +105,10 @@ def test_no_valid_backend_shows_a_reason(mgr):
         "VOLUME_VOLUME_001_003", "req-create", "p1")
 
 
-def _move(mgr, multiattach_pool):
-    """A volume moving to a multiattach type, handed to the scheduler
-    while node2's pool reports ``multiattach_pool``; the volume row."""
+def _move(mgr, multiattach_pool, host=None):
+    """A volume moving to a multiattach type (to pool ``host``, if
+    named), handed to the scheduler while node2's pool reports
+    ``multiattach_pool``; the volume row."""
     register("node2@file")
     mgr.update_service_capabilities(None, "node2@file",
                                     report(multiattach_pool), time.time())
@@ -116,7 +117,7 @@ def _move(mgr, multiattach_pool):
                                previous_status="available",
                                pending_type_id=vtype.id,
                                migration_status="migrating")
-    mgr.migrate_volume(fixtures.admin(), vol.id, vtype.id, {"p": 1})
+    mgr.migrate_volume(fixtures.admin(), vol.id, vtype.id, {"p": 1}, host)
     return vol, vtype
 
 
@@ -124,6 +125,21 @@ def test_a_moving_volume_is_handed_to_a_pool_of_its_new_type(mgr):
     vol, vtype = _move(mgr, True)
     assert mgr.volume_rpcapi.creates == [
         (vol.id, "node2@file#file", "node1@b1#b1", {"p": 1}, vtype.id)]
+
+
+@pytest.mark.parametrize("named", ["node2@file#file", "node2@file"])
+def test_a_move_to_a_named_pool_goes_there(mgr, named):
+    vol, vtype = _move(mgr, True, named)
+    assert mgr.volume_rpcapi.creates == [
+        (vol.id, "node2@file#file", "node1@b1#b1", {"p": 1}, vtype.id)]
+
+
+@pytest.mark.parametrize("named", ["node2@file#other", "node3@file#file"])
+def test_a_move_to_a_pool_that_cannot_take_it_ends(mgr, named):
+    vol, _vtype = _move(mgr, True, named)
+    row = volumes_db.volume_get(fixtures.admin(), vol.id)
+    assert (row.status, row.migration_status) == ("available", "error")
+    assert mgr.volume_rpcapi.creates == []
 
 
 def test_a_move_with_no_pool_to_go_to_ends_where_it_was(mgr):

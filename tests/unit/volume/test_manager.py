@@ -161,6 +161,8 @@ def test_rpc_version_is_one_six():
      {"attachment_id": "a1", "snapshot": {"s": 1}}, "1.4"),
     ("attachment_unfence", "call", ("h@b#p", "v1", ["c1"]),
      {"volume_id": "v1", "clients": ["c1"]}, "1.4"),
+    ("migrate_volume", "cast", ("v1", "h@b#p", "d@b#p"),
+     {"volume_id": "v1", "host": "d@b#p"}, "1.6"),
     ("migrate_volume_in", "cast", ("v1", "h@b#p", "s@b#p", {"p": 1}, "t1"),
      {"volume_id": "v1", "host": "h@b#p", "source_host": "s@b#p",
       "source": {"p": 1}, "new_type_id": "t1"}, "1.6"),

@@ -54,10 +54,10 @@ def test_on_demand_retype_the_pool_fails_starts_a_move(mgr, before):
     row = _get(vol)
     assert (row.status, row.migration_status, row.host) == (
         "retyping", "migrating", SOURCE)
-    (_ctxt, volume_id, type_id, source), _kw = (
+    (_ctxt, volume_id, type_id, source, host), _kw = (
         mgr.scheduler_rpcapi.migrate_volume.call_args)
-    assert (volume_id, type_id, source) == (
-        vol.id, vtype.id, {"protocol": "fake", "volume_id": vol.id})
+    assert (volume_id, type_id, source, host) == (
+        vol.id, vtype.id, {"protocol": "fake", "volume_id": vol.id}, None)
 
 
 @pytest.mark.parametrize("values", [{"snapshot_count": 1},
@@ -161,3 +161,47 @@ def test_a_restart_leaves_a_moving_volume_to_its_move(mgr):
         mgr._finish_interrupted_work()
     row = _get(vol)
     assert (row.status, row.migration_status) == ("retyping", "migrating")
+
+
+def _migrating(mgr, migration_status="starting"):
+    return fixtures.make_volume_on(mgr.driver, status="maintenance",
+                                   previous_status="available",
+                                   migration_status=migration_status)
+
+
+def test_an_admin_migrate_moves_the_volume_with_its_type(mgr, dest):
+    vol = _migrating(mgr)
+    mgr.migrate_volume(fixtures.admin(), vol.id, DEST)
+    assert _get(vol).migration_status == "migrating"
+    (_ctxt, volume_id, type_id, source, host), _kw = (
+        mgr.scheduler_rpcapi.migrate_volume.call_args)
+    assert (volume_id, type_id, host) == (vol.id, vol.volume_type_id, DEST)
+    dest.migrate_volume_in(fixtures.admin(), vol.id, DEST, SOURCE, source,
+                           type_id)
+    row = _get(vol)
+    assert (row.status, row.host, row.volume_type_id, row.migration_status,
+            row.previous_status) == ("available", DEST, vol.volume_type_id,
+                                     "success", None)
+
+
+def test_an_admin_migrate_of_what_a_copy_cannot_carry_ends_at_once(mgr):
+    vol = _migrating(mgr)
+    volumes_db.volume_cas(fixtures.admin(), vol.id, {},
+                          {"snapshot_count": 1})
+    mgr.migrate_volume(fixtures.admin(), vol.id, DEST)
+    row = _get(vol)
+    assert (row.status, row.migration_status, row.host) == (
+        "available", "error", SOURCE)
+    assert "snapshots" in row.error_reason
+    mgr.scheduler_rpcapi.migrate_volume.assert_not_called()
+
+
+def test_a_migrate_whose_message_was_lost_ends_at_restart(mgr):
+    lost = _migrating(mgr)
+    moving = _migrating(mgr, "migrating")
+    with mock.patch.object(mgr, "_capacity_changed"):
+        mgr._finish_interrupted_work()
+    row = _get(lost)
+    assert (row.status, row.migration_status) == ("available", "error")
+    assert "message was lost" in row.error_reason
+    assert _get(moving).status == "maintenance"
