@@ -17,6 +17,9 @@ skips by reason, and the wall time::
     python -m benchmarks.tempest_run [--concurrency 2] [--workdir DIR]
         [--write-known-failures tests/tempest/known_failures.txt]
 
+``--anchor`` runs the same suite with the same tempest.conf against the
+real Cinder of the anchor (``benchmarks/tempest_anchor.py``) instead.
+
 It needs what ``tox -e tempest`` installs (tempest and
 cinder-tempest-plugin in this interpreter's environment) and Keystone
 (``python -m tests.functional.components.keystone install``).
@@ -282,14 +285,20 @@ def microversions() -> tuple[str, str]:
 
 def tempest_conf(workdir: Path, auth_url: str, admin: keystone_component.User,
                  backends: Iterable[str] = BACKENDS,
-                 build_timeout: int = 60) -> str:
+                 build_timeout: int = 60, vendor_name: str | None = None,
+                 storage_protocol: str | None = None) -> str:
     """tempest.conf for Ashlar as it is: Cinder's volume API with
     snapshots, clones, reverts, several backends and multiattach; no
     backups, images, compute, network or object storage; no manage,
-    replication, consistency groups or encryption."""
+    replication, consistency groups or encryption.  ``backends``,
+    ``vendor_name`` and ``storage_protocol`` are the deployment's (default:
+    Ashlar's file backends)."""
     from drivers import base as driver_base
     from drivers import file as file_driver
 
+    vendor_name = vendor_name or driver_base.VENDOR_NAME
+    storage_protocol = (storage_protocol
+                        or file_driver.FileDriver.STORAGE_PROTOCOL)
     low, high = microversions()
     sections: dict[str, dict[str, object]] = {
         "DEFAULT": {"log_dir": workdir, "log_file": "tempest.log",
@@ -316,8 +325,8 @@ def tempest_conf(workdir: Path, auth_url: str, admin: keystone_component.User,
             "endpoint_type": "publicURL",
             "min_microversion": low, "max_microversion": high,
             "backend_names": ",".join(backends),
-            "vendor_name": driver_base.VENDOR_NAME,
-            "storage_protocol": file_driver.FileDriver.STORAGE_PROTOCOL,
+            "vendor_name": vendor_name,
+            "storage_protocol": storage_protocol,
             "volume_size": 1, "volume_size_extend": 1,
             "build_interval": 1, "build_timeout": build_timeout},
         "volume-feature-enabled": {
@@ -363,12 +372,12 @@ def tempest_conf(workdir: Path, auth_url: str, admin: keystone_component.User,
 
 
 # -- the deployment -------------------------------------------------------
-def _service_user(keystone: keystone_component.Keystone
+def _service_user(keystone: keystone_component.Keystone, name: str = "ashlar"
                   ) -> keystone_component.User:
     """The user keystonemiddleware logs in as: role service on project
     service (what Keystone's validate_token asks)."""
     keystone.create_project("service")
-    user = keystone.create_user("ashlar")
+    user = keystone.create_user(name)
     keystone.grant(user, "service", "service")
     return user
 
@@ -440,10 +449,11 @@ def run_tempest(tmp: Path, conf: Path, concurrency: int, regex: str,
 
 def run(workdir: Path, concurrency: int = 2, regex: str = REGEX,
         build_timeout: int = 60, timeout: float = RUN_TIMEOUT,
-        debug: bool = False) -> Outcome:
-    """Start Keystone and Ashlar, run Tempest, stop them; the outcome.
-    ``workdir`` gets ``keystone/``, ``ashlar/`` and ``tempest/`` (an
-    earlier run's are removed first), and ``report.txt``.
+        debug: bool = False, anchor: bool = False) -> Outcome:
+    """Start Keystone and Ashlar (``anchor``: the Cinder anchor), run
+    Tempest, stop them; the outcome.  ``workdir`` gets ``keystone/``,
+    ``ashlar/`` (or ``cinder/``) and ``tempest/`` (an earlier run's are
+    removed first), and ``report.txt``.
 
     Missing Tempest raises PackageNotFoundError; a missing Keystone,
     broker or database skips (fails under CI=true) as in the functional
@@ -451,11 +461,15 @@ def run(workdir: Path, concurrency: int = 2, regex: str = REGEX,
     """
     started = time.monotonic()
     found = versions()
-    for part in ("keystone", "ashlar", "tempest"):  # an earlier run's
+    server = "cinder" if anchor else "ashlar"
+    for part in ("keystone", "ashlar", "cinder", "tempest"):  # earlier runs'
         shutil.rmtree(workdir / part, ignore_errors=True)
     (workdir / "tempest" / "locks").mkdir(parents=True)
-    (workdir / "ashlar").mkdir()
+    (workdir / server).mkdir()
     keystone_component.available()
+    if anchor:
+        from benchmarks import tempest_anchor
+        found["server"] = tempest_anchor.available()
     with contextlib.ExitStack() as stack:
         # NOTE: one worker: Keystone's SQLite database takes one writer at
         # a time, and two workers' concurrent writes (Tempest's users and
@@ -463,11 +477,17 @@ def run(workdir: Path, concurrency: int = 2, regex: str = REGEX,
         # locked", a 500.
         keystone = stack.enter_context(
             keystone_component.Keystone(workdir / "keystone", workers=1))
-        start_ashlar(stack, workdir / "ashlar", keystone, debug=debug)
+        if anchor:
+            facts = tempest_anchor.start_cinder(
+                stack, workdir / server, keystone,
+                _service_user(keystone, "cinder"), debug=debug)
+        else:
+            start_ashlar(stack, workdir / server, keystone, debug=debug)
+            facts = {}
         conf = workdir / "tempest" / "tempest.conf"
         conf.write_text(tempest_conf(workdir / "tempest", keystone.auth_url,
                                      keystone.admin,
-                                     build_timeout=build_timeout))
+                                     build_timeout=build_timeout, **facts))
         tempest_started = time.monotonic()
         returncode, stream, stderr = run_tempest(
             workdir / "tempest", conf, concurrency, regex, timeout)
@@ -500,7 +520,11 @@ def main(argv: list[str] | None = None) -> int:
                         help="where configs, logs and the subunit stream "
                         "go (default: a new temporary folder, kept)")
     parser.add_argument("--debug", action="store_true",
-                        help="debug logs from Ashlar's processes")
+                        help="debug logs from Ashlar's (or Cinder's) "
+                        "processes")
+    parser.add_argument("--anchor", action="store_true",
+                        help="run against the Cinder anchor instead of "
+                        "Ashlar (benchmarks/tempest_anchor.py)")
     parser.add_argument("--from-subunit", type=Path, metavar="FILE",
                         help="only report on a saved subunit stream")
     parser.add_argument("--write-known-failures", type=Path, nargs="?",
@@ -508,6 +532,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="write the failures as the known-failures "
                         "list (default %s)" % KNOWN_FAILURES)
     args = parser.parse_args(argv)
+    if args.anchor and args.write_known_failures:
+        parser.error("--write-known-failures lists Ashlar's failures, "
+                     "not the anchor's")
     if args.from_subunit:
         outcome = from_subunit(args.from_subunit)
     else:
@@ -516,7 +543,8 @@ def main(argv: list[str] | None = None) -> int:
             workdir = args.workdir or Path(tempfile.mkdtemp(
                 prefix="ashlar-tempest-"))
             outcome = run(workdir, args.concurrency, args.regex,
-                          args.build_timeout, args.timeout, args.debug)
+                          args.build_timeout, args.timeout, args.debug,
+                          args.anchor)
         except importlib.metadata.PackageNotFoundError as exc:
             print("%s; install it with `%s`" % (exc, INSTALL_HINT),
                   file=sys.stderr)
