@@ -5,10 +5,10 @@ os-reset_status, os-force_delete, os-migrate_volume (an available
 volume to a named pool, ``common.migration``), revert (3.40: to the
 latest snapshot), and the legacy os-detach / os-force_detach, which
 delete one attachment and refuse to guess which one when several exist.
-os-reimage (3.68) is refused: Ashlar
-has no images; os-extend_volume_completion (3.71) too: no extend waits for
-a compute host (an attached volume is extended by its node, and the host
-sees the new size).
+os-reimage (3.68) is refused: Ashlar has no images;
+os-extend_volume_completion (3.71) too: no extend waits for a compute host
+(an attached volume is extended by its node, and the host sees the new
+size).
 """
 
 from typing import Any
