@@ -4,8 +4,8 @@ admin's ``os-migrate_volume`` to a named pool.
 
 The move is a chain of casts, each step checking the row it acts on::
 
-    api        retyping (pending type), or maintenance
-               (migration starting)                   -> source node
+    api        retyping (pending type), or maintenance;
+               migration starting (a move allowed)    -> source node
     source     migrating, where its data can be
                read (copy_source)                     -> scheduler
     scheduler  a pool for the (new) type, or checks
@@ -17,7 +17,9 @@ The move is a chain of casts, each step checking the row it acts on::
 The volume's status (``retyping`` or ``maintenance``) holds attaches,
 deletes and snapshots off until the move ends.  Any step that cannot go
 on ends it there: the volume keeps its type and its pool, ``migration_status``
-``error``, the reason in ``error_reason`` for operators.
+``error``, the reason in ``error_reason`` for operators.  Each step checks
+the row's status, host, migration status and pending type, so a late or
+repeated message moves nothing twice and undoes no other move.
 """
 
 from typing import Any

@@ -105,10 +105,10 @@ class UpHosts:
 class SchedulerManager(service.Manager):
     """Serves ``ashlar-scheduler`` and listens to ``ashlar-capabilities``."""
 
-    # NOTE(ashlar): one endpoint serves both the scheduler API (1.0) and
-    # the capability fanout (1.1); it announces the newer of the two.
+    # NOTE(ashlar): one endpoint serves both the scheduler API and the
+    # capability fanout, on one line of versions; it announces the newer.
     target = messaging.Target(
-        version=scheduler_rpcapi.CapabilitiesAPI.RPC_API_VERSION)
+        version=scheduler_rpcapi.SchedulerAPI.RPC_API_VERSION)
 
     def __init__(self, conf: cfg.ConfigOpts,
                  volume_api: volume_rpcapi.VolumeAPI | None = None) -> None:
@@ -297,8 +297,12 @@ class SchedulerManager(service.Manager):
         be read (``common.migration``)."""
         try:
             row = volumes_db.volume_get(ctxt, volume_id)
+        except exception.VolumeNotFound:
+            return
+        try:
             specs = types_db.specs_of(types_db.type_get(ctxt, new_type_id))
-        except exception.NotFound:
+        except exception.VolumeTypeNotFound:
+            migration.give_up(ctxt, row, "Its new type was deleted.")
             return
         if (row.status not in migration.MOVE_STATUSES
                 or row.migration_status != constants.MigrationStatus.MIGRATING):

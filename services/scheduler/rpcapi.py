@@ -12,27 +12,28 @@ class SchedulerAPI(rpc.RPCAPI):
     API version history::
 
         1.0 - Initial version: create_volume, get_pools.
-        1.1 - migrate_volume (cast).
+        1.1 - (the capability fanout's, served by the same endpoint).
+        1.2 - migrate_volume (cast).
     """
 
     TOPIC = constants.SCHEDULER_TOPIC
     BINARY = constants.SCHEDULER_BINARY
-    RPC_API_VERSION = "1.1"
-    #: The version a retype that moves a volume needs.
-    MIGRATION_VERSION = "1.1"
+    RPC_API_VERSION = "1.2"
+    #: The version a move of a volume needs.
+    MIGRATION_VERSION = "1.2"
 
     def create_volume(self, ctxt: Any, volume_id: str) -> None:
         """Place the volume and hand it to a backend (cast)."""
         self._prepare(version="1.0").cast(ctxt, "create_volume",
                                           volume_id=volume_id)
 
-    @rpc.assert_min_rpc_version("1.1")
+    @rpc.assert_min_rpc_version("1.2")
     def migrate_volume(self, ctxt: Any, volume_id: str, new_type_id: str,
                        source: dict, host: str | None = None) -> None:
         """Choose a pool of the (new) type for a migrating volume whose
         data its node offers as ``source``, or check pool ``host``, and
         hand it there (cast)."""
-        self._prepare(version="1.1").cast(
+        self._prepare(version="1.2").cast(
             ctxt, "migrate_volume", volume_id=volume_id,
             new_type_id=new_type_id, source=source, host=host)
 

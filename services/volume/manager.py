@@ -432,18 +432,31 @@ class VolumeManager(service.Manager):
 
         ``retyping`` -> what the attachments say, with the new type and its
         multiattach and encryption flags, or the old type when this pool
-        does not satisfy the new one and the volume cannot move.
+        does not satisfy the new one and the volume cannot move.  A retype
+        the api let move (``migration_status`` ``starting``) moves whatever
+        policy a resume passes.
         """
+        with self._in_hand(volume_id) as mine:
+            if mine:
+                self._retype(ctxt, volume_id, new_type_id, migration_policy)
+
+    def _retype(self, ctxt: Any, volume_id: str, new_type_id: str,
+                migration_policy: str) -> None:
         try:
             row = volumes_db.volume_get(ctxt, volume_id)
             vtype = types_db.type_get(ctxt, new_type_id)
         except exception.NotFound:
             row = None
-        if row is None or row.status != STATUS.RETYPING:
+        if (row is None or row.status != STATUS.RETYPING
+                or row.pending_type_id != new_type_id
+                or row.migration_status == MIGRATION.MIGRATING):
             return
         specs = types_db.specs_of(vtype)
         missing = self._missing_here(row, specs)
         values: dict = {"previous_status": None, "pending_type_id": None}
+        if row.migration_status == MIGRATION.STARTING:
+            values["migration_status"] = None
+            migration_policy = "on-demand"
         multiattach = extra_specs.is_multiattach_spec(specs)
         if missing and migration_policy == "on-demand" and \
                 self._start_move(ctxt, row, vtype.id) is None:
@@ -460,8 +473,10 @@ class VolumeManager(service.Manager):
                           encrypted=states.is_encrypted(specs))
         else:
             missing = ["a backend change of its multiattach flag"]
-        attachments_db.volume_leave_status(ctxt, volume_id, STATUS.RETYPING,
-                                           values)
+        attachments_db.volume_leave_status(
+            ctxt, volume_id, STATUS.RETYPING, values, expected={
+                "pending_type_id": new_type_id,
+                "migration_status": row.migration_status})
         LOG.info("Retype of volume %(id)s to %(type)s %(result)s",
                  {"id": volume_id, "type": vtype.name,
                   "result": "refused" if missing else "done"})
@@ -532,8 +547,9 @@ class VolumeManager(service.Manager):
         except exception.VolumeNotFound:
             return
         if row.status not in migration.MOVE_STATUSES or (
-                row.host, row.migration_status) != (
-                    source_host, MIGRATION.MIGRATING):
+                row.host, row.migration_status,
+                row.pending_type_id or row.volume_type_id) != (
+                    source_host, MIGRATION.MIGRATING, new_type_id):
             return
         try:
             specs = types_db.specs_of(types_db.type_get(ctxt, new_type_id))
@@ -560,7 +576,8 @@ class VolumeManager(service.Manager):
                       error_reason=None, service_uuid=self.service_uuid)
         if not attachments_db.volume_leave_status(
                 ctxt, volume_id, row.status, values,
-                expected=migration.moving(source_host)):
+                expected=dict(migration.moving(source_host),
+                              pending_type_id=row.pending_type_id)):
             LOG.warning("Volume %s stopped moving while it was copied; "
                         "removing the copy", volume_id)
             self._driver_delete(target)

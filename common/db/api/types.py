@@ -22,8 +22,10 @@ def _get(session: Any, type_id: str) -> models.VolumeType:
 
 
 def _in_use(session: Any, type_id: str) -> bool:
-    query = sa.select(models.Volume.id).where(
-        models.Volume.volume_type_id == type_id).limit(1)
+    """Whether a volume has the type, or is being retyped to it."""
+    query = sa.select(models.Volume.id).where(sa.or_(
+        models.Volume.volume_type_id == type_id,
+        models.Volume.pending_type_id == type_id)).limit(1)
     return session.execute(query).first() is not None
 
 

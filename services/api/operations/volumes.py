@@ -533,9 +533,12 @@ class VolumeOperations:
             vtype.name, volumes=1, snapshots=len(snaps),
             gigabytes=row.size + sum(snap.volume_size for snap in snaps),
             global_too=False)
-        self._cas(row, expected, {"status": STATUS.RETYPING,
-                                  "previous_status": row.status,
-                                  "pending_type_id": vtype.id},
+        values = {"status": STATUS.RETYPING, "previous_status": row.status,
+                  "pending_type_id": vtype.id}
+        if policy == "on-demand" and needs is not False:
+            # The node moves it if its pool does not satisfy the type.
+            values["migration_status"] = MIGRATION.STARTING
+        self._cas(row, expected, values,
                   "a retype", ctxt,
                   check=self.quota_check(row.project_id, vtype.id, change))
         self.volume.retype_volume(ctxt, volume_id, row.host, vtype.id, policy)

@@ -91,7 +91,11 @@ def test_a_retype_that_must_move_the_volume(api):
     resp = api.action(vid, {"os-retype": {"new_type": elsewhere.id,
                                           "migration_policy": "on-demand"}})
     assert resp.status_code == 202
-    assert api.show_volume(vid)["status"] == "retyping"
+    shown = api.show_volume(vid)
+    assert (shown["status"], shown["migration_status"]) == (
+        "retyping", "starting")
+    resp = api.call("DELETE", "/types/%s" % elsewhere.id)
+    assert resp.status_code == 400   # a volume is being retyped to it
     assert api.rpc.casts[-1][0] == "retype_volume"
 
 

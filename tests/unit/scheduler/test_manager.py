@@ -142,6 +142,16 @@ def test_a_move_to_a_pool_that_cannot_take_it_ends(mgr, named):
     assert mgr.volume_rpcapi.creates == []
 
 
+def test_a_move_to_a_deleted_type_ends(mgr):
+    vol = fixtures.make_volume(status="retyping", host="node1@b1#b1",
+                               pending_type_id="gone",
+                               migration_status="migrating")
+    mgr.migrate_volume(fixtures.admin(), vol.id, "gone", {"p": 1})
+    row = volumes_db.volume_get(fixtures.admin(), vol.id)
+    assert (row.status, row.migration_status, row.error_reason) == (
+        "available", "error", "Its new type was deleted.")
+
+
 def test_a_move_with_no_pool_to_go_to_ends_where_it_was(mgr):
     vol, _vtype = _move(mgr, False)
     row = volumes_db.volume_get(fixtures.admin(), vol.id)

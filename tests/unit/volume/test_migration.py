@@ -205,3 +205,51 @@ def test_a_migrate_whose_message_was_lost_ends_at_restart(mgr):
     assert (row.status, row.migration_status) == ("available", "error")
     assert "message was lost" in row.error_reason
     assert _get(moving).status == "maintenance"
+
+
+def test_a_retype_the_api_let_move_moves_when_resumed(mgr):
+    """The api's ``starting`` says the user allowed a move: a resume
+    (which knows no policy) moves the volume."""
+    vtype = _elsewhere()
+    vol = _retyping(mgr, vtype, migration_status="starting")
+    with mock.patch.object(mgr, "_capacity_changed"):
+        mgr._finish_interrupted_work()
+    assert _get(vol).migration_status == "migrating"
+    mgr.scheduler_rpcapi.migrate_volume.assert_called_once()
+
+
+def test_a_late_retype_message_leaves_a_moving_volume_alone(mgr):
+    """A resume's retype, or a duplicate cast, neither moves the volume
+    twice nor ends the move it is in."""
+    vtype = _elsewhere()
+    vol = _moving(mgr, vtype)
+    for policy in ("never", "on-demand"):
+        mgr.retype_volume(fixtures.admin(), vol.id, vtype.id, policy)
+    row = _get(vol)
+    assert (row.status, row.migration_status) == ("retyping", "migrating")
+    mgr.scheduler_rpcapi.migrate_volume.assert_not_called()
+
+
+def test_a_retype_older_services_cannot_move_keeps_the_type(mgr):
+    vtype = _elsewhere()
+    vol = _retyping(mgr, vtype, migration_status="starting")
+    mgr.scheduler_rpcapi.client.can_send_version.return_value = False
+    mgr.retype_volume(fixtures.admin(), vol.id, vtype.id, "on-demand")
+    row = _get(vol)
+    assert (row.status, row.volume_type_id, row.migration_status) == (
+        "available", vol.volume_type_id, None)
+    mgr.scheduler_rpcapi.migrate_volume.assert_not_called()
+
+
+def test_a_copy_for_another_move_is_not_made(mgr, dest):
+    """A message of a move an admin reset (to type T1) reaches the
+    destination while the volume moves for another retype (T2)."""
+    first, second = _elsewhere(), _elsewhere()
+    vol = _moving(mgr, second)
+    dest.migrate_volume_in(fixtures.admin(), vol.id, DEST, SOURCE,
+                           {"protocol": "fake", "volume_id": vol.id},
+                           first.id)
+    row = _get(vol)
+    assert (row.host, row.status, row.pending_type_id) == (
+        SOURCE, "retyping", second.id)
+    assert vol.id not in dest.driver.volumes
