@@ -27,7 +27,10 @@ from typing import Any
 from oslo_log import log as logging
 
 from common import constants
+from common import exception
 from common.db.api import attachments as attachments_db
+from common.db.api import types as types_db
+from common.db.api import volumes as volumes_db
 
 LOG = logging.getLogger(__name__)
 STATUS = constants.VolumeStatus
@@ -39,6 +42,34 @@ MOVE_STATUSES = (STATUS.RETYPING, STATUS.MAINTENANCE)
 def moving(source_host: str) -> dict:
     """The columns a migrating volume holds until its move ends."""
     return {"host": source_host, "migration_status": MIGRATION.MIGRATING}
+
+
+def copy_carries(row: Any) -> bool:
+    """Whether a copy can carry the volume: no attachments (an attached
+    volume's data is moved by its compute host), snapshots or group."""
+    return not (row.attachment_count or row.snapshot_count or row.group_id)
+
+
+def moving_volume(ctxt: Any, volume_id: str, type_id: str,
+                  source_host: str | None = None) -> tuple[Any, dict] | None:
+    """The volume and the specs of type ``type_id`` when a message of its
+    move still applies: the volume moves (from ``source_host``, if given)
+    to that type.  None otherwise, or when the type was deleted (the move
+    then ends)."""
+    try:
+        row = volumes_db.volume_get(ctxt, volume_id)
+    except exception.VolumeNotFound:
+        return None
+    if (row.status not in MOVE_STATUSES
+            or row.migration_status != MIGRATION.MIGRATING
+            or (row.pending_type_id or row.volume_type_id) != type_id
+            or source_host not in (None, row.host)):
+        return None
+    try:
+        return row, types_db.specs_of(types_db.type_get(ctxt, type_id))
+    except exception.VolumeTypeNotFound:
+        give_up(ctxt, row, "Its new type was deleted.")
+        return None
 
 
 def give_up(ctxt: Any, row: Any, reason: str,

@@ -295,18 +295,10 @@ class SchedulerManager(service.Manager):
         the one an admin named (``host``: ``host@backend[#pool]``), and
         hand it there with ``source``, where its node said its data can
         be read (``common.migration``)."""
-        try:
-            row = volumes_db.volume_get(ctxt, volume_id)
-        except exception.VolumeNotFound:
+        moving = migration.moving_volume(ctxt, volume_id, new_type_id)
+        if moving is None:
             return
-        try:
-            specs = types_db.specs_of(types_db.type_get(ctxt, new_type_id))
-        except exception.VolumeTypeNotFound:
-            migration.give_up(ctxt, row, "Its new type was deleted.")
-            return
-        if (row.status not in migration.MOVE_STATUSES
-                or row.migration_status != constants.MigrationStatus.MIGRATING):
-            return
+        row, specs = moving
         request = placement.request_for(row, specs)
         try:
             if host is None:

@@ -502,7 +502,7 @@ class VolumeManager(service.Manager):
         :returns: why it cannot move (attachments, snapshots, a group,
             older services), or None when it moves or its move ended.
         """
-        if row.attachment_count or row.snapshot_count or row.group_id:
+        if not migration.copy_carries(row):
             return ("It has attachments, snapshots or a group, which a "
                     "copy cannot carry.")
         if not (self.scheduler_rpcapi.client.can_send_version(
@@ -542,20 +542,11 @@ class VolumeManager(service.Manager):
 
     def _move_in(self, ctxt: Any, volume_id: str, host: str,
                  source_host: str, source: dict, new_type_id: str) -> None:
-        try:
-            row = volumes_db.volume_get(ctxt, volume_id)
-        except exception.VolumeNotFound:
+        moving = migration.moving_volume(ctxt, volume_id, new_type_id,
+                                         source_host)
+        if moving is None:
             return
-        if row.status not in migration.MOVE_STATUSES or (
-                row.host, row.migration_status,
-                row.pending_type_id or row.volume_type_id) != (
-                    source_host, MIGRATION.MIGRATING, new_type_id):
-            return
-        try:
-            specs = types_db.specs_of(types_db.type_get(ctxt, new_type_id))
-        except exception.VolumeTypeNotFound:
-            migration.give_up(ctxt, row, "Its new type was deleted.")
-            return
+        row, specs = moving
         multiattach = extra_specs.is_multiattach_spec(specs)
         target = driver_base.DriverVolume(id=row.id, size=row.size,
                                           name=row.display_name,

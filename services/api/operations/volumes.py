@@ -14,6 +14,7 @@ from oslo_log import log as logging
 from common import constants
 from common import exception
 from common import extra_specs
+from common import migration
 from common import quota
 from common import rpc
 from common import states
@@ -554,7 +555,7 @@ class VolumeOperations:
                 reason="Volume %s cannot take type %s where it is: its pool "
                        "does not satisfy the type, and migration_policy is "
                        "%s." % (row.id, vtype.name, policy))
-        if row.attachment_count or row.snapshot_count or row.group_id:
+        if not migration.copy_carries(row):
             raise exception.InvalidVolume(
                 reason="Volume %s must move to take type %s, and a volume "
                        "moves only without attachments, snapshots or a "
@@ -648,8 +649,7 @@ class VolumeOperations:
                        "host@backend#pool." if cluster
                 else "Must specify host or cluster.")
         self._check_destination(row, host)
-        if (row.status != STATUS.AVAILABLE or row.attachment_count
-                or row.snapshot_count or row.group_id
+        if (row.status != STATUS.AVAILABLE or not migration.copy_carries(row)
                 or row.migration_status not in MIGRATION.SETTLED):
             raise exception.InvalidVolume(reason=_MIGRATE_REFUSED % row.id)
         self.volume.require(self.volume.MIGRATION_VERSION, "migrate_volume")
