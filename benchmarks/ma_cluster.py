@@ -10,7 +10,8 @@ the Cinder anchor's: ``node1@ma`` (raw files, multiattach) and
 Serve one for ``../shared/anchors/cinder/bench.py`` (prints the endpoint and
 the bench command line; Ctrl-C stops everything)::
 
-    python benchmarks/ma_cluster.py serve [--db mysql] [--workers 2]
+    python benchmarks/ma_cluster.py serve [--db mysql|mysqldb|postgresql]
+        [--workers 2]
 
 ``extra start|stop STATE`` starts or stops a third volume node
 (``node3@extra``) of a served deployment: bench.py's S6 start/stop commands.
@@ -175,7 +176,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
     srv = sub.add_parser("serve", help="start a deployment until Ctrl-C")
-    srv.add_argument("--db", choices=["mysql", "postgresql"], default="mysql")
+    srv.add_argument("--db", choices=["mysql", "mysqldb", "postgresql"],
+                     default="mysql")
     srv.add_argument("--workers", type=int, default=2)
     srv.add_argument("--scripts", action="store_true",
                      help="start the services from their console scripts")

@@ -17,9 +17,11 @@ each deployment's own processes (every member of the process groups of its
 api, scheduler and volume services), not the shared database and broker::
 
     ANCHOR_HOME=/work/anchor-home python -m benchmarks.side_by_side \\
-        [--rounds 3] [--db mysql|postgresql] [--cpu] [--out DIR]
+        [--rounds 3] [--db mysql|mysqldb|postgresql] [--cpu] [--out DIR]
 
-The anchor always runs on MariaDB, so ``--db mysql`` is the equal-terms
+The anchor always runs on MariaDB through PyMySQL (``mysqldb``: Ashlar on
+the same MariaDB through mysqlclient, ``pip install 'ashlar[mysql]'``), so
+``--db mysql`` or ``--db mysqldb`` is the equal-terms
 comparison.  ``--cpu`` also prints the CPU milliseconds per attach cycle of
 the api, scheduler, volume, database, broker and client processes (and of
 the rest of the machine, which other work shares): each kind's processes
@@ -58,7 +60,8 @@ LEVELS = (1, 8)
 BENCH_TIMEOUT = 3600.0
 TICK = os.sysconf("SC_CLK_TCK")
 #: Process names (``/proc/PID/comm``) of the database and broker servers.
-DATABASE = {"mysql": ("mariadbd", "mysqld"), "postgresql": ("postgres",)}
+DATABASE = {"mysql": ("mariadbd", "mysqld"), "mysqldb": ("mariadbd", "mysqld"),
+            "postgresql": ("postgres",)}
 BROKER = ("beam.smp",)
 KINDS = ("api", "scheduler", "volume", "database", "broker", "client")
 
@@ -535,9 +538,11 @@ def medians(rounds: list[dict]) -> dict:
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--db", choices=["mysql", "postgresql"],
-                        default="mysql",
-                        help="Ashlar's database (the anchor's is MariaDB)")
+    parser.add_argument("--db", choices=sorted(DATABASE), default="mysql",
+                        help="Ashlar's database: MariaDB through PyMySQL "
+                             "(mysql, the anchor's driver) or mysqlclient "
+                             "(mysqldb), or PostgreSQL; the anchor's is "
+                             "MariaDB through PyMySQL")
     parser.add_argument("--workers", type=int, default=2,
                         help="Ashlar's API workers (the anchor has 2)")
     parser.add_argument("--poll-interval", type=float, default=0.005)

@@ -1,7 +1,8 @@
 """Real services for functional tests: broker vhosts, databases, processes.
 
 Defaults point at the services on 127.0.0.1; ``TEST_TRANSPORT_URL``,
-``TEST_PG_URL`` and ``TEST_MYSQL_URL`` override them.  Under ``CI=true`` a
+``TEST_PG_URL``, ``TEST_MYSQL_URL`` (PyMySQL) and ``TEST_MYSQLDB_URL``
+(mysqlclient) override them.  Under ``CI=true`` a
 service that cannot be reached fails the test with a clear message instead
 of skipping it.
 """
@@ -18,6 +19,8 @@ import pytest
 import requests
 import sqlalchemy as sa
 
+from tests.functional.components import mysqlclient
+
 RABBIT_URL = os.environ.get("TEST_TRANSPORT_URL",
                             "rabbit://guest:guest@127.0.0.1:5672/")
 DB_URLS = {
@@ -25,6 +28,9 @@ DB_URLS = {
         "TEST_PG_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"),
     "mysql": os.environ.get(
         "TEST_MYSQL_URL", "mysql+pymysql://root@127.0.0.1:3306/test"),
+    # The same MariaDB through mysqlclient, the C driver.
+    "mysqldb": os.environ.get(
+        "TEST_MYSQLDB_URL", "mysql+mysqldb://root@127.0.0.1:3306/test"),
 }
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
@@ -103,6 +109,10 @@ def database(kind: str) -> tuple[str, callable]:
         path = "/tmp/ashlar-test-%s.sqlite" % uuid.uuid4().hex[:8]
         return "sqlite:///" + path, lambda: os.path.exists(path) and \
             os.remove(path)
+    if kind == "mysqldb" and not mysqlclient.installed():
+        unavailable("mysqlclient", ModuleNotFoundError(
+            "MySQLdb is not installed; install it with `%s`"
+            % mysqlclient.INSTALL_COMMAND))
     admin_url = sa.engine.make_url(DB_URLS[kind])
     name = "ashlar_test_%s" % uuid.uuid4().hex[:10]
     try:

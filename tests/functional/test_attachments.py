@@ -20,7 +20,7 @@ MA_TYPE = {"volume_type": {"name": "multiattach",
                            "extra_specs": {"multiattach": "<is> True"}}}
 
 
-@pytest.fixture(scope="module", params=["postgresql", "mysql"])
+@pytest.fixture(scope="module", params=["postgresql", "mysql", "mysqldb"])
 def deployment(request, tmp_path_factory, vhost):
     db_url, drop = harness.database(request.param)
     dep = harness.Deployment(tmp_path_factory.mktemp(request.param), vhost,

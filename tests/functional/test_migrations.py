@@ -10,7 +10,7 @@ from common.db import models
 from tests.functional import harness
 
 
-@pytest.fixture(params=["sqlite", "postgresql", "mysql"])
+@pytest.fixture(params=["sqlite", "postgresql", "mysql", "mysqldb"])
 def engine(request):
     url, drop = harness.database(request.param)
     eng = sa.create_engine(url)

@@ -20,7 +20,7 @@ from tests.functional import harness
 DATABASE_BACKED = ["tests/unit/db", "tests/unit/api", "tests/unit/volume"]
 
 
-@pytest.mark.parametrize("kind", ["postgresql", "mysql"])
+@pytest.mark.parametrize("kind", ["postgresql", "mysql", "mysqldb"])
 def test_database_unit_tests_pass_on_a_server_database(kind):
     url, drop = harness.database(kind)
     try:

@@ -37,8 +37,8 @@ def test_connections_with_tls_options_of_their_own_get_their_own():
 
 
 def test_pymysql_engines_open_shared_context_connections():
-    """Only PyMySQL engines are changed; on MariaDB (the functional run)
-    the service's own pools open such connections."""
+    """Only PyMySQL engines are changed; on MariaDB through PyMySQL (the
+    functional run) the service's own pools open such connections."""
     mysql = sa.create_engine("mysql+pymysql://nobody@127.0.0.1/none")
     pymysql_tls.share_preferred_tls(mysql)
     assert mysql.dialect.dispatch.do_connect
@@ -46,7 +46,7 @@ def test_pymysql_engines_open_shared_context_connections():
     pymysql_tls.share_preferred_tls(sqlite)
     assert not sqlite.dialect.dispatch.do_connect
     engine = db_api.get_engine()
-    if engine.dialect.name == "mysql":
+    if engine.dialect.driver == "pymysql":
         with engine.connect() as conn:
             raw = conn.connection.dbapi_connection
             assert isinstance(raw, pymysql_tls.SharedPreferredTLS)

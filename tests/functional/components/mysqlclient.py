@@ -1,0 +1,40 @@
+"""mysqlclient, the C MySQL/MariaDB driver (``mysql+mysqldb://`` URLs,
+``pip install 'ashlar[mysql]'``), for the functional tests that run on it.
+
+It builds against Debian's ``libmariadb-dev``, so it is installed here, not
+by the ``test`` extra: a fresh machine has no headers for it.
+
+    python -m tests.functional.components.mysqlclient install
+"""
+
+import importlib.util
+import subprocess
+import sys
+
+from tests.functional.components import debian
+
+INSTALL_COMMAND = "python -m tests.functional.components.mysqlclient install"
+PACKAGES = ("libmariadb-dev", "pkg-config")
+REQUIREMENT = "mysqlclient>=2.2"
+
+
+def installed() -> bool:
+    """Whether this interpreter can import mysqlclient (``MySQLdb``)."""
+    return importlib.util.find_spec("MySQLdb") is not None
+
+
+def install() -> None:
+    """The headers from Debian, then mysqlclient into this interpreter."""
+    if installed():
+        return
+    if not debian.install("mysqlclient", PACKAGES, INSTALL_COMMAND):
+        return
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q",
+                    REQUIREMENT], check=True)
+    print("mysqlclient: ready")
+
+
+if __name__ == "__main__":
+    if sys.argv[1:] != ["install"]:
+        sys.exit("usage: %s" % INSTALL_COMMAND)
+    install()
