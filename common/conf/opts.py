@@ -1,6 +1,7 @@
 """Entry point for oslo-config-generator (``oslo.config.opts``)."""
 
 from common.conf import agent
+from common.conf import agent_auth
 from common.conf import api
 from common.conf import attachments
 from common.conf import database
@@ -14,7 +15,7 @@ from common.conf import volume
 def list_opts() -> list:
     """Return (group, options) pairs for every Ashlar option."""
     result = []
-    for module in (default, quota, agent, api, attachments, scheduler,
+    for module in (default, quota, agent, agent_auth, api, attachments, scheduler,
                    upgrade_levels, volume, database):
         result.extend(module.list_opts())
     return result

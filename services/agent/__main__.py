@@ -24,7 +24,7 @@ from oslo_log import log as logging
 from common import cli
 from common import conf as ashlar_conf
 from common import service
-from common.conf import agent as agent_conf
+from common.conf import agent_auth
 from services.agent import connector
 from services.agent import hold
 from services.api import rpcapi as api_rpcapi
@@ -35,11 +35,12 @@ def credentials(conf: cfg.ConfigOpts) -> api_rpcapi.Credentials:
     headers a ``password`` plugin's token or an ``http_basic`` pair makes;
     ``{}`` without ``auth_type``.  A token is fetched once and renewed by
     keystoneauth when it nears its expiry."""
-    auth = ks_loading.load_auth_from_conf_options(conf, agent_conf.AUTH_GROUP)
+    agent_auth.register_opts(conf)
+    auth = ks_loading.load_auth_from_conf_options(conf, agent_auth.GROUP)
     if auth is None:
         return dict
     session = ks_loading.load_session_from_conf_options(
-        conf, agent_conf.AUTH_GROUP, auth=auth)
+        conf, agent_auth.GROUP, auth=auth)
     return lambda: auth.get_headers(session) or {}
 
 

@@ -1,9 +1,12 @@
 """``ashlar-api``: serve the REST API with gunicorn workers.
 
-The app is loaded in each worker after the fork (no preload), so broker,
-database and fanout listener connections are per worker.
+The app is built in each worker after the fork (no preload), so broker,
+database and fanout listener connections are per worker; its modules are
+imported once, in the master, before the fork (``_import_before_fork``).
 """
 
+import gc
+import importlib
 import os
 import sys
 from typing import Any
@@ -42,11 +45,23 @@ def main(argv: list[str] | None = None) -> None:
     except exception.NoAuthNotLoopback as exc:
         sys.exit("ashlar-api: %s" % exc)
     os.environ["ASHLAR_CONFIG_FILES"] = ",".join(conf.config_file or [])
+    _import_before_fork()
     _Server({"bind": "%s:%d" % (conf.api.bind_host, conf.api.bind_port),
              "workers": conf.api.workers, "threads": conf.api.threads,
              "worker_class": "services.api.keepalive.KeepAliveWorker",
              "preload_app": False, "keepalive": 30, "graceful_timeout": 10,
              "accesslog": None, "worker_tmp_dir": _worker_tmp_dir()}).run()
+
+
+def _import_before_fork() -> None:
+    """Import the app's modules in the master, then move every object the
+    imports made out of the garbage collector's sight (``gc.freeze``), as
+    Python's documentation advises before forking.  The workers then share
+    those pages with the master instead of each importing its own copy, and
+    a worker (re)starts without the imports.  Importing opens nothing: each
+    worker still builds its app and connections (``wsgi.py``)."""
+    importlib.import_module("services.api.app")
+    gc.freeze()
 
 
 def _worker_tmp_dir() -> str | None:
