@@ -62,7 +62,13 @@ class Cluster:
     def __init__(self, db: str = "mysql", workers: int = 2,
                  polling_interval: int = 10, report_interval: int = 10,
                  service_down_time: int = 60,
-                 folder: str | None = None, scripts: bool = False) -> None:
+                 folder: str | None = None, scripts: bool = False,
+                 api_extra: str = "", token: str | None = None,
+                 project: str = PROJECT) -> None:
+        """:param api_extra: more of the api's config (an auth mode).
+        :param token: the ``X-Auth-Token`` the readiness check sends, and
+            ``project`` the endpoint's project (noauth: ``admin:PROJECT``).
+        """
         # NOTE: imported here so that "extra start" (bench.py's S6 start
         # command, timed) spawns the node without importing test helpers.
         from tests.functional import harness
@@ -75,8 +81,11 @@ class Cluster:
             polling_interval=polling_interval,
             report_interval=report_interval,
             service_down_time=service_down_time)
-        self.client = harness.Client(self.dep.endpoint)
+        self.dep.endpoint = "http://127.0.0.1:%d/v3/%s" % (self.dep.port,
+                                                           project)
+        self.client = harness.Client(self.dep.endpoint, token=token)
         self.scripts = scripts
+        self.api_extra = api_extra
 
     def launch(self, name: str, module: str, host: str, **kwargs) -> None:
         """``Deployment.start``, or the console script with ``scripts``
@@ -100,7 +109,7 @@ class Cluster:
                     extra=MA)
         self.launch("node2", "services.volume", "node2", backends="plain",
                     extra=PLAIN)
-        self.launch("api", "services.api", "api")
+        self.launch("api", "services.api", "api", extra=self.api_extra)
         from tests.functional import harness
         harness.wait_for(lambda: sorted(self.client.pools()) == [
             "node1@ma#ma", "node2@plain#plain"], timeout=120,

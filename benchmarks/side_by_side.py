@@ -17,12 +17,15 @@ each deployment's own processes (every member of the process groups of its
 api, scheduler and volume services), not the shared database and broker::
 
     ANCHOR_HOME=/work/anchor-home python -m benchmarks.side_by_side \\
-        [--rounds 3] [--db mysql|mysqldb|postgresql] [--cpu] [--out DIR]
+        [--rounds 3] [--db mysql|mysqldb|postgresql] [--auth keystone]
+        [--cpu] [--out DIR]
 
 The anchor always runs on MariaDB through PyMySQL (``mysqldb``: Ashlar on
 the same MariaDB through mysqlclient, ``pip install 'ashlar[mysql]'``), so
 ``--db mysql`` or ``--db mysqldb`` is the equal-terms
-comparison.  ``--cpu`` also prints the CPU milliseconds per attach cycle of
+comparison.  ``--auth keystone`` puts both apis behind one real Keystone
+(``keystone_sides.py``): the same figures with authentication on.
+``--cpu`` also prints the CPU milliseconds per attach cycle of
 the api, scheduler, volume, database, broker and client processes (and of
 the rest of the machine, which other work shares): each kind's processes
 are the deployment's own process groups, the database and broker servers
@@ -51,6 +54,7 @@ from collections.abc import Callable
 from collections.abc import Iterator
 from typing import IO
 
+from benchmarks import keystone_sides
 from benchmarks import ma_cluster
 from benchmarks import procmem
 
@@ -174,7 +178,11 @@ class Anchor:
     name = "cinder"
 
     def __init__(self, args: argparse.Namespace, out: pathlib.Path,
-                 round_no: int) -> None:
+                 round_no: int,
+                 auth: keystone_sides.Auth | None = None) -> None:
+        self.auth = auth
+        self.token = auth.token() if auth else None
+        self.auth_flags = auth.bench_flags(self.token) if auth else []
         self.dir = args.anchor
         self.env = dict(os.environ, ANCHOR_HOME=str(args.anchor_home))
         self.state = pathlib.Path(self.env.get(
@@ -183,7 +191,8 @@ class Anchor:
             "VENV", args.anchor_home / "venv"))
         self.conf = self.env.get("CONF", str(self.dir / "etc" / "cinder.conf"))
         self.endpoint = "http://127.0.0.1:%s/v3/%s" % (
-            self.env.get("PORT", "8776"), ma_cluster.PROJECT)
+            self.env.get("PORT", "8776"),
+            auth.project if auth else ma_cluster.PROJECT)
         self.out = out
         self.tag = "%s.%d" % (self.name, round_no)
         self.database = DATABASE["mysql"]
@@ -209,6 +218,10 @@ class Anchor:
                        start_new_session=True)
         for log in (self.state / "logs").glob("cinder-*"):
             log.write_bytes(b"")
+        if self.auth:
+            return keystone_sides.start_anchor(
+                self.dir, self.venv, self.state, self.conf, self.env,
+                self.auth, self.token)
         self._script("run.sh")
         ready = (self.state / "run" / "ready_times").read_text()
         return float(ready.rsplit("services_and_pools_ready_s=", 1)[1])
@@ -245,7 +258,11 @@ class Ashlar:
     name = "ashlar"
 
     def __init__(self, args: argparse.Namespace, out: pathlib.Path,
-                 round_no: int) -> None:
+                 round_no: int,
+                 auth: keystone_sides.Auth | None = None) -> None:
+        self.auth = auth
+        self.token = auth.token() if auth else None
+        self.auth_flags = auth.bench_flags(self.token) if auth else []
         self.args = args
         self.folder = out / ("ashlar.%d.state" % round_no)
         self.folder.mkdir()
@@ -257,9 +274,13 @@ class Ashlar:
     def start(self) -> float:
         """Fresh vhost and database, db sync, the services; return the
         seconds from db sync until both pools were listed."""
+        auth = {} if self.auth is None else {
+            "api_extra": "[api]\nauth_strategy = keystone\n"
+                         + self.auth.authtoken(),
+            "token": self.token, "project": self.auth.project}
         self.cluster = ma_cluster.Cluster(
             self.args.db, self.args.workers, folder=str(self.folder),
-            scripts=True)
+            scripts=True, **auth)
         ready = self.cluster.start()
         self.cluster.extra_config()
         self.endpoint = self.cluster.dep.endpoint
@@ -343,7 +364,7 @@ def run_side(side: Anchor | Ashlar, args: argparse.Namespace,
                        "--endpoint", side.endpoint, "--output", str(jsonl),
                        "--prefix", "sbs%d-%s-%s-%s" % (
                            round_no, side.name, part, uuid.uuid4().hex[:6]),
-                       *bench_flags(args), *flags]
+                       *bench_flags(args), *side.auth_flags, *flags]
             if part == "s4s5s6":
                 command += side.s6_flags()
             print("  %s round %d: bench.py %s" % (side.name, round_no, part),
@@ -471,8 +492,9 @@ def s1_how(rounds: list[dict], side: str) -> str:
     return " (%s)" % ", ".join(sorted(seen)) if seen else ""
 
 
-def table(rounds: list[dict], db: str) -> str:
-    lines = ["| | Cinder 29 | Ashlar (%s) | ratio |" % db, "|---|---|---|---|"]
+def table(rounds: list[dict], db: str, auth: str = "noauth") -> str:
+    lines = ["| | Cinder 29 (%s) | Ashlar (%s, %s) | ratio |" % (auth, db, auth),
+             "|---|---|---|---|"]
     for key, label, unit, how in METRICS:
         cinder = [r["cinder"]["figures"][key] for r in rounds]
         ashlar = [r["ashlar"]["figures"][key] for r in rounds]
@@ -545,6 +567,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                              "MariaDB through PyMySQL")
     parser.add_argument("--workers", type=int, default=2,
                         help="Ashlar's API workers (the anchor has 2)")
+    parser.add_argument("--auth", choices=["noauth", "keystone"],
+                        default="noauth",
+                        help="both apis' authentication: noauth tokens, or "
+                             "a real Keystone's tokens checked by "
+                             "keystonemiddleware (keystone_sides.py)")
     parser.add_argument("--poll-interval", type=float, default=0.005)
     parser.add_argument("--s2-count", type=int, default=50)
     parser.add_argument("--s3-cycles", type=int, default=200)
@@ -575,11 +602,14 @@ def main(argv: list[str] | None = None) -> None:
     signal.signal(signal.SIGTERM, _interrupt)
     signal.signal(signal.SIGINT, _interrupt)
     rounds = []
+    stack = contextlib.ExitStack()
     try:
+        auth = (keystone_sides.Auth(stack, out) if args.auth == "keystone"
+                else None)
         for round_no in range(1, args.rounds + 1):
             rnd = {"round": round_no}
             for side_class in (Anchor, Ashlar):
-                side = side_class(args, out, round_no)
+                side = side_class(args, out, round_no, auth)
                 print("== round %d: %s (fresh start)" % (round_no, side.name),
                       file=sys.stderr, flush=True)
                 rec = run_side(side, args, out, round_no)
@@ -591,14 +621,17 @@ def main(argv: list[str] | None = None) -> None:
     except Interrupted as exc:
         sys.exit("interrupted by %s; partial results in %s" % (exc, out))
     finally:
+        with shielded():
+            stack.close()
         print("raw results in %s" % out, file=sys.stderr, flush=True)
     summary = {"side_by_side": {
         "rounds": args.rounds, "ashlar_db": args.db, "cinder_db": "mysql",
+        "auth": args.auth,
         "api_workers": args.workers, "bench_flags": bench_flags(args),
         "bench_parts": [p for p, _f in bench_parts()], "out": str(out)},
         "medians": medians(rounds), "per_round": rounds}
     (out / "summary.json").write_text(json.dumps(summary, indent=1))
-    print(table(rounds, args.db))
+    print(table(rounds, args.db, args.auth))
     if args.cpu:
         print()
         print(cpu_table(rounds))
