@@ -61,6 +61,15 @@ class Auth:
                 "--detach-header", "X-Service-Token: " + service]
 
 
+def side_credentials(auth: Auth | None) -> tuple[str | None, list[str]]:
+    """One side's token and bench.py flags for a round: fresh ones behind
+    Keystone, none (bench.py's noauth default) without."""
+    if auth is None:
+        return None, []
+    token = auth.token()
+    return token, auth.bench_flags(token)
+
+
 def start_anchor(anchor: pathlib.Path, venv: pathlib.Path,
                  state: pathlib.Path, conf: str, env: dict,
                  auth: Auth, token: str) -> float:

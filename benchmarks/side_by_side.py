@@ -181,8 +181,7 @@ class Anchor:
                  round_no: int,
                  auth: keystone_sides.Auth | None = None) -> None:
         self.auth = auth
-        self.token = auth.token() if auth else None
-        self.auth_flags = auth.bench_flags(self.token) if auth else []
+        self.token, self.auth_flags = keystone_sides.side_credentials(auth)
         self.dir = args.anchor
         self.env = dict(os.environ, ANCHOR_HOME=str(args.anchor_home))
         self.state = pathlib.Path(self.env.get(
@@ -261,8 +260,7 @@ class Ashlar:
                  round_no: int,
                  auth: keystone_sides.Auth | None = None) -> None:
         self.auth = auth
-        self.token = auth.token() if auth else None
-        self.auth_flags = auth.bench_flags(self.token) if auth else []
+        self.token, self.auth_flags = keystone_sides.side_credentials(auth)
         self.args = args
         self.folder = out / ("ashlar.%d.state" % round_no)
         self.folder.mkdir()
