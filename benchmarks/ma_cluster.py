@@ -3,15 +3,18 @@ one plain backend.  Started by the capability benchmarks, or served.
 
 The deployment is the functional tests' (``tests/functional/harness.py``):
 separate scheduler, API (gunicorn) and volume processes on a fresh RabbitMQ
-vhost and a fresh PostgreSQL or MariaDB database.  Two volume nodes mirror
-the Cinder anchor's: ``node1@ma`` (raw files, multiattach) and
-``node2@plain`` (qcow2, never multiattach).
+vhost and a fresh PostgreSQL or MariaDB database.  Two backends mirror the
+Cinder anchor's: ``ma`` (raw files, multiattach) and ``plain`` (qcow2, never
+multiattach), each on a volume node of its own (``node1@ma``,
+``node2@plain``), or with ``--volumes one`` both in one volume service
+(``node1@ma``, ``node1@plain``), as the anchor's one ``cinder-volume``
+holds both.
 
 Serve one for ``../shared/anchors/cinder/bench.py`` (prints the endpoint and
 the bench command line; Ctrl-C stops everything)::
 
     python benchmarks/ma_cluster.py serve [--db mysql|mysqldb|postgresql]
-        [--workers 2]
+        [--workers 2] [--volumes one|two]
 
 ``extra start|stop STATE`` starts or stops a third volume node
 (``node3@extra``) of a served deployment: bench.py's S6 start/stop commands.
@@ -39,6 +42,10 @@ PROJECT = "ba5eba11ba5eba11ba5eba11ba5eba11"
 MA = "[ma]\nvolume_driver = file\nfile_volume_format = raw\n"
 PLAIN = "[plain]\nvolume_driver = file\nfile_volume_format = qcow2\n"
 EXTRA = "[extra]\nvolume_driver = file\nfile_volume_format = raw\n"
+#: Volume services of each layout: (name, host, backends, their config).
+VOLUMES = {"two": (("node1", "node1", "ma", MA),
+                   ("node2", "node2", "plain", PLAIN)),
+           "one": (("node1", "node1", "ma,plain", MA + PLAIN),)}
 SCRIPTS = {"services.api": "ashlar-api",
            "services.scheduler": "ashlar-scheduler",
            "services.volume": "ashlar-volume"}
@@ -57,17 +64,18 @@ def command(module: str, scripts: bool) -> list[str]:
 
 
 class Cluster:
-    """Scheduler, API and the two volume nodes, started and stopped."""
+    """Scheduler, API and the volume services, started and stopped."""
 
     def __init__(self, db: str = "mysql", workers: int = 2,
                  polling_interval: int = 10, report_interval: int = 10,
                  service_down_time: int = 60,
                  folder: str | None = None, scripts: bool = False,
                  api_extra: str = "", token: str | None = None,
-                 project: str = PROJECT) -> None:
+                 project: str = PROJECT, volumes: str = "two") -> None:
         """:param api_extra: more of the api's config (an auth mode).
         :param token: the ``X-Auth-Token`` the readiness check sends, and
             ``project`` the endpoint's project (noauth: ``admin:PROJECT``).
+        :param volumes: a layout of ``VOLUMES``.
         """
         # NOTE: imported here so that "extra start" (bench.py's S6 start
         # command, timed) spawns the node without importing test helpers.
@@ -86,6 +94,7 @@ class Cluster:
         self.client = harness.Client(self.dep.endpoint, token=token)
         self.scripts = scripts
         self.api_extra = api_extra
+        self.volumes = VOLUMES[volumes]
 
     def launch(self, name: str, module: str, host: str, **kwargs) -> None:
         """``Deployment.start``, or the console script with ``scripts``
@@ -105,16 +114,21 @@ class Cluster:
         started = time.monotonic()
         self.dep.db_sync()
         self.launch("scheduler", "services.scheduler", "sched")
-        self.launch("node1", "services.volume", "node1", backends="ma",
-                    extra=MA)
-        self.launch("node2", "services.volume", "node2", backends="plain",
-                    extra=PLAIN)
+        for name, host, backends, extra in self.volumes:
+            self.launch(name, "services.volume", host, backends=backends,
+                        extra=extra)
         self.launch("api", "services.api", "api", extra=self.api_extra)
+        pools = sorted("%s@%s#%s" % (host, backend, backend)
+                       for _name, host, backends, _extra in self.volumes
+                       for backend in backends.split(","))
         from tests.functional import harness
-        harness.wait_for(lambda: sorted(self.client.pools()) == [
-            "node1@ma#ma", "node2@plain#plain"], timeout=120,
-            what="both pools in get_pools")
+        harness.wait_for(lambda: sorted(self.client.pools()) == pools,
+                         timeout=120, what="both pools in get_pools")
         return time.monotonic() - started
+
+    def volume_names(self) -> list[str]:
+        """The names (in ``dep.procs``) of the volume services."""
+        return [name for name, _host, _backends, _extra in self.volumes]
 
     def extra_config(self) -> str:
         return self.dep.config("extra", "node3", backends="extra",
@@ -159,7 +173,8 @@ def serve(args: argparse.Namespace) -> None:
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     signal.signal(signal.SIGINT, lambda *_: stop.set())
-    cluster = Cluster(args.db, args.workers, scripts=args.scripts)
+    cluster = Cluster(args.db, args.workers, scripts=args.scripts,
+                      volumes=args.volumes)
     try:
         ready = cluster.start()
         (cluster.folder / "extra.conf").write_text(
@@ -188,6 +203,9 @@ def main() -> None:
     srv.add_argument("--db", choices=["mysql", "mysqldb", "postgresql"],
                      default="mysql")
     srv.add_argument("--workers", type=int, default=2)
+    srv.add_argument("--volumes", choices=sorted(VOLUMES), default="two",
+                     help="both backends in one volume service, or each "
+                          "on a node of its own")
     srv.add_argument("--scripts", action="store_true",
                      help="start the services from their console scripts")
     extra = sub.add_parser("extra", help="start/stop node3@extra")

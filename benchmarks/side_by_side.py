@@ -4,7 +4,9 @@ Every round starts the anchor fresh (``stop.sh``, ``cinder-manage db purge
 0`` and ``run.sh``, as ``bench_anchor.sh`` does), runs the anchor's
 ``bench.py`` against it and stops it (``stop.sh``); then starts Ashlar fresh
 from its console scripts (``ma_cluster.Cluster``: ``ashlar-api`` with 2
-workers, ``ashlar-scheduler``, ``node1@ma`` and ``node2@plain``, on a new
+workers, ``ashlar-scheduler`` and, as the anchor's one ``cinder-volume``,
+one ``ashlar-volume`` with both backends, ``node1@ma`` and ``node1@plain``;
+``--volumes two``: each on a node of its own, ``node2@plain``; on a new
 RabbitMQ vhost and a new database), runs the same ``bench.py`` with the same
 flags and stops it.  bench.py runs in parts (S1,S2 | S3 at c=1 | S3 at c=8 |
 S4,S5,S6) so that the Pss of every process of each deployment is read right
@@ -18,7 +20,7 @@ api, scheduler and volume services), not the shared database and broker::
 
     ANCHOR_HOME=/work/anchor-home python -m benchmarks.side_by_side \\
         [--rounds 3] [--db mysql|mysqldb|postgresql] [--auth keystone]
-        [--cpu] [--out DIR]
+        [--volumes one|two] [--cpu] [--out DIR]
 
 The anchor always runs on MariaDB through PyMySQL (``mysqldb``: Ashlar on
 the same MariaDB through mysqlclient, ``pip install 'ashlar[mysql]'``), so
@@ -278,7 +280,7 @@ class Ashlar:
             "token": self.token, "project": self.auth.project}
         self.cluster = ma_cluster.Cluster(
             self.args.db, self.args.workers, folder=str(self.folder),
-            scripts=True, **auth)
+            scripts=True, volumes=self.args.volumes, **auth)
         ready = self.cluster.start()
         self.cluster.extra_config()
         self.endpoint = self.cluster.dep.endpoint
@@ -288,7 +290,8 @@ class Ashlar:
         procs = self.cluster.dep.procs
         return {"api": [procs["api"].pid],
                 "scheduler": [procs["scheduler"].pid],
-                "volume": [procs["node1"].pid, procs["node2"].pid]}
+                "volume": [procs[name].pid
+                           for name in self.cluster.volume_names()]}
 
     def after_s3(self) -> None:
         """Nothing beyond the common Pss reading."""
@@ -356,7 +359,11 @@ def run_side(side: Anchor | Ashlar, args: argparse.Namespace,
     try:
         record["ready_s"] = round(side.start(), 2)
         record["start_s"] = round(time.monotonic() - started, 2)
-        meter = CpuMeter(side.groups(), side.database)
+        groups = side.groups()
+        if side.auth is not None:
+            keystone_sides.warm(side.endpoint, side.auth_flags)
+            groups = dict(groups, keystone=[side.auth.keystone.proc.pid])
+        meter = CpuMeter(groups, side.database)
         for part, flags in bench_parts():
             command = [sys.executable, str(args.anchor / "bench.py"),
                        "--endpoint", side.endpoint, "--output", str(jsonl),
@@ -490,8 +497,11 @@ def s1_how(rounds: list[dict], side: str) -> str:
     return " (%s)" % ", ".join(sorted(seen)) if seen else ""
 
 
-def table(rounds: list[dict], db: str, auth: str = "noauth") -> str:
-    lines = ["| | Cinder 29 (%s) | Ashlar (%s, %s) | ratio |" % (auth, db, auth),
+def table(rounds: list[dict], db: str, auth: str = "noauth",
+          volumes: str = "one") -> str:
+    lines = ["| | Cinder 29 (%s) | Ashlar (%s, %s, %s volume service%s) "
+             "| ratio |" % (auth, db, auth, volumes,
+                            "" if volumes == "one" else "s"),
              "|---|---|---|---|"]
     for key, label, unit, how in METRICS:
         cinder = [r["cinder"]["figures"][key] for r in rounds]
@@ -516,7 +526,9 @@ def table(rounds: list[dict], db: str, auth: str = "noauth") -> str:
 
 def cpu_table(rounds: list[dict]) -> str:
     """CPU ms per attach cycle by process kind, min–max over rounds."""
-    head = KINDS + ("rest_of_machine",)
+    behind_keystone = any("keystone" in levels for rnd in rounds
+                          for levels in rnd["cinder"]["cpu_s"].values())
+    head = KINDS + ("keystone",) * behind_keystone + ("rest_of_machine",)
     lines = ["| CPU ms per attach cycle (S3) | %s |" % " | ".join(head),
              "|---|%s" % ("---|" * len(head))]
     for side in ("cinder", "ashlar"):
@@ -570,6 +582,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                         help="both apis' authentication: noauth tokens, or "
                              "a real Keystone's tokens checked by "
                              "keystonemiddleware (keystone_sides.py)")
+    parser.add_argument("--volumes", choices=["one", "two"], default="one",
+                        help="Ashlar's backends in one volume service, as "
+                             "the anchor's, or each on a node of its own")
     parser.add_argument("--poll-interval", type=float, default=0.005)
     parser.add_argument("--s2-count", type=int, default=50)
     parser.add_argument("--s3-cycles", type=int, default=200)
@@ -624,12 +639,12 @@ def main(argv: list[str] | None = None) -> None:
         print("raw results in %s" % out, file=sys.stderr, flush=True)
     summary = {"side_by_side": {
         "rounds": args.rounds, "ashlar_db": args.db, "cinder_db": "mysql",
-        "auth": args.auth,
+        "auth": args.auth, "ashlar_volume_services": args.volumes,
         "api_workers": args.workers, "bench_flags": bench_flags(args),
         "bench_parts": [p for p, _f in bench_parts()], "out": str(out)},
         "medians": medians(rounds), "per_round": rounds}
     (out / "summary.json").write_text(json.dumps(summary, indent=1))
-    print(table(rounds, args.db, args.auth))
+    print(table(rounds, args.db, args.auth, args.volumes))
     if args.cpu:
         print()
         print(cpu_table(rounds))
