@@ -90,9 +90,15 @@ def autocommit_engine(url: str, options: Any) -> sa.engine.Engine:
         kwargs["client_encoding"] = "utf8"
     elif "charset" not in url.query:
         url = url.update_query_dict({"charset": "utf8"})
+    # NOTE(ashlar): no reset on return: a connection in autocommit mode
+    # holds no transaction to roll back, and PyMySQL and mysqlclient would
+    # send the ROLLBACK anyway, a round trip per statement (SQLAlchemy's
+    # pooling guide: "Disabling Reset on Return for non-transactional
+    # connections").
     engine = sa.create_engine(url, isolation_level="AUTOCOMMIT",
                               pool_recycle=options.connection_recycle_time,
-                              pool_pre_ping=True, **kwargs)
+                              pool_pre_ping=True, pool_reset_on_return=None,
+                              **kwargs)
     pymysql_tls.share_preferred_tls(engine)
     if url.get_backend_name() == "mysql" and options.mysql_sql_mode:
         @sa.event.listens_for(engine, "connect")

@@ -87,6 +87,33 @@ def test_server_databases_run_a_single_statement_without_a_transaction(
         drop()
 
 
+@pytest.mark.parametrize("kind", ["mysql", "mysqldb"])
+def test_the_autocommit_pool_takes_a_connection_back_without_a_rollback(
+        kind):
+    """PyMySQL and mysqlclient send the pool's reset-on-return ROLLBACK
+    even where no transaction is open: the autocommit pool does without
+    it, a round trip fewer per statement (the server counts none).  The
+    statements run on the driver's cursor, as ``direct`` runs them."""
+    from tests.functional import harness
+    url, drop = harness.database(kind)
+    single = db_api.autocommit_engine(url, fixtures.make_conf().database)
+
+    def rollbacks(conn) -> int:
+        cursor = conn.connection.dbapi_connection.cursor()
+        cursor.execute("SHOW SESSION STATUS LIKE 'Com_rollback'")
+        return int(cursor.fetchone()[1])
+    try:
+        with single.connect() as conn:
+            before = rollbacks(conn)
+            dbapi_connection = conn.connection.dbapi_connection
+        with single.connect() as conn:
+            assert conn.connection.dbapi_connection is dbapi_connection
+            assert rollbacks(conn) == before
+    finally:
+        single.dispose()
+        drop()
+
+
 def _statements(engine) -> list:
     """The statements ``engine`` runs from now on."""
     seen = []
