@@ -297,12 +297,13 @@ class Ashlar:
         """Nothing beyond the common Pss reading."""
 
     def s6_flags(self) -> list[str]:
-        hook = "%s %s extra %%s %s" % (
+        stop = "%s %s extra stop %s" % (
             shlex.quote(sys.executable),
             shlex.quote(os.path.join(REPO, "benchmarks", "ma_cluster.py")),
             shlex.quote(str(self.folder)))
-        return ["--s6-start-cmd", hook % "start" + " --scripts",
-                "--s6-stop-cmd", hook % "stop", "--s6-pool-match", "@extra#",
+        return ["--s6-start-cmd", ma_cluster.start_extra_command(
+                    self.folder, scripts=True),
+                "--s6-stop-cmd", stop, "--s6-pool-match", "@extra#",
                 "--s6-backend-name", "extra"]
 
     def stop(self) -> None:
