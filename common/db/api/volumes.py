@@ -14,6 +14,7 @@ from common.db.api import metadata as metadata_db
 from common.db.api import project_page
 from common.db.api import reader
 from common.db.api import retry_on_deadlock
+from common.db.api import single_statement
 from common.db.api import utcnow
 from common.db.api import writer
 
@@ -125,14 +126,32 @@ def volume_metadata_delete(context: Any, volume_id: str, key: str) -> None:
                                          metadata_key=key))
 
 
-@retry_on_deadlock
-@writer
 def volume_cas(context: Any, volume_id: str, expected: dict,
                values: dict, check: Check | None = None,
                then: Check | None = None) -> bool:
     """Compare-and-swap the volume's status fields; see conditional_update.
     ``check`` first and, once the swap is made, ``then`` (which may raise to
-    undo it), in the same transaction."""
+    undo it), in the same transaction; without either, the swap is one
+    statement on its own (``single_statement``)."""
+    if check is None and then is None:
+        return _volume_swap(context, volume_id, expected, values)
+    return _volume_cas_checked(context, volume_id, expected, values, check,
+                               then)
+
+
+@retry_on_deadlock
+@single_statement(writer)
+def _volume_swap(conn: Any, volume_id: str, expected: dict,
+                 values: dict) -> bool:
+    return conditional_update(conn, models.Volume, volume_id, expected,
+                              values)
+
+
+@retry_on_deadlock
+@writer
+def _volume_cas_checked(context: Any, volume_id: str, expected: dict,
+                        values: dict, check: Check | None,
+                        then: Check | None) -> bool:
     if check is not None:
         check(context.session)
     swapped = conditional_update(context.session, models.Volume, volume_id,
