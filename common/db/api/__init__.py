@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 import sqlalchemy as sa
+from sqlalchemy import orm
 from oslo_config import cfg
 from oslo_db import api as oslo_db_api
 from oslo_db import exception as db_exc
@@ -126,6 +127,20 @@ def _in_transaction(context: Any) -> bool:
         return False
 
 
+def _alone_or_in_transaction(fn: Callable, in_transaction: Callable,
+                             alone: Callable) -> Callable:
+    """A function of ``(context, *args)`` that runs ``alone(connection,
+    *args)`` on the autocommit pool, or on SQLite and inside a transaction
+    the context has open, ``in_transaction(context, *args)``."""
+    @functools.wraps(fn)
+    def wrapper(context: Any, *args: Any, **kwargs: Any) -> Any:
+        if _SINGLE is None or _in_transaction(context):
+            return in_transaction(context, *args, **kwargs)
+        with _SINGLE.connect() as conn:
+            return alone(conn, *args, **kwargs)
+    return wrapper
+
+
 def single_statement(manager: Any) -> Callable:
     """Make ``fn(connection, *args)``, which runs one SQL statement, a
     function of ``(context, *args)``.
@@ -145,14 +160,32 @@ def single_statement(manager: Any) -> Callable:
         def in_transaction(context: Any, *args: Any, **kwargs: Any) -> Any:
             return fn(context.connection, *args, **kwargs)
 
-        @functools.wraps(fn)
-        def wrapper(context: Any, *args: Any, **kwargs: Any) -> Any:
-            if _SINGLE is None or _in_transaction(context):
-                return in_transaction(context, *args, **kwargs)
-            with _SINGLE.connect() as conn:
-                return fn(direct.Connection(conn), *args, **kwargs)
-        return wrapper
+        def alone(conn: Any, *args: Any, **kwargs: Any) -> Any:
+            return fn(direct.Connection(conn), *args, **kwargs)
+        return _alone_or_in_transaction(fn, in_transaction, alone)
     return decorator
+
+
+def autocommit_read(fn: Callable) -> Callable:
+    """Make ``fn(session, *args)``, which only reads (through the ORM), a
+    function of ``(context, *args)``.
+
+    NOTE(ashlar): a reader transaction costs round trips of its own
+    (psycopg's BEGIN and ROLLBACK; PyMySQL's and mysqlclient's ROLLBACK,
+    then the pool's) and, at READ COMMITTED, gives its statements no common
+    snapshot anyway.  On a server database outside an open transaction,
+    ``fn`` reads through a Session on the autocommit pool: no BEGIN, and on
+    MySQL one ROLLBACK (SQLAlchemy's, as the session ends).  On SQLite, and
+    inside a transaction the context has open, it runs under ``reader``.
+    """
+    @reader
+    def in_transaction(context: Any, *args: Any, **kwargs: Any) -> Any:
+        return fn(context.session, *args, **kwargs)
+
+    def alone(conn: Any, *args: Any, **kwargs: Any) -> Any:
+        with orm.Session(bind=conn) as session:
+            return fn(session, *args, **kwargs)
+    return _alone_or_in_transaction(fn, in_transaction, alone)
 
 
 def data_modifying_with() -> bool:

@@ -8,6 +8,7 @@ from sqlalchemy import orm
 
 from common import exception
 from common.db import models
+from common.db.api import autocommit_read
 from common.db.api import conditional_update
 from common.db.api import groups as groups_db
 from common.db.api import metadata as metadata_db
@@ -62,12 +63,15 @@ def _get(session: Any, volume_id: str,
     return row
 
 
-@reader
-def volume_get(context: Any, volume_id: str,
+@autocommit_read
+def volume_get(session: Any, volume_id: str,
                with_type_specs: bool = False) -> models.Volume:
-    """:param with_type_specs: also load the type's extra specs.
+    """``(context, volume_id)``: the volume, read on its own (clients poll
+    it), or in the context's open transaction.
+
+    :param with_type_specs: also load the type's extra specs.
     :raises VolumeNotFound:"""
-    return _get(context.session, volume_id, with_type_specs)
+    return _get(session, volume_id, with_type_specs)
 
 
 @reader

@@ -12,6 +12,7 @@ from common.db import api as db_api
 from common.db import migrations
 from common.db import models
 from common.db.api import attachments as db
+from common.db.api import volumes as volumes_db
 
 try:
     from tests.unit.db import fixtures
@@ -189,3 +190,27 @@ def test_postgresql_reserves_and_completes_in_one_statement_each(
         plain.dispose()
         single.dispose()
         drop()
+
+
+def test_a_volume_read_on_its_own_takes_no_transaction():
+    """On a server database a volume read outside a transaction runs on
+    the autocommit pool (no BEGIN; on MySQL one ROLLBACK, not two); on
+    SQLite, and in an open transaction, under ``reader``."""
+    vol = fixtures.make_volume()
+    ctxt = fixtures.admin()
+    own = db_api._SINGLE or db_api.get_engine()
+    seen = []
+
+    def spy(_conn, _cursor, statement, *_args):
+        seen.append(statement)
+    sa.event.listen(own, "before_cursor_execute", spy)
+    try:
+        assert volumes_db.volume_get(ctxt, vol.id).id == vol.id
+        assert any("FROM volumes" in sql for sql in seen)
+        seen.clear()
+        with db_api.writer.using(ctxt):
+            assert volumes_db.volume_get(ctxt, vol.id).id == vol.id
+        assert not any("FROM volumes" in sql for sql in seen) or \
+            db_api._SINGLE is None
+    finally:
+        sa.event.remove(own, "before_cursor_execute", spy)
