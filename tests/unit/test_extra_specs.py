@@ -1,9 +1,5 @@
 """Tests for common.extra_specs: Cinder's extra-spec semantics."""
 
-import pathlib
-import subprocess
-import sys
-
 import pytest
 
 from common import extra_specs
@@ -310,16 +306,3 @@ def test_multiattach_constants_agree():
 ])
 def test_all_in_needs_every_operand(value, requirement, expected):
     assert extra_specs.match_value(value, requirement) is expected
-
-
-def test_a_volume_node_starts_without_oslo_utils_strutils():
-    """strutils (about 40 ms of import) comes in only at the first
-    ``<is>``; a volume node imports this module for its reports."""
-    code = ("import sys\n"
-            "from services.volume import launcher\n"
-            "from common import extra_specs\n"
-            "assert 'oslo_utils.strutils' not in sys.modules, 'imported'\n"
-            "assert extra_specs.match_value(True, '<is> True')\n"
-            "assert 'oslo_utils.strutils' in sys.modules\n")
-    subprocess.run([sys.executable, "-c", code], check=True, timeout=60,
-                   cwd=pathlib.Path(__file__).resolve().parents[2])
