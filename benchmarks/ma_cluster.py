@@ -155,6 +155,17 @@ def start_extra_command(state: pathlib.Path, scripts: bool = False) -> str:
         shlex.quote(str(state / "extra.pid")))
 
 
+def s6_flags(state: pathlib.Path, scripts: bool = False) -> list[str]:
+    """bench.py's S6 flags for a served deployment's ``state`` folder:
+    ``start_extra_command`` to start node3@extra, ``extra stop`` to stop
+    it."""
+    stop = [sys.executable, os.path.abspath(__file__), "extra", "stop",
+            str(state)]
+    return ["--s6-start-cmd", start_extra_command(state, scripts),
+            "--s6-stop-cmd", shlex.join(stop), "--s6-pool-match", "@extra#",
+            "--s6-backend-name", "extra"]
+
+
 def start_extra(state: pathlib.Path, scripts: bool = False) -> None:
     """Spawn node3@extra (``start_extra_command``) and return at once."""
     subprocess.run(start_extra_command(state, scripts), shell=True,
@@ -190,17 +201,13 @@ def serve(args: argparse.Namespace) -> None:
         ready = cluster.start()
         (cluster.folder / "extra.conf").write_text(
             open(cluster.extra_config()).read())
-        me = os.path.abspath(__file__)
         print("Ashlar ready in %.2f s at %s" % (ready, cluster.dep.endpoint))
         print("State and logs: %s" % cluster.folder)
         print("Anchor bench, side by side:\n  python3 "
               "../shared/anchors/cinder/bench.py --endpoint %s "
-              "--scenarios S1,S6 --s6-start-cmd %s "
-              "--s6-stop-cmd '%s %s extra stop %s' --s6-pool-match '@extra#' "
-              "--s6-backend-name extra"
-              % (cluster.dep.endpoint, shlex.quote(start_extra_command(
-                  cluster.folder, args.scripts)),
-                 sys.executable, me, cluster.folder), flush=True)
+              "--scenarios S1,S6 %s"
+              % (cluster.dep.endpoint, shlex.join(s6_flags(
+                  cluster.folder, args.scripts))), flush=True)
         stop.wait()
     finally:
         stop_extra(cluster.folder)

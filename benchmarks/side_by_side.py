@@ -297,14 +297,7 @@ class Ashlar:
         """Nothing beyond the common Pss reading."""
 
     def s6_flags(self) -> list[str]:
-        stop = "%s %s extra stop %s" % (
-            shlex.quote(sys.executable),
-            shlex.quote(os.path.join(REPO, "benchmarks", "ma_cluster.py")),
-            shlex.quote(str(self.folder)))
-        return ["--s6-start-cmd", ma_cluster.start_extra_command(
-                    self.folder, scripts=True),
-                "--s6-stop-cmd", stop, "--s6-pool-match", "@extra#",
-                "--s6-backend-name", "extra"]
+        return ma_cluster.s6_flags(self.folder, scripts=True)
 
     def stop(self) -> None:
         ma_cluster.stop_extra(self.folder)
@@ -583,7 +576,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                         help="both apis' authentication: noauth tokens, or "
                              "a real Keystone's tokens checked by "
                              "keystonemiddleware (keystone_sides.py)")
-    parser.add_argument("--volumes", choices=["one", "two"], default="one",
+    parser.add_argument("--volumes", choices=sorted(ma_cluster.VOLUMES),
+                        default="one",
                         help="Ashlar's backends in one volume service, as "
                              "the anchor's, or each on a node of its own")
     parser.add_argument("--poll-interval", type=float, default=0.005)

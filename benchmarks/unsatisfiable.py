@@ -87,16 +87,10 @@ def volume_count(api: Api) -> int:
 def run_anchor_bench(path: str, cluster: ma_cluster.Cluster) -> None:
     (cluster.folder / "extra.conf").write_text(
         open(cluster.extra_config()).read())
-    me = os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                      "ma_cluster.py")
     output = tempfile.mktemp(suffix=".jsonl")
     command = [sys.executable, path, "--endpoint", cluster.dep.endpoint,
                "--scenarios", "S1,S6", "--output", output,
-               "--s6-start-cmd", "%s %s extra start %s"
-               % (sys.executable, me, cluster.folder),
-               "--s6-stop-cmd", "%s %s extra stop %s"
-               % (sys.executable, me, cluster.folder),
-               "--s6-pool-match", "@extra#", "--s6-backend-name", "extra"]
+               *ma_cluster.s6_flags(cluster.folder)]
     subprocess.run(command, check=False, stdout=subprocess.DEVNULL)
     ma_cluster.stop_extra(cluster.folder)
     with open(output) as lines:
