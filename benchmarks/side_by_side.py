@@ -8,15 +8,16 @@ workers, ``ashlar-scheduler`` and, as the anchor's one ``cinder-volume``,
 one ``ashlar-volume`` with both backends, ``node1@ma`` and ``node1@plain``;
 ``--volumes two``: each on a node of its own, ``node2@plain``; on a new
 RabbitMQ vhost and a new database), runs the same ``bench.py`` with the same
-flags and stops it.  bench.py runs in parts (S1,S2 | S3 at c=1 | S3 at c=8 |
-S4,S5,S6) so that the Pss of every process of each deployment is read right
-after S3, and the CPU of each S3 level is counted per process kind.  Then it
-prints the table of issue 21 (per metric: Cinder min-max, Ashlar min-max and
-the min-max of the per-round ratios: Cinder / Ashlar for a latency, Ashlar /
-Cinder for a rate and for Pss) and one JSON line of every figure; the raw
-JSON lines, logs and process figures stay in the output folder.  Pss counts
-each deployment's own processes (every member of the process groups of its
-api, scheduler and volume services), not the shared database and broker::
+flags and stops it. bench.py runs in parts (S1 | S2 at c=1 | S2 at c=8 | S3
+at c=1 | S3 at c=8 | S4,S5,S6) so that the Pss of every process of each
+deployment is read right after S3, and the CPU of each S2 and S3 level is
+counted per process kind. Then it prints the table of issue 21 (per metric:
+Cinder min-max, Ashlar min-max and the min-max of the per-round ratios:
+Cinder / Ashlar for a latency, Ashlar / Cinder for a rate and for Pss) and
+one JSON line of every figure; the raw JSON lines, logs and process figures
+stay in the output folder. Pss counts each deployment's own processes (every
+member of the process groups of its api, scheduler and volume services), not
+the shared database and broker::
 
     ANCHOR_HOME=/work/anchor-home python -m benchmarks.side_by_side \\
         [--rounds 3] [--db mysql|mysqldb|postgresql] [--auth keystone]
@@ -24,16 +25,16 @@ api, scheduler and volume services), not the shared database and broker::
 
 The anchor always runs on MariaDB through PyMySQL (``mysqldb``: Ashlar on
 the same MariaDB through mysqlclient, ``pip install 'ashlar[mysql]'``), so
-``--db mysql`` or ``--db mysqldb`` is the equal-terms
-comparison.  ``--auth keystone`` puts both apis behind one real Keystone
-(``keystone_sides.py``): the same figures with authentication on.
-``--cpu`` also prints the CPU milliseconds per attach cycle of
-the api, scheduler, volume, database, broker and client processes (and of
-the rest of the machine, which other work shares): each kind's processes
-are the deployment's own process groups, the database and broker servers
-(whole servers, shared with anything else using them) and the bench client.
-SIGINT/SIGTERM stop the round: bench.py gets a SIGINT (its cleanup deletes
-what it created), then both deployments are stopped.
+``--db mysql`` or ``--db mysqldb`` is the equal-terms comparison. ``--auth
+keystone`` puts both apis behind one real Keystone (``keystone_sides.py``):
+the same figures with authentication on. ``--cpu`` also prints the CPU
+milliseconds per S2 volume (its create, its polls and its delete) and per S3
+attach cycle of the api, scheduler, volume, database, broker and client
+processes (and of the rest of the machine, which other work shares): each
+kind's processes are the deployment's own process groups, the database and
+broker servers (whole servers, shared with anything else using them) and the
+bench client. SIGINT/SIGTERM stop the round: bench.py gets a SIGINT (its
+cleanup deletes what it created), then both deployments are stopped.
 """
 
 import argparse
@@ -70,6 +71,8 @@ DATABASE = {"mysql": ("mariadbd", "mysqld"), "mysqldb": ("mariadbd", "mysqld"),
             "postgresql": ("postgres",)}
 BROKER = ("beam.smp",)
 KINDS = ("api", "scheduler", "volume", "database", "broker", "client")
+#: The scenarios whose CPU is counted per process kind, and per what.
+METERED = {"S2": "volume (create, polls, delete)", "S3": "attach cycle"}
 
 #: key, label, unit, how the ratio is taken: "faster" (Cinder / Ashlar for
 #: a latency), "more" (Ashlar / Cinder for a rate), "share" (Ashlar /
@@ -307,10 +310,14 @@ class Ashlar:
 
 # -- one round of one side --------------------------------------------------
 def bench_parts() -> list[tuple[str, list[str]]]:
-    """bench.py's invocations, in its own scenario order."""
-    parts = [("s1s2", ["--scenarios", "S1,S2"])]
-    parts += [("s3c%d" % level, ["--scenarios", "S3", "--s3-concurrency",
-                                 str(level)]) for level in LEVELS]
+    """bench.py's invocations, in its own scenario order: S2 and S3 one
+    level at a time, so that the CPU of each is counted on its own."""
+    parts = [("s1", ["--scenarios", "S1"])]
+    for scenario in METERED:
+        parts += [("%sc%d" % (scenario.lower(), level), [
+            "--scenarios", scenario,
+            "--%s-concurrency" % scenario.lower(), str(level)])
+            for level in LEVELS]
     return parts + [("s4s5s6", ["--scenarios", "S4,S5,S6"])]
 
 
@@ -348,7 +355,7 @@ def run_side(side: Anchor | Ashlar, args: argparse.Namespace,
     jsonl = out / ("%s.%d.jsonl" % (side.name, round_no))
     record: dict = {"side": side.name, "round": round_no,
                     "loadavg_before": os.getloadavg(), "cpu_s": {},
-                    "s3_cycles": args.s3_cycles}
+                    "units": {"S2": args.s2_count, "S3": args.s3_cycles}}
     started = time.monotonic()
     try:
         record["ready_s"] = round(side.start(), 2)
@@ -372,7 +379,7 @@ def run_side(side: Anchor | Ashlar, args: argparse.Namespace,
             with open(out / ("%s.%d.%s.stderr" % (side.name, round_no, part)),
                       "wb") as err:
                 run_bench(command, side.env, err)
-            if part.startswith("s3"):
+            if part[:2].upper() in METERED:
                 record["cpu_s"][part] = meter.stop()
             if part == "s3c%d" % LEVELS[-1]:
                 record["memory"] = procmem.group_usage(side.groups())
@@ -425,23 +432,14 @@ def checks(records: list[dict]) -> dict:
         sid = rec.get("id")
         if not sid:
             continue
-        if sid == "S3":     # one record per level
+        if sid in METERED:     # one record per level
             out.setdefault(sid, []).extend(
-                ["error: %s" % rec["error"][:120]] if "error" in rec else [
-                    "c=%d %d/%d%s, %d refused" % (
-                        lvl["concurrency"], lvl["ok"], lvl["cycles"],
-                        "" if lvl["final_state_ok"]
-                        else " FINAL STATE WRONG",
-                        sum(lvl["create_rejections_by_status"].values()))
-                    for lvl in rec["levels"]])
+                ["error: %s" % rec["error"][:120]] if "error" in rec else
+                [_level_check(sid, lvl) for lvl in rec["levels"]])
         elif "error" in rec:
             out[sid] = "error: %s" % rec["error"][:120]
         elif sid in ("S1", "S5"):
             out[sid] = "correct" if rec.get("correct") else "WRONG"
-        elif sid == "S2":
-            out[sid] = ", ".join("c=%d %d/%d" % (lvl["concurrency"],
-                                                 lvl["ok"], lvl["volumes"])
-                                 for lvl in rec["levels"])
         elif sid == "S4":
             out[sid] = "first try %d/%d%s" % (
                 rec["first_try_successes"], rec["instances"],
@@ -451,9 +449,20 @@ def checks(records: list[dict]) -> dict:
             runs = rec.get("runs", [])
             out[sid] = "skipped" if rec.get("skipped") else "%d/%d visible" % (
                 sum(1 for r in runs if r.get("visible_after_s")), len(runs))
-    if "S3" in out:
-        out["S3"] = "; ".join(out["S3"])
+    for sid in METERED:
+        if sid in out:
+            out[sid] = "; ".join(out[sid])
     return out
+
+
+def _level_check(sid: str, lvl: dict) -> str:
+    """One S2 or S3 level's outcome, as ``checks`` prints it."""
+    if sid == "S2":
+        return "c=%d %d/%d" % (lvl["concurrency"], lvl["ok"], lvl["volumes"])
+    return "c=%d %d/%d%s, %d refused" % (
+        lvl["concurrency"], lvl["ok"], lvl["cycles"],
+        "" if lvl["final_state_ok"] else " FINAL STATE WRONG",
+        sum(lvl["create_rejections_by_status"].values()))
 
 
 # -- the table ---------------------------------------------------------------
@@ -519,29 +528,34 @@ def table(rounds: list[dict], db: str, auth: str = "noauth",
 
 
 def cpu_table(rounds: list[dict]) -> str:
-    """CPU ms per attach cycle by process kind, min–max over rounds."""
+    """CPU ms per volume of S2 and per attach cycle of S3, by process
+    kind, min–max over rounds."""
     behind_keystone = any("keystone" in levels for rnd in rounds
                           for levels in rnd["cinder"]["cpu_s"].values())
     head = KINDS + ("keystone",) * behind_keystone + ("rest_of_machine",)
-    lines = ["| CPU ms per attach cycle (S3) | %s |" % " | ".join(head),
-             "|---|%s" % ("---|" * len(head))]
-    for side in ("cinder", "ashlar"):
-        for level in LEVELS:
-            part = "s3c%d" % level
-            cells = []
-            for kind in head:
-                per_cycle = []
-                for rnd in rounds:
-                    rec = rnd[side]
-                    seconds = rec["cpu_s"].get(part, {}).get(kind)
-                    cycles = rec["s3_cycles"]
-                    per_cycle.append(None if seconds is None
-                                     else 1000 * seconds / cycles)
-                cells.append(span(per_cycle))
-            lines.append("| %s c=%d | %s |" % (
-                "Cinder 29" if side == "cinder" else "Ashlar", level,
-                " | ".join(cells)))
-    return "\n".join(lines)
+    lines = []
+    for scenario, unit in METERED.items():
+        lines += ["| CPU ms per %s (%s) | %s |" % (unit, scenario,
+                                                   " | ".join(head)),
+                  "|---|%s" % ("---|" * len(head))]
+        for side in ("cinder", "ashlar"):
+            for level in LEVELS:
+                part = "%sc%d" % (scenario.lower(), level)
+                cells = [span([_per_unit(rnd[side], part, scenario, kind)
+                               for rnd in rounds]) for kind in head]
+                lines.append("| %s c=%d | %s |" % (
+                    "Cinder 29" if side == "cinder" else "Ashlar", level,
+                    " | ".join(cells)))
+        lines.append("")
+    return "\n".join(lines[:-1])
+
+
+def _per_unit(record: dict, part: str, scenario: str,
+              kind: str) -> float | None:
+    """CPU ms of one process kind per volume (S2) or cycle (S3)."""
+    seconds = record["cpu_s"].get(part, {}).get(kind)
+    return (None if seconds is None
+            else 1000 * seconds / record["units"][scenario])
 
 
 def medians(rounds: list[dict]) -> dict:
@@ -587,7 +601,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                         help="one more bench.py argument for both sides "
                              "(repeatable), e.g. --bench-arg=--s1-repeat=5")
     parser.add_argument("--cpu", action="store_true",
-                        help="print the CPU breakdown of an attach cycle")
+                        help="print the CPU breakdown of an S2 volume and of an "
+                             "S3 attach cycle")
     parser.add_argument("--out", type=pathlib.Path,
                         help="output folder (default: a new /tmp folder)")
     parser.add_argument("--anchor", type=pathlib.Path, default=ANCHOR,
