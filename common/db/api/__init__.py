@@ -90,15 +90,16 @@ def autocommit_engine(url: str, options: Any) -> sa.engine.Engine:
         kwargs["client_encoding"] = "utf8"
     elif "charset" not in url.query:
         url = url.update_query_dict({"charset": "utf8"})
-    # NOTE(ashlar): no reset on return: a connection in autocommit mode
-    # holds no transaction to roll back, and PyMySQL and mysqlclient would
-    # send the ROLLBACK anyway, a round trip per statement (SQLAlchemy's
-    # pooling guide: "Disabling Reset on Return for non-transactional
-    # connections").
+    # NOTE(ashlar): no reset on return, and no ROLLBACK as a Session on it
+    # ends: a connection in autocommit mode holds no transaction to roll
+    # back, and PyMySQL and mysqlclient would send the ROLLBACK anyway, a
+    # round trip per statement (SQLAlchemy's pooling guide: "Disabling
+    # Reset on Return for non-transactional connections", and
+    # ``skip_autocommit_rollback``).
     engine = sa.create_engine(url, isolation_level="AUTOCOMMIT",
                               pool_recycle=options.connection_recycle_time,
                               pool_pre_ping=True, pool_reset_on_return=None,
-                              **kwargs)
+                              skip_autocommit_rollback=True, **kwargs)
     _share_preferred_tls(engine)
     if url.get_backend_name() == "mysql" and options.mysql_sql_mode:
         @sa.event.listens_for(engine, "connect")
@@ -174,9 +175,9 @@ def autocommit_read(fn: Callable) -> Callable:
     (psycopg's BEGIN and ROLLBACK; PyMySQL's and mysqlclient's ROLLBACK,
     then the pool's) and, at READ COMMITTED, gives its statements no common
     snapshot anyway.  On a server database outside an open transaction,
-    ``fn`` reads through a Session on the autocommit pool: no BEGIN, and on
-    MySQL one ROLLBACK (SQLAlchemy's, as the session ends).  On SQLite, and
-    inside a transaction the context has open, it runs under ``reader``.
+    ``fn`` reads through a Session on the autocommit pool: no BEGIN and no
+    ROLLBACK.  On SQLite, and inside a transaction the context has open, it
+    runs under ``reader``.
     """
     @reader
     def in_transaction(context: Any, *args: Any, **kwargs: Any) -> Any:

@@ -40,26 +40,37 @@ def volume_create(context: Any, values: dict, metadata: dict | None = None,
     return _get(context.session, row.id)
 
 
-def _load_options(with_type_specs: bool) -> list:
-    """What a volume read brings along: its type, metadata and attachments
-    in two statements, the type's extra specs only when asked for."""
+def _load_options(with_type_specs: bool,
+                  attachments: Any = orm.selectinload) -> list:
+    """What a volume read brings along: its type and metadata in one
+    statement, and its attachments (``attachments``, a loader option) in
+    another; the type's extra specs only when asked for."""
     vtype = orm.joinedload(models.Volume.volume_type)
     return [vtype.selectinload(models.VolumeType.extra_specs)
             if with_type_specs
             else vtype.raiseload(models.VolumeType.extra_specs),
             orm.joinedload(models.Volume.volume_metadata),
-            orm.selectinload(models.Volume.attachments).raiseload(
+            attachments(models.Volume.attachments).raiseload(
                 models.VolumeAttachment.specs)]
 
 
 def _get(session: Any, volume_id: str,
          with_type_specs: bool = False) -> models.Volume:
+    """One volume, its attachments read only when its counter has some
+    (most reads are of volumes with none: a statement fewer)."""
     query = sa.select(models.Volume).where(models.Volume.id == volume_id) \
-        .options(*_load_options(with_type_specs)) \
+        .options(*_load_options(with_type_specs, orm.lazyload)) \
         .execution_options(populate_existing=True)
     row = session.execute(query).unique().scalars().first()
     if row is None:
         raise exception.VolumeNotFound(volume_id=volume_id)
+    attachments = session.execute(
+        sa.select(models.VolumeAttachment)
+        .where(models.VolumeAttachment.volume_id == volume_id)
+        .options(orm.raiseload(models.VolumeAttachment.specs))
+        .execution_options(populate_existing=True)
+    ).scalars().all() if row.attachment_count else []
+    orm.attributes.set_committed_value(row, "attachments", attachments)
     return row
 
 

@@ -6,6 +6,7 @@ import uuid
 
 import pytest
 import sqlalchemy as sa
+from sqlalchemy import orm
 
 from common import states
 from common.db import api as db_api
@@ -90,10 +91,11 @@ def test_server_databases_run_a_single_statement_without_a_transaction(
 
 def test_the_autocommit_pool_takes_a_connection_back_without_a_rollback():
     """PyMySQL (as mysqlclient, which the unit run does not install) sends
-    the pool's reset-on-return ROLLBACK even where no transaction is open:
-    the autocommit pool does without it, a round trip fewer per statement
-    (the server counts none).  The statements run on the driver's cursor,
-    as ``direct`` runs them."""
+    the pool's reset-on-return ROLLBACK, and SQLAlchemy's as a Session
+    ends, even where no transaction is open: the autocommit pool does
+    without either, a round trip fewer per statement (the server counts
+    none).  The statements run on the driver's cursor, as ``direct`` runs
+    them, and through a Session, as ``autocommit_read`` runs them."""
     from tests.functional import harness
     url, drop = harness.database("mysql")
     single = db_api.autocommit_engine(url, fixtures.make_conf().database)
@@ -106,6 +108,11 @@ def test_the_autocommit_pool_takes_a_connection_back_without_a_rollback():
         with single.connect() as conn:
             before = rollbacks(conn)
             dbapi_connection = conn.connection.dbapi_connection
+        with single.connect() as conn:
+            assert conn.connection.dbapi_connection is dbapi_connection
+            assert rollbacks(conn) == before
+            with orm.Session(bind=conn) as session:
+                assert session.execute(sa.text("SELECT 1")).scalar() == 1
         with single.connect() as conn:
             assert conn.connection.dbapi_connection is dbapi_connection
             assert rollbacks(conn) == before
@@ -193,8 +200,8 @@ def test_postgresql_reserves_and_completes_in_one_statement_each(
 
 def test_a_volume_read_on_its_own_takes_no_transaction():
     """On a server database a volume read outside a transaction runs on
-    the autocommit pool (no BEGIN; on MySQL one ROLLBACK, not two); on
-    SQLite, and in an open transaction, under ``reader``."""
+    the autocommit pool (no BEGIN, no ROLLBACK); on SQLite, and in an open
+    transaction, under ``reader``."""
     vol = fixtures.make_volume()
     ctxt = fixtures.admin()
     own = db_api._SINGLE or db_api.get_engine()
@@ -213,3 +220,25 @@ def test_a_volume_read_on_its_own_takes_no_transaction():
             db_api._SINGLE is None
     finally:
         sa.event.remove(own, "before_cursor_execute", spy)
+
+
+def test_a_volume_read_reads_attachments_only_when_it_has_some():
+    """A volume without attachments (its counter says none) is one
+    statement; one with some brings them, each without its connector."""
+    vol = fixtures.make_volume(multiattach=True)
+    ctxt = fixtures.admin()
+    seen = _statements(db_api._SINGLE or db_api.get_engine())
+    row = volumes_db.volume_get(ctxt, vol.id)
+    assert row.attachments == []
+    reads = [sql for sql in seen if sql.startswith("SELECT")]
+    assert len(reads) == 1 and "volume_attachment" not in reads[0]
+    made = fixtures.reserve(vol.id, states.ReserveGuard(
+        multiattach=True, limit=8), {"id": "a1", "attach_status": "attaching",
+                                     "transition": "creating",
+                                     "attached_host": "h1"})
+    seen.clear()
+    row = volumes_db.volume_get(ctxt, vol.id)
+    assert [a.id for a in row.attachments] == [made.id]
+    reads = [sql for sql in seen if sql.startswith("SELECT")]
+    assert len(reads) == 2 and "FROM volume_attachment" in reads[1]
+    assert "attachment_specs" not in " ".join(reads)
