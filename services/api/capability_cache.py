@@ -195,9 +195,9 @@ class CapabilityCache:
     def _from_db(self, ctxt: Any = None) -> set[str]:
         """Enabled, heartbeating volume services, read from the table now.
 
-        :param ctxt: the request's context, so that the read joins the
-            reader transaction the caller may have open (one connection and
-            round trip fewer); a fresh admin context otherwise.
+        :param ctxt: the request's context: the read joins a transaction
+            the caller has open, else it is a statement on its own; a fresh
+            admin context otherwise.
         """
         rows = services_db.service_liveness(
             ctxt if ctxt is not None else ashlar_context.get_admin_context(),

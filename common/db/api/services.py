@@ -10,6 +10,7 @@ from common import exception
 from common.db import models
 from common.db.api import reader
 from common.db.api import retry_on_deadlock
+from common.db.api import single_statement
 from common.db.api import utcnow
 from common.db.api import writer
 
@@ -76,15 +77,17 @@ _LIVENESS = sa.select(_SERVICES.c.host, _SERVICES.c.disabled,
     _SERVICES.c.binary == sa.bindparam("binary"))
 
 
-@reader.connection
-def service_liveness(context: Any, binary: str) -> list[Any]:
-    """``(host, disabled, heartbeat_at)`` of the services of ``binary``.
+@single_statement(reader)
+def service_liveness(conn: Any, binary: str) -> list[Any]:
+    """``(context, binary)``: ``(host, disabled, heartbeat_at)`` of the
+    services of ``binary``.
 
     A prebuilt Core select for the capability cache's completeness check
     (rule 4 of ``services.api.capability_cache``), on the path of an early
-    400: no ORM session or objects.  Pass each row to :func:`is_up`.
+    400: no ORM session or objects, no transaction of its own.  Pass each
+    row to :func:`is_up`.
     """
-    return list(context.connection.execute(_LIVENESS, {"binary": binary}))
+    return list(conn.execute(_LIVENESS, {"binary": binary}))
 
 
 @retry_on_deadlock

@@ -11,6 +11,7 @@ from common import exception
 from common.db import models
 from common.db.api import reader
 from common.db.api import retry_on_deadlock
+from common.db.api import single_statement
 from common.db.api import writer
 
 
@@ -79,12 +80,13 @@ _HAS_ACCESS = sa.select(_ACCESS.c.id).where(
     _ACCESS.c.project_id == sa.bindparam("project_id")).limit(1)
 
 
-@reader.connection
-def type_resolve(context: Any, name_or_id: str,
+@single_statement(reader)
+def type_resolve(conn: Any, name_or_id: str,
                  project_id: str | None = None
                  ) -> tuple[types.SimpleNamespace, dict]:
-    """Resolve what a create, retype or pool filter names: an id first,
-    then a name.  One statement (two for a private type).
+    """``(context, name_or_id)``: resolve what a create, retype or pool
+    filter names: an id first, then a name.  One statement (two for a
+    private type), no transaction of its own.
 
     :param project_id: the project that will use the type: a private type
         it has no access to is not found.  None: any type (administrators).
@@ -92,8 +94,7 @@ def type_resolve(context: Any, name_or_id: str,
         and its extra specs.
     :raises VolumeTypeNotFoundByName:
     """
-    rows = context.connection.execute(
-        _TYPE_WITH_SPECS, {"name_or_id": name_or_id}).all()
+    rows = conn.execute(_TYPE_WITH_SPECS, {"name_or_id": name_or_id}).all()
     if not rows:
         raise exception.VolumeTypeNotFoundByName(volume_type_name=name_or_id)
     chosen = min(rows, key=lambda r: r.id != name_or_id).id
@@ -102,9 +103,9 @@ def type_resolve(context: Any, name_or_id: str,
                                   description=mine[0].description,
                                   is_public=mine[0].is_public)
     if (project_id is not None and not vtype.is_public
-            and context.connection.execute(
-                _HAS_ACCESS, {"type_id": chosen,
-                              "project_id": project_id}).first() is None):
+            and conn.execute(_HAS_ACCESS, {"type_id": chosen,
+                                           "project_id": project_id}
+                             ).first() is None):
         raise exception.VolumeTypeNotFoundByName(volume_type_name=name_or_id)
     return vtype, {r.key: r.value for r in mine if r.key is not None}
 

@@ -18,7 +18,6 @@ from common import migration
 from common import quota
 from common import rpc
 from common import states
-from common.db import api as db_api
 from common.db.api import groups as groups_db
 from common.db.api import quotas as quotas_db
 from common.db.api import snapshots as snapshots_db
@@ -182,23 +181,20 @@ class VolumeOperations:
         if isinstance(group, str):
             group = Into(self.group(ctxt, group), ("available",))
         size = sources.checked_size(size, source)
-        # NOTE(ashlar): one reader transaction (a connection, no ORM
-        # session) for the type and, when the early check has to read the
-        # services table, that read too (the inner functions join it
-        # through ctxt): one connection checkout and ping fewer on the path
-        # of an early 400.
-        with db_api.reader.connection.using(ctxt):
-            vtype, specs = self.resolve_type(
-                ctxt, volume_type or (source and source.volume_type_id))
-            is_multiattach = extra_specs.is_multiattach_spec(specs)
-            encrypted = states.is_encrypted(specs)
-            if is_multiattach:
-                ctxt.can("volume:multiattach", {"project_id": project})
-                if encrypted:
-                    raise exception.InvalidVolume(
-                        reason="Multiattach cannot be used with encrypted "
-                               "volumes.")
-            self.check_place(ctxt, source, vtype, specs, size)
+        # NOTE(ashlar): the type, and the services table when the early
+        # check has to read it, are single statements on the autocommit
+        # pool: no transaction's round trips on the path of every create.
+        vtype, specs = self.resolve_type(
+            ctxt, volume_type or (source and source.volume_type_id))
+        is_multiattach = extra_specs.is_multiattach_spec(specs)
+        encrypted = states.is_encrypted(specs)
+        if is_multiattach:
+            ctxt.can("volume:multiattach", {"project_id": project})
+            if encrypted:
+                raise exception.InvalidVolume(
+                    reason="Multiattach cannot be used with encrypted "
+                           "volumes.")
+        self.check_place(ctxt, source, vtype, specs, size)
         if group is not None:
             group.check_type(vtype.id)
         change = quota.Change(vtype.name, volumes=1, gigabytes=size,
