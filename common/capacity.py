@@ -68,15 +68,36 @@ def over_subscription_ratio(pool: Pool) -> float:
     return 1 + float(provisioned) / (total - free + 1)
 
 
+def virtual_free_capacity_gb(pool: Pool,
+                             extra_specs: Mapping[str, str | None]) -> float:
+    """The GiB a pool with bounded capacity can still provision, as Cinder
+    29's ``calculate_capacity_factors`` counts them.
+
+    Thin requests on thin pools: ``(total - reserved) * ratio -
+    provisioned``; the reported free space plays no part.  Otherwise
+    ``min(free, total - reserved - provisioned)`` (the reserve is not taken
+    off the reported free space here).
+    """
+    total = float(pool.get("total_capacity_gb", 0))
+    available = total - reserved_capacity_gb(pool, total)
+    provisioned = provisioned_capacity_gb(pool)
+    if wants_thin(extra_specs) and pool.get("thin_provisioning_support", False):
+        return available * over_subscription_ratio(pool) - provisioned
+    return min(float(pool.get("free_capacity_gb", 0)), available - provisioned)
+
+
 def capacity_ok(pool: Pool, size_gb: int,
                 extra_specs: Mapping[str, str | None]) -> bool:
-    """Tell whether the pool has room for a volume, as Cinder's CapacityFilter.
+    """Tell whether the pool has room for a volume, as Cinder 29's
+    CapacityFilter.
 
     Unbounded free capacity always fits; unbounded total capacity fits only
-    without a reserved percentage.  Otherwise the free space less
-    ``floor(total * reserved%)`` must hold the volume, and for thin
-    requests on thin pools that space is over-subscribed (see
-    :func:`_thin_fits`).
+    without a reserved percentage.  Otherwise the pool's virtual free
+    capacity (:func:`virtual_free_capacity_gb`) must hold the volume, and a
+    thin request on a thin pool needs a ratio of at least 1.  A thin pool's
+    reported free space does not count: over-subscription is bounded by
+    what is provisioned, so local charges of placements (which take free
+    space too) cannot refuse a burst that provisioning allows.
 
     :param pool: the pool's capabilities.
     :param size_gb: requested size; 0 (a manage request) always fits.
@@ -92,27 +113,12 @@ def capacity_ok(pool: Pool, size_gb: int,
         return True
     if total_space in UNBOUNDED:
         return float(pool.get("reserved_percentage", 0)) == 0
-    total = float(total_space)
-    if total <= 0:
+    if float(total_space) <= 0:
         return False
-    free = free_space - reserved_capacity_gb(pool, total)
-    if wants_thin(extra_specs) and pool.get("thin_provisioning_support", False):
-        return _thin_fits(pool, size_gb, total, free)
-    return free >= size_gb
-
-
-def _thin_fits(pool: Pool, size_gb: int, total: float, free: float) -> bool:
-    """Apply Cinder's thin checks.
-
-    The ratio must be at least 1, ``(provisioned + size) / total`` must not
-    exceed it, and ``free * ratio`` must hold the volume.
-    """
-    ratio = over_subscription_ratio(pool)
-    if ratio < 1:
+    if (wants_thin(extra_specs) and pool.get("thin_provisioning_support", False)
+            and over_subscription_ratio(pool) < 1):
         return False
-    if (provisioned_capacity_gb(pool) + size_gb) / total > ratio:
-        return False
-    return free * ratio >= size_gb
+    return virtual_free_capacity_gb(pool, extra_specs) >= size_gb
 
 
 def could_ever_hold(pool: Pool, size_gb: int,

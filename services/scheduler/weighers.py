@@ -13,10 +13,8 @@ from typing import Any
 from common.capacity import (
     UNBOUNDED,
     Pool,
-    over_subscription_ratio,
     provisioned_capacity_gb,
-    reserved_capacity_gb,
-    wants_thin,
+    virtual_free_capacity_gb,
 )
 from services.scheduler.filters import PlacementRequest
 
@@ -26,11 +24,9 @@ UNBOUNDED_WEIGHT = -1.0
 
 
 def capacity_weight(pool: Pool, extra_specs: Mapping[str, str | None]) -> float:
-    """Return the pool's virtual free capacity in GiB, rounded to 2 places.
-
-    Thin requests on thin pools: ``(total - reserved) * ratio -
-    provisioned``.  Otherwise ``min(free, total - reserved - provisioned)``
-    (Cinder does not take the reserve off the reported free space here).
+    """Return the pool's virtual free capacity in GiB, rounded to 2 places
+    (``common.capacity.virtual_free_capacity_gb``, the CapacityFilter's
+    measure too).
 
     :param pool: the pool's capabilities.
     :param extra_specs: the type's extra specs (``provisioning:type``).
@@ -39,14 +35,7 @@ def capacity_weight(pool: Pool, extra_specs: Mapping[str, str | None]) -> float:
     total_space = pool.get("total_capacity_gb", 0)
     if free in UNBOUNDED or total_space in UNBOUNDED:
         return UNBOUNDED_WEIGHT
-    total = float(total_space)
-    available = total - reserved_capacity_gb(pool, total)
-    provisioned = provisioned_capacity_gb(pool)
-    if wants_thin(extra_specs) and pool.get("thin_provisioning_support", False):
-        virtual_free = available * over_subscription_ratio(pool) - provisioned
-    else:
-        virtual_free = min(free, available - provisioned)
-    return round(float(virtual_free), 2)
+    return round(virtual_free_capacity_gb(pool, extra_specs), 2)
 
 
 def weigh(pools: Iterable[Pool], request: PlacementRequest) -> list[Pool]:

@@ -15,6 +15,7 @@ from services.scheduler.filters import (
     capabilities_ok,
     passes,
 )
+from services.scheduler import weighers
 
 THICK = {"provisioning:type": "thick"}
 
@@ -86,10 +87,11 @@ def test_reserved_percentage_is_taken_from_total(size, expected):
 
 
 def test_reserved_space_is_floored():
-    # 5% of 999 is 49.95, floored to 49: 51 GiB stay usable.
+    # 5% of 999 is 49.95, floored to 49: 999 - 49 - 900 provisioned = 50
+    # (unfloored, 49.05 would refuse 50).
     pool = thick_pool(total_capacity_gb=999, reserved_percentage=5)
-    assert capacity_ok(pool, 51, {}) is True
-    assert capacity_ok(pool, 52, {}) is False
+    assert capacity_ok(pool, 50, {}) is True
+    assert capacity_ok(pool, 51, {}) is False
 
 
 @pytest.mark.parametrize("free", ["infinite", "unknown"])
@@ -123,10 +125,27 @@ def test_zero_size_is_a_manage_request_and_fits():
     assert capacity_ok(thick_pool(free_capacity_gb=0), 0, {}) is True
 
 
-def test_thin_pool_over_subscribes_free_space():
-    # (150 + 20) / 100 = 1.7 <= 2 and 10 * 2 >= 20.
-    assert capacity_ok(thin_pool(), 20, {}) is True
-    assert capacity_ok(thin_pool(), 21, {}) is False
+def test_thin_pool_over_subscribes_its_total():
+    # Cinder 29: 100 * 2 - 150 provisioned = 50; the 10 GiB free play no
+    # part.
+    assert capacity_ok(thin_pool(), 50, {}) is True
+    assert capacity_ok(thin_pool(), 51, {}) is False
+
+
+def test_a_burst_of_charges_on_a_thin_pool_is_bounded_by_provisioning():
+    """Placements charged before the next report take free space below
+    zero; a thin pool still takes volumes while provisioning allows (the
+    RBD side by side: a 9.22 GiB pool refused a burst of 1 GiB creates
+    that Cinder 29 took)."""
+    pool = thin_pool(total_capacity_gb=9.22, free_capacity_gb=9.22,
+                     provisioned_capacity_gb=0, max_over_subscription_ratio=20)
+    for _ in range(30):
+        assert capacity_ok(pool, 1, {}) is True
+        weighers.consume(pool, 1)
+    assert pool["free_capacity_gb"] < 0
+    assert capacity_ok(pool, 1, THICK) is False
+    pool["provisioned_capacity_gb"] = 184
+    assert capacity_ok(pool, 1, {}) is False
 
 
 def test_thin_pool_provisioned_ratio_limit():
@@ -139,14 +158,18 @@ def test_thin_pool_provisioned_ratio_limit():
 
 def test_thin_pool_reserve_applies_before_over_subscription():
     pool = thin_pool(free_capacity_gb=20, reserved_percentage=10)
-    # (20 - 10) * 2 = 20.
-    assert capacity_ok(pool, 20, {}) is True
-    assert capacity_ok(pool, 21, {}) is False
+    # (100 - 10) * 2 - 150 = 30.
+    assert capacity_ok(pool, 30, {}) is True
+    assert capacity_ok(pool, 31, {}) is False
 
 
-def test_thick_request_on_thin_pool_uses_free_space_only():
-    assert capacity_ok(thin_pool(), 10, THICK) is True
-    assert capacity_ok(thin_pool(), 11, THICK) is False
+def test_thick_request_on_thin_pool_counts_free_and_provisioned_space():
+    # min(10 free, 100 - 50 provisioned): no over-subscription.
+    pool = thin_pool(provisioned_capacity_gb=50)
+    assert capacity_ok(pool, 10, THICK) is True
+    assert capacity_ok(pool, 11, THICK) is False
+    # Over-provisioned already: min(10, 100 - 150) refuses any.
+    assert capacity_ok(thin_pool(), 1, THICK) is False
 
 
 def test_thin_spec_does_not_change_capacity_accounting():
