@@ -24,8 +24,14 @@ POLLING = 2                 # backend_stats_polling_interval: window 4 s
 DOWN_TIME = 5               # service_down_time
 WORKERS = 3
 MA_SPECS = {"multiattach": "<is> True"}
+#: No room ever for a 1 GiB volume: with everything reserved, a thin pool
+#: keeps (total - floor(total)) * ratio GiB (Cinder 29's arithmetic), under
+#: 1 GiB at a ratio of 1.
 PLAIN_BACKEND = ("[file]\nvolume_driver = file\nfile_volume_format = qcow2\n"
-                 "reserved_percentage = 100\n")
+                 "reserved_percentage = 100\nmax_over_subscription_ratio = 1\n")
+#: Room for exactly one 1 GiB volume: 1 GiB at a ratio of 1.
+TINY_BACKEND = ("[fake]\nvolume_driver = fake\nfake_total_capacity_gb = 1\n"
+                "fake_multiattach = false\nmax_over_subscription_ratio = 1\n")
 SHARED_BACKEND = "[file]\nvolume_driver = file\nfile_volume_format = raw\n"
 #: Pool keys the issue asks every report to carry.
 POOL_KEYS = {"pool_name", "total_capacity_gb", "free_capacity_gb",
@@ -169,7 +175,17 @@ def test_unsatisfiable_multiattach_is_400_at_once_writing_nothing(cluster):
 def test_no_valid_backend_is_a_user_message(cluster):
     """The scheduler's refusal (here: no room) is told as Cinder tells it:
     a user message of the volume's project, under the create's request
-    id; the volume's body carries no reason of Ashlar's own."""
+    id; the volume's body carries no reason of Ashlar's own.  A pool with
+    room for one volume takes the first (the API, judging pools empty,
+    accepts both); the second finds it full."""
+    cluster.dep.start("tiny", "services.volume", "tiny", backends="fake",
+                      extra=TINY_BACKEND)
+    harness.wait_for(lambda: "tiny@fake#fake" in cluster.client.pools(),
+                     timeout=60, what="the tiny pool")
+    first = cluster.client.post("/volumes", {"volume": {"size": 1}})
+    assert first.status_code == 202, first.text
+    kept = first.json()["volume"]["id"]
+    cluster.client.wait_status(kept, "available", timeout=30)
     resp = cluster.client.post("/volumes", {"volume": {"size": 1}})
     assert resp.status_code == 202, resp.text
     volume = resp.json()["volume"]
@@ -181,7 +197,10 @@ def test_no_valid_backend_is_a_user_message(cluster):
     assert told["user_message"] == ("schedule allocate volume:Could not "
                                     "find any available weighted backend.")
     assert told["request_id"] == resp.headers["x-openstack-request-id"]
-    cluster.delete_all([volume["id"]])
+    cluster.delete_all([volume["id"], kept])
+    cluster.dep.stop("tiny")
+    harness.wait_for(lambda: "tiny@fake#fake" not in cluster.client.pools(),
+                     timeout=60, what="the tiny pool to go")
 
 
 def test_multiattach_backend_makes_creates_succeed(cluster):
