@@ -68,6 +68,13 @@ def over_subscription_ratio(pool: Pool) -> float:
     return 1 + float(provisioned) / (total - free + 1)
 
 
+def counts_thin(pool: Pool, extra_specs: Mapping[str, str | None]) -> bool:
+    """Whether a request of this type is over-subscribed on this pool: a
+    thin request (:func:`wants_thin`) on a pool with thin provisioning."""
+    return wants_thin(extra_specs) and bool(
+        pool.get("thin_provisioning_support", False))
+
+
 def virtual_free_capacity_gb(pool: Pool,
                              extra_specs: Mapping[str, str | None]) -> float:
     """The GiB a pool with bounded capacity can still provision, as Cinder
@@ -81,7 +88,7 @@ def virtual_free_capacity_gb(pool: Pool,
     total = float(pool.get("total_capacity_gb", 0))
     available = total - reserved_capacity_gb(pool, total)
     provisioned = provisioned_capacity_gb(pool)
-    if wants_thin(extra_specs) and pool.get("thin_provisioning_support", False):
+    if counts_thin(pool, extra_specs):
         return available * over_subscription_ratio(pool) - provisioned
     return min(float(pool.get("free_capacity_gb", 0)), available - provisioned)
 
@@ -115,8 +122,7 @@ def capacity_ok(pool: Pool, size_gb: int,
         return float(pool.get("reserved_percentage", 0)) == 0
     if float(total_space) <= 0:
         return False
-    if (wants_thin(extra_specs) and pool.get("thin_provisioning_support", False)
-            and over_subscription_ratio(pool) < 1):
+    if counts_thin(pool, extra_specs) and over_subscription_ratio(pool) < 1:
         return False
     return virtual_free_capacity_gb(pool, extra_specs) >= size_gb
 
