@@ -69,6 +69,10 @@ class InvalidSnapshot(Invalid):
     prefix = "Invalid snapshot: "
 
 
+class InvalidAvailabilityZone(Invalid):
+    msg_fmt = "Availability zone '%(az)s' is invalid."
+
+
 class InvalidVolumeType(Invalid):
     msg_fmt = "%(reason)s"
     prefix = "Invalid volume type: "

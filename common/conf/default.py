@@ -15,7 +15,14 @@ opts = [
                help="Folder for local state: the embedded SQLite database and "
                     "the file backend's volumes."),
     cfg.StrOpt("storage_availability_zone", default="nova",
-               help="Availability zone of this node's services and pools."),
+               help="Availability zone of this node's services and pools, "
+                    "and, on the API, of a volume or group created without "
+                    "one."),
+    cfg.BoolOpt("allow_availability_zone_fallback", default=False,
+                help="Create a volume or group that asks for a zone no "
+                     "volume service is in in the default zone "
+                     "(storage_availability_zone) instead of refusing it "
+                     "(400)."),
     cfg.IntOpt("report_interval", default=10, min=1,
                help="Seconds between service heartbeats written to the "
                     "services table."),

@@ -369,6 +369,16 @@ def test_volume_create_without_size_or_source_names_the_field(ashlar):
     assert "no-size" not in names
 
 
+def test_volume_create_in_an_unknown_zone_is_refused(ashlar):
+    client = ashlar.http()
+    resp = client.post("/volumes", {"volume": {
+        "size": 1, "name": "no-zone", "availability_zone": "nowhere"}})
+    assert fault(resp, "badRequest", 400) == \
+        "Availability zone 'nowhere' is invalid."
+    names = [v["name"] for v in client.get("/volumes").json()["volumes"]]
+    assert "no-zone" not in names
+
+
 def test_multiattach_flag_in_body_is_refused(ashlar):
     resp = ashlar.http().post("/volumes", {"volume": {"size": 1,
                                                       "multiattach": True}})

@@ -24,6 +24,7 @@ from common.db.api import volumes as volumes_db
 from services.api import operations
 from services.api.operations import group_types as gtype_ops
 from services.api.operations import volumes as volume_ops
+from services.api.operations import zones
 from services.volume import rpcapi as volume_rpcapi
 
 LOG = logging.getLogger(__name__)
@@ -82,8 +83,8 @@ class GroupOperations:
             "id": str(uuid.uuid4()), "project_id": project,
             "user_id": ctxt.user_id, "name": name,
             "description": description, "status": status,
-            "availability_zone": (availability_zone or
-                                  self.conf.storage_availability_zone),
+            "availability_zone": zones.requested(
+                ctxt, self.conf, availability_zone, exception.InvalidInput),
             "group_type_id": gtype.id, **source}, list(dict.fromkeys(
                 type_ids)), lambda session: quotas_db.enforce_groups(
                     session, self.conf, project))

@@ -78,14 +78,11 @@ def checked_size(size: int | None, source: Source | None) -> int:
     return size
 
 
-def zone(requested: str | None, source: Source | None,
-         default: str) -> str:
-    """The new volume's availability zone: a source's own.
+def zone(requested: str | None, source: Source, default: str) -> str:
+    """The new volume's availability zone: the source's own.
 
     :raises InvalidInput: another zone than the source's was asked for.
     """
-    if source is None:
-        return requested or default
     if requested and requested != source.availability_zone:
         raise exception.InvalidInput(
             reason="Volume must be in the same availability zone as the "

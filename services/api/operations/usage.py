@@ -4,12 +4,11 @@ from typing import Any
 
 from oslo_config import cfg
 
-from common import constants
 from common import quota
 from common.db.api import quotas as quotas_db
-from common.db.api import services as services_db
 from common.db.api import volumes as volumes_db
 from services.api.operations import volumes as volume_ops
+from services.api.operations import zones
 
 #: Cinder's absolute limits, in its order, and their quota resources.
 _MAXIMA = (("maxTotalVolumes", quota.VOLUMES),
@@ -64,16 +63,6 @@ class UsageOperations:
         return len(volumes), sum(v.size or 0 for v in volumes), metadata
 
     def availability_zones(self, ctxt: Any) -> list[tuple[str, bool]]:
-        """Return ``(zone, available)`` for each zone with a volume service.
-
-        A zone is available when one of its enabled volume services is up;
-        the configured default zone is always listed.
-        """
-        zones: dict[str, bool] = {self.conf.storage_availability_zone: False}
-        for row in services_db.service_list(ctxt,
-                                            binary=constants.VOLUME_BINARY):
-            up = (not row.disabled
-                  and services_db.is_up(row, self.conf.service_down_time))
-            zone = row.availability_zone or self.conf.storage_availability_zone
-            zones[zone] = zones.get(zone, False) or up
-        return sorted(zones.items())
+        """Return ``(zone, available)`` for each zone with a volume service
+        (``zones.known``), sorted."""
+        return sorted(zones.known(ctxt, self.conf).items())

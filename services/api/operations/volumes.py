@@ -26,6 +26,7 @@ from common.db.api import types as types_db
 from common.db.api import volumes as volumes_db
 from services.api import operations
 from services.api.operations import sources
+from services.api.operations import zones
 from services.scheduler import rpcapi as scheduler_rpcapi
 from services.volume import rpcapi as volume_rpcapi
 
@@ -170,6 +171,7 @@ class VolumeOperations:
             no size and no source, or two sources, or a type the group
             does not take.
         :raises InvalidGroup: the group is not in a status to take it.
+        :raises InvalidAvailabilityZone: no volume service is in the zone.
         :raises UnsatisfiableVolumeType: no fresh pool could place the type.
         :raises UnsatisfiableSource: the source's pool cannot take it.
         """
@@ -186,6 +188,11 @@ class VolumeOperations:
         # pool: no transaction's round trips on the path of every create.
         vtype, specs = self.resolve_type(
             ctxt, volume_type or (source and source.volume_type_id))
+        zone = (zones.requested(ctxt, self.conf, availability_zone,
+                                exception.InvalidAvailabilityZone)
+                if source is None else sources.zone(
+                    availability_zone, source,
+                    self.conf.storage_availability_zone))
         is_multiattach = extra_specs.is_multiattach_spec(specs)
         encrypted = states.is_encrypted(specs)
         if is_multiattach:
@@ -207,9 +214,7 @@ class VolumeOperations:
             "display_description": description, "size": size,
             "status": STATUS.CREATING,
             "attach_status": constants.AttachStatus.DETACHED,
-            "availability_zone": sources.zone(
-                availability_zone, source,
-                self.conf.storage_availability_zone),
+            "availability_zone": zone,
             "volume_type_id": vtype.id, "multiattach": is_multiattach,
             "encrypted": encrypted, **sources.columns(source),
             "group_id": group and group.group_id,

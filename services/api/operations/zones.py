@@ -1,0 +1,51 @@
+"""Availability zones: the zones of the volume services, as the zone list
+shows them and as a create checks the zone it asks for (Cinder's rules)."""
+
+from typing import Any
+
+from oslo_config import cfg
+from oslo_log import log as logging
+
+from common import constants
+from common import exception
+from common.db.api import services as services_db
+
+LOG = logging.getLogger(__name__)
+
+
+def known(ctxt: Any, conf: cfg.ConfigOpts) -> dict[str, bool]:
+    """``{zone: available}`` for each zone with a volume service.
+
+    A zone is available when one of its enabled volume services is up; the
+    default zone (``storage_availability_zone``) is always known.
+    """
+    default = conf.storage_availability_zone
+    zones: dict[str, bool] = {default: False}
+    for row in services_db.service_list(ctxt,
+                                        binary=constants.VOLUME_BINARY):
+        up = (not row.disabled
+              and services_db.is_up(row, conf.service_down_time))
+        zone = row.availability_zone or default
+        zones[zone] = zones.get(zone, False) or up
+    return zones
+
+
+def requested(ctxt: Any, conf: cfg.ConfigOpts, zone: str | None,
+              invalid: type[exception.Invalid]) -> str:
+    """The zone a new volume or group goes to: ``zone`` if a volume
+    service has it (any state), else, with ``allow_availability_zone_
+    fallback``, the default zone; none asked for is the default.
+
+    :param invalid: raised, with Cinder's text, for an unknown zone:
+        ``InvalidAvailabilityZone`` for a volume, ``InvalidInput`` for a
+        group.
+    """
+    default = conf.storage_availability_zone
+    if not zone or zone == default or zone in known(ctxt, conf):
+        return zone or default
+    if conf.allow_availability_zone_fallback:
+        LOG.warning("Availability zone '%(zone)s' not found, falling back "
+                    "to '%(default)s'.", {"zone": zone, "default": default})
+        return default
+    text = "Availability zone '%s' is invalid." % zone
+    raise invalid(az=zone, reason=text)

@@ -1,0 +1,98 @@
+"""Availability zones through the api: a create may ask only for a zone a
+volume service is in (Cinder's InvalidAvailabilityZone), the zone list
+shows those zones, and ``allow_availability_zone_fallback`` sends an
+unknown zone's create to the default zone."""
+
+import uuid
+
+import pytest
+
+from common.db.api import groups as groups_db
+from common.db.api import services as services_db
+from common.db.api import types as types_db
+from common.db.api import volumes as volumes_db
+
+try:
+    from tests.unit.api import apitest
+    from tests.unit.db import fixtures
+except ImportError:  # pytest put tests/unit on sys.path instead
+    from api import apitest
+    from db import fixtures
+
+
+@pytest.fixture
+def api():
+    yield from apitest.make_api()
+
+
+def _service(host, zone, binary="ashlar-volume", disabled=False):
+    ctxt = fixtures.admin()
+    services_db.service_register(ctxt, host, binary, binary, zone)
+    if disabled:
+        services_db.service_set_disabled(ctxt, host, binary, True, "off")
+
+
+def _create(api, **fields):
+    return api.call("POST", "/volumes", {"volume": {"size": 1, **fields}})
+
+
+def _volumes():
+    return volumes_db.volume_list(fixtures.admin())
+
+
+def test_a_zone_no_volume_service_is_in_is_refused_and_nothing_made(api):
+    _service("sched", "zone-s", binary="ashlar-scheduler")
+    for zone in ("nowhere", "zone-s"):
+        resp = _create(api, availability_zone=zone)
+        assert resp.status_code == 400
+        assert resp.json == {"badRequest": {
+            "code": 400,
+            "message": "Availability zone '%s' is invalid." % zone}}
+    assert _volumes() == []
+    assert not api.ops.volumes.scheduler.create_volume.called
+
+
+def test_a_zone_of_any_volume_service_is_taken_even_down_or_disabled(api):
+    _service("node2@b", "zone-b", disabled=True)
+    resp = _create(api, availability_zone="zone-b")
+    assert resp.status_code == 202, resp.json
+    assert resp.json["volume"]["availability_zone"] == "zone-b"
+    assert [v.availability_zone for v in _volumes()] == ["zone-b"]
+    zones = api.call("GET", "/os-availability-zone").json
+    assert zones["availabilityZoneInfo"] == [
+        {"zoneName": "nova", "zoneState": {"available": False}},
+        {"zoneName": "zone-b", "zoneState": {"available": False}}]
+
+
+def test_the_default_zone_needs_no_service(api):
+    for fields in ({}, {"availability_zone": "nova"}):
+        resp = _create(api, **fields)
+        assert resp.status_code == 202, resp.json
+        assert resp.json["volume"]["availability_zone"] == "nova"
+
+
+def test_the_fallback_puts_an_unknown_zone_in_the_default_one(api):
+    api.ops.volumes.conf.set_override("allow_availability_zone_fallback",
+                                      True)
+    resp = _create(api, availability_zone="nowhere")
+    assert resp.status_code == 202, resp.json
+    assert resp.json["volume"]["availability_zone"] == "nova"
+
+
+def test_a_group_in_an_unknown_zone_is_invalid_input(api):
+    gtype = api.call("POST", "/group_types", {"group_type": {
+        "name": str(uuid.uuid4())}}).json["group_type"]
+    vtype = types_db.type_get_by_name(fixtures.admin(), "__DEFAULT__")
+    body = {"group": {"group_type": gtype["id"], "volume_types": [vtype.id],
+                      "availability_zone": "nowhere"}}
+    resp = api.call("POST", "/groups", body)
+    assert resp.status_code == 400
+    assert apitest.message(resp) == (
+        "Invalid input received: Availability zone 'nowhere' is invalid.")
+    assert groups_db.group_list(fixtures.admin()) == []
+    _service("node2@b", "zone-b")
+    body["group"]["availability_zone"] = "zone-b"
+    resp = api.call("POST", "/groups", body)
+    assert resp.status_code == 202, resp.json
+    assert api.call("GET", "/groups/" + resp.json["group"]["id"]).json[
+        "group"]["availability_zone"] == "zone-b"
