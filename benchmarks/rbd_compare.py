@@ -73,12 +73,14 @@ def read_lines(path: str) -> list[dict]:
 
 
 def snapshot_table(path: str) -> None:
-    print("\n| backend | operation | n | p50 ms | p95 ms | max ms | ops/s |")
-    print("|---|---|---|---|---|---|---|")
+    print("\n| side | backend | operation | n | p50 ms | p95 ms | max ms "
+          "| ops/s |")
+    print("|---|---|---|---|---|---|---|---|")
     for row in read_lines(path):
         s = row["create_to_available"]
-        print("| %s | %s | %d | %s | %s | %s | %s |" % (
-            row["backend"], row["operation"], s["n"], s["p50_ms"],
+        print("| %s | %s | %s | %d | %s | %s | %s | %s |" % (
+            row.get("side", "ashlar"), row["backend"], row["operation"],
+            s["n"], s["p50_ms"],
             s["p95_ms"], s["max_ms"], row["ops_per_s"]))
 
 

@@ -3,8 +3,9 @@
 # port 8798) and Ashlar's rbd backend (benchmarks/rbd_cluster.py), on THE
 # SAME throwaway Ceph cluster, in one run: RUNS rounds, each a fresh start
 # of Cinder then of Ashlar (fresh database and vhost), each measured by the
-# same bench.py with the same flags; then, on one more Ashlar deployment,
-# snapshot/clone latency (rbd, raw file, qcow2 file) and the data path.
+# same bench.py with the same flags, and Cinder's snapshot/clone latency
+# after its last run; then, on one more Ashlar deployment, snapshot/clone
+# latency (rbd, raw file, qcow2 file) and the data path.
 #
 #   ANCHOR_HOME=/work/anchor-home [RUNS=3] [DB=mysql] benchmarks/rbd_side_by_side.sh
 #
@@ -74,6 +75,13 @@ for run in $(seq 1 "$RUNS"); do
         "http://127.0.0.1:8798/v3/ba5eba11ba5eba11ba5eba11ba5eba11" \
         --prefix "cinder$run" --output "$OUT/cinder-rbd.jsonl" \
         > /dev/null 2> "$OUT/cinder-bench.$run.stderr"
+    if [[ $run == "$RUNS" ]]; then
+        echo "== Cinder: snapshots and clones"
+        (cd "$REPO" && python3 -m benchmarks.snapshot_latency --side cinder \
+            --endpoint "http://127.0.0.1:8798/v3/ba5eba11ba5eba11ba5eba11ba5eba11" \
+            --backend anchor_ma --count "${SNAP_COUNT:-20}" \
+            > "$OUT/snapshot-latency.jsonl")
+    fi
     "$ANCHOR/stop.sh" > /dev/null
 
     echo "== run $run: Ashlar on RBD (fresh start)"
@@ -88,7 +96,7 @@ echo "== Ashlar: snapshots, clones and the data path"
 serve_ashlar "$OUT/ashlar-serve.extra.txt" --file
 (cd "$REPO" && python3 -m benchmarks.snapshot_latency --endpoint "$EP" \
     --backend rbd --backend file --backend plain --count "${SNAP_COUNT:-20}" \
-    > "$OUT/snapshot-latency.jsonl")
+    >> "$OUT/snapshot-latency.jsonl")
 (cd "$REPO" && python3 -m benchmarks.data_path --endpoint "$EP" \
     --ceph-conf "$CONF" --keyring-dir "$CEPH_DIR" --total 256 --block 4 \
     --rounds 3 > "$OUT/data-path.jsonl" 2> "$OUT/data-path.stderr")

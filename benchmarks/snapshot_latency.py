@@ -89,7 +89,7 @@ def run_rounds(api: Api, source: str, size: int, count: int, poll: float,
 
 
 def measure(api: Api, backend: str, count: int, size: int,
-            poll: float) -> list[dict]:
+            poll: float, side: str) -> list[dict]:
     resp = api.call("POST", "/types", {"volume_type": {
         "name": "snapbench-%s-%d" % (backend, time.time()),
         "extra_specs": {"volume_backend_name": backend}}})
@@ -110,7 +110,7 @@ def measure(api: Api, backend: str, count: int, size: int,
             delete_all(api, [source], [], poll)
     finally:
         api.call("DELETE", "/types/%s" % type_id)
-    return [{"scenario": "snapshot_latency", "backend": backend,
+    return [{"scenario": "snapshot_latency", "side": side, "backend": backend,
              "operation": op, "size_gb": size,
              "ops_per_s": round(len(times[op]) / sum(times[op]), 2),
              "create_to_available": summarize(times[op])}
@@ -125,12 +125,15 @@ def main() -> None:
     parser.add_argument("--count", type=int, default=20)
     parser.add_argument("--size", type=int, default=1, help="GiB")
     parser.add_argument("--poll-interval", type=float, default=0.005)
+    parser.add_argument("--side", default="ashlar",
+                        help="what the endpoint runs, for the report")
     args = parser.parse_args()
     api = Api(args.endpoint)
     for backend in args.backend:
-        measure(api, backend, 2, args.size, args.poll_interval)  # warm up
+        measure(api, backend, 2, args.size, args.poll_interval,
+                args.side)  # warm up
         for line in measure(api, backend, args.count, args.size,
-                            args.poll_interval):
+                            args.poll_interval, args.side):
             print(json.dumps(line), flush=True)
 
 
