@@ -83,14 +83,18 @@ def virtual_free_capacity_gb(pool: Pool,
     Thin requests on thin pools: ``(total - reserved) * ratio -
     provisioned``; the reported free space plays no part.  Otherwise
     ``min(free, total - reserved - provisioned)`` (the reserve is not taken
-    off the reported free space here).
+    off the reported free space here).  Rounded to 2 decimals, as Cinder
+    rounds it before the filter compares and the weigher weighs.
     """
     total = float(pool.get("total_capacity_gb", 0))
     available = total - reserved_capacity_gb(pool, total)
     provisioned = provisioned_capacity_gb(pool)
     if counts_thin(pool, extra_specs):
-        return available * over_subscription_ratio(pool) - provisioned
-    return min(float(pool.get("free_capacity_gb", 0)), available - provisioned)
+        virtual_free = available * over_subscription_ratio(pool) - provisioned
+    else:
+        virtual_free = min(float(pool.get("free_capacity_gb", 0)),
+                           available - provisioned)
+    return round(virtual_free, 2)
 
 
 def capacity_ok(pool: Pool, size_gb: int,

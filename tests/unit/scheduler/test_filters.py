@@ -148,6 +148,20 @@ def test_a_burst_of_charges_on_a_thin_pool_is_bounded_by_provisioning():
     assert capacity_ok(pool, 1, {}) is False
 
 
+def test_virtual_free_capacity_is_rounded_to_2_decimals_as_cinders():
+    # (100 - 0) * 1.01 - 100.006 = 0.994 -> 0.99: no room for 1 GiB;
+    # min(free, 101.996 - 100.997) = 0.999 -> 1.0: room, where unrounded
+    # it has none.
+    pool = thin_pool(provisioned_capacity_gb=100.006,
+                     max_over_subscription_ratio=1.01)
+    assert capacity.virtual_free_capacity_gb(pool, {}) == 0.99
+    assert capacity_ok(pool, 1, {}) is False
+    pool = thick_pool(total_capacity_gb=101.996, free_capacity_gb=101.996,
+                      provisioned_capacity_gb=100.997)
+    assert capacity.virtual_free_capacity_gb(pool, THICK) == 1.0
+    assert capacity_ok(pool, 1, THICK) is True
+
+
 def test_thin_pool_provisioned_ratio_limit():
     pool = thin_pool(free_capacity_gb=50, provisioned_capacity_gb=180)
     # (180 + 20) / 100 = 2.0 is not above the ratio.
