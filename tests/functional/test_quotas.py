@@ -73,7 +73,7 @@ def test_concurrent_creates_never_exceed_the_quota(deployment):
 
 
 def test_usage_is_what_exists_after_deletes_and_failures(deployment):
-    _dep, client = deployment
+    dep, client = deployment
     made = [_create(client, 2).json()["volume"]["id"] for _ in range(4)]
     for vid in made:
         client.wait_status(vid, "available")
@@ -86,10 +86,18 @@ def test_usage_is_what_exists_after_deletes_and_failures(deployment):
     assert huge.status_code == 400, huge.text
     assert "No backend can hold a volume of 99999999 GiB" in huge.text
     assert _usage(client) == (2, 4)
-    # A create the scheduler cannot place (no pool in that zone) turns
-    # error and still counts (its row exists) until it is deleted.
+    # A create the scheduler cannot place turns error and still counts
+    # (its row exists) until it is deleted: its zone is known (a volume
+    # service was in it) but no pool there reports any more.
+    dep.start("elsewhere", "services.volume", "node9", extra=(
+        "[DEFAULT]\nstorage_availability_zone = elsewhere\n"))
+    harness.wait_for(lambda: len(client.pools()) == 2, timeout=60,
+                     what="node9's pool")
+    dep.stop("elsewhere")
+    harness.wait_for(lambda: len(client.pools()) == 1, timeout=60,
+                     what="node9's pool to go")
     failed = client.post("/volumes", {"volume": {
-        "size": 3, "availability_zone": "nowhere"}}).json()["volume"]["id"]
+        "size": 3, "availability_zone": "elsewhere"}}).json()["volume"]["id"]
     client.wait_status(failed, "error", timeout=60)
     assert _usage(client) == (3, 7)
     client.delete("/volumes/%s" % failed)
