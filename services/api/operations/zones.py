@@ -32,9 +32,9 @@ def known(ctxt: Any, conf: cfg.ConfigOpts) -> dict[str, bool]:
 
 def requested(ctxt: Any, conf: cfg.ConfigOpts, zone: str | None,
               invalid: type[exception.Invalid]) -> str:
-    """The zone a new volume or group goes to: ``zone`` if a volume
-    service has it (any state), else, with ``allow_availability_zone_
-    fallback``, the default zone; none asked for is the default.
+    """The zone a new volume or group goes to: none asked for is the
+    default zone; ``zone`` if a volume service is in it (in any state);
+    else the default zone when ``allow_availability_zone_fallback`` is set.
 
     :param invalid: raised, with Cinder's text, for an unknown zone:
         ``InvalidAvailabilityZone`` for a volume, ``InvalidInput`` for a
