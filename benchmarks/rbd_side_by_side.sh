@@ -29,6 +29,7 @@ export CEPH_MS_PORT_MIN="${CEPH_MS_PORT_MIN:-7400}"
 export CEPH_MS_PORT_MAX="${CEPH_MS_PORT_MAX:-7900}"
 CONF="$CEPH_DIR/ceph.conf"
 KEYRING="$CEPH_DIR/ceph.client.cinder.keyring"
+CINDER_EP="http://127.0.0.1:8798/v3/ba5eba11ba5eba11ba5eba11ba5eba11"
 BENCH=(python3 "$ANCHOR/bench.py" --scenarios S1,S2,S3,S4,S5
        --poll-interval 0.005)
 mkdir -p "$OUT" "$STATE"
@@ -71,16 +72,14 @@ for run in $(seq 1 "$RUNS"); do
     "$ANCHOR_HOME/venv/bin/cinder-manage" --config-file "$RBD/cinder-rbd.conf" \
         db purge 0 > /dev/null 2>&1 || true
     "$RBD/run-rbd.sh" > "$OUT/cinder-start.$run.txt"
-    "${BENCH[@]}" --endpoint \
-        "http://127.0.0.1:8798/v3/ba5eba11ba5eba11ba5eba11ba5eba11" \
+    "${BENCH[@]}" --endpoint "$CINDER_EP" \
         --prefix "cinder$run" --output "$OUT/cinder-rbd.jsonl" \
         > /dev/null 2> "$OUT/cinder-bench.$run.stderr"
     if [[ $run == "$RUNS" ]]; then
         echo "== Cinder: snapshots and clones"
         (cd "$REPO" && python3 -m benchmarks.snapshot_latency --side cinder \
-            --endpoint "http://127.0.0.1:8798/v3/ba5eba11ba5eba11ba5eba11ba5eba11" \
-            --backend anchor_ma --count "${SNAP_COUNT:-20}" \
-            > "$OUT/snapshot-latency.jsonl")
+            --endpoint "$CINDER_EP" --backend anchor_ma \
+            --count "${SNAP_COUNT:-20}" > "$OUT/snapshot-latency.jsonl")
     fi
     "$ANCHOR/stop.sh" > /dev/null
 

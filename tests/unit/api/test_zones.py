@@ -5,8 +5,6 @@ unknown zone's create to the default zone."""
 
 import uuid
 
-import pytest
-
 from common.db.api import groups as groups_db
 from common.db.api import services as services_db
 from common.db.api import types as types_db
@@ -18,11 +16,6 @@ try:
 except ImportError:  # pytest put tests/unit on sys.path instead
     from api import apitest
     from db import fixtures
-
-
-@pytest.fixture
-def api():
-    yield from apitest.make_api()
 
 
 def _service(host, zone, binary="ashlar-volume", disabled=False):
