@@ -47,6 +47,12 @@ def freshness_window(conf: Any) -> float:
     return float(configured or 2 * conf.backend_stats_polling_interval)
 
 
+def in_zone(pool: Mapping[str, Any], zone: str | None) -> bool:
+    """Tell whether a pool's capabilities put it in ``zone`` (any: None):
+    the scheduler's AvailabilityZoneFilter, and the API's early check."""
+    return not zone or pool.get("availability_zone") == zone
+
+
 def flatten(service_host: str, capabilities: Mapping[str, Any],
             timestamp: float) -> dict[str, dict]:
     """Expand one backend report into ``{host@backend#pool: capabilities}``.
@@ -385,12 +391,13 @@ class CapabilityStore:
             return [pool for entry in self._backends.values()
                     for pool in entry.pools.values()]
 
-    def counting(self, up_hosts: Iterable[str] | None = None
-                 ) -> list[PoolState]:
+    def counting(self, up_hosts: Iterable[str] | None = None,
+                 zone: str | None = None) -> list[PoolState]:
         """Pools that count now: fresh report, backend not down, service up.
 
         :param up_hosts: ``host@backend`` names whose service heartbeats;
             None when the caller cannot know (then it is not checked).
+        :param zone: only the pools of this availability zone (None: all).
         """
         allowed = set(up_hosts) if up_hosts is not None else None
         since = self.fresh_since()
@@ -399,18 +406,8 @@ class CapabilityStore:
                        if entry.received_at >= since
                        and (allowed is None or host in allowed)]
             return [pool for _host, entry in entries
-                    for pool in entry.pools.values() if not pool.down]
-
-    def any_counting(self, up_hosts: Iterable[str] | None = None) -> bool:
-        """Tell whether at least one pool counts now."""
-        allowed = set(up_hosts) if up_hosts is not None else None
-        since = self.fresh_since()
-        with self._lock:
-            return any(not pool.down
-                       for host, entry in self._backends.items()
-                       if entry.received_at >= since
-                       and (allowed is None or host in allowed)
-                       for pool in entry.pools.values())
+                    for pool in entry.pools.values()
+                    if not pool.down and in_zone(pool.caps, zone)]
 
     def fresh_pools(self, up_hosts: Iterable[str] | None = None
                     ) -> dict[str, dict]:
@@ -475,10 +472,13 @@ class CapabilityStore:
                         found.add(pool)
             return found
 
-    def match_groups(self, wanted: Mapping[str, str | None]
+    def match_groups(self, wanted: Mapping[str, str | None],
+                     also: tuple[str, ...] = ()
                      ) -> tuple[Projection, dict[tuple, tuple[str, ...]]] | None:
         """Match capability specs once per group of pools.
 
+        :param also: more capabilities to group the pools by (the caller
+            reads them from each group's pools).
         :returns: the projection and ``{group key: unsatisfied specs}`` for
             every group held now, or None when a spec reads the whole
             capability dict (match pool by pool then).
@@ -486,7 +486,7 @@ class CapabilityStore:
         roots = spec_roots(wanted)
         if roots is None:
             return None
-        projection = self.projection(roots)
+        projection = self.projection(tuple(sorted(set(roots + also))))
         key = specs_key(wanted)
         with self._lock:
             groups = [(group_key, next(iter(pools.values())).caps)
@@ -517,31 +517,38 @@ class CapabilityStore:
                     for pool in projection.groups.get(key, {}).values()]
 
     def find_satisfying(self, wanted: Mapping[str, str | None],
-                        up_hosts: Iterable[str] | None = None
+                        up_hosts: Iterable[str] | None = None,
+                        zone: str | None = None
                         ) -> tuple[str | None, list[tuple[str, ...]]]:
         """Find a counting pool that satisfies capability specs.
 
         Capacity is not considered.
 
+        :param zone: only the pools of this availability zone (None: all).
         :returns: ``(pool name, [])`` for a pool that fits, else
-            ``(None, the distinct lists of unsatisfied specs)``; that list is
-            empty when no pool counts at all.
+            ``(None, the distinct lists of unsatisfied specs of the pools
+            that count)``; that list is empty when no pool counts at all.
         """
         allowed = set(up_hosts) if up_hosts is not None else None
-        matched = self.match_groups(wanted)
+        matched = self.match_groups(wanted, ("availability_zone",))
         if matched is None:
-            return self._find_one_by_one(wanted, allowed)
+            return self._find_one_by_one(wanted, allowed, zone)
         projection, results = matched
         since = self.fresh_since()
+        failures: dict[tuple[str, ...], None] = {}
         with self._lock:
             for group_key, missing in results.items():
-                if missing:
-                    continue
-                for pool in projection.groups.get(group_key, {}).values():
-                    if self._counts(pool, since, allowed):
-                        return pool.name, []
-        failures = list(dict.fromkeys(m for m in results.values() if m))
-        return None, failures if self.any_counting(allowed) else []
+                pools = projection.groups.get(group_key, {}).values()
+                first = next(iter(pools), None)
+                if first is None or not in_zone(first.caps, zone):
+                    continue        # the group's pools share their zone
+                pool = next((pool for pool in pools
+                             if self._counts(pool, since, allowed)), None)
+                if pool is not None and not missing:
+                    return pool.name, []
+                if pool is not None:
+                    failures[missing] = None
+        return None, list(failures)
 
     def _counts(self, pool: PoolState, since: float,
                 allowed: set[str] | None) -> bool:
@@ -549,10 +556,10 @@ class CapabilityStore:
                 and (allowed is None or pool.backend in allowed))
 
     def _find_one_by_one(self, wanted: Mapping[str, str | None],
-                         allowed: set[str] | None
+                         allowed: set[str] | None, zone: str | None
                          ) -> tuple[str | None, list[tuple[str, ...]]]:
         failures: dict[tuple[str, ...], None] = {}
-        for pool in self.counting(allowed):
+        for pool in self.counting(allowed, zone):
             missing = tuple(specs_matcher.unsatisfied_specs(pool.caps, wanted))
             if not missing:
                 return pool.name, []

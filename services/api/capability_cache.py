@@ -28,10 +28,13 @@ decide:
    query fails, or reports kept changing the pools while they were judged
    again and again) means "accept".
 
+A create is judged on the pools of its availability zone only (the zone
+each pool's report names, which the scheduler's zone filter reads too).
+
 What the cache leaves to the scheduler only ever makes it accept more:
-capacity, availability zones, and heartbeats of the pools it does count (a
-pool of a service that stopped heartbeating still counts here until its
-report expires).  A backend that stops therefore makes creates fail with a
+free capacity, and heartbeats of the pools it does count (a pool of a
+service that stopped heartbeating still counts here until its report
+expires).  A backend that stops therefore makes creates fail with a
 400 again once its report has expired and its service is down, i.e. after
 ``max(freshness window, service_down_time)``.
 
@@ -221,26 +224,28 @@ class CapabilityCache:
                         exc_info=True)
             return None
 
-    def _judge(self, wanted: dict) -> _Verdict | None:
-        """Judge the pools held now; None when one satisfies ``wanted``."""
+    def _judge(self, wanted: dict, zone: str | None) -> _Verdict | None:
+        """Judge the pools of ``zone`` held now; None when one satisfies
+        ``wanted``."""
         generation = self.store.generation
         heard = self.store.fresh_backends()
-        found, failures = self.store.find_satisfying(wanted)
+        found, failures = self.store.find_satisfying(wanted, zone=zone)
         if found is not None:
             return None
         return _Verdict(generation, heard, failures)
 
     def check_type(self, ctxt: Any, vtype: Any, specs: dict,
-                   size: int | None = None) -> None:
-        """Reject a type no fresh pool can satisfy, or a size no fresh pool
-        could hold even empty, if the view is trusted.
+                   size: int | None = None, zone: str | None = None) -> None:
+        """Reject a type no fresh pool of ``zone`` (None: of any zone) can
+        satisfy, or a size no such pool could hold even empty, if the view
+        is trusted.
 
         :raises UnsatisfiableVolumeType: naming the unsatisfied specs.
         :raises UnsatisfiableVolumeSize:
         """
-        self._check_specs(ctxt, vtype, specs)
+        self._check_specs(ctxt, vtype, specs, zone)
         if size is not None:
-            self._check_size(ctxt, specs, size)
+            self._check_size(ctxt, specs, size, zone)
 
     def check_pool(self, pool_name: str, source: str, vtype: Any,
                    specs: dict, size: int) -> None:
@@ -266,16 +271,21 @@ class CapabilityCache:
                 source=source, unsatisfied="%s GiB is more than it holds"
                 % size)
 
-    def _check_size(self, ctxt: Any, specs: dict, size: int) -> None:
+    def _check_size(self, ctxt: Any, specs: dict, size: int,
+                    zone: str | None) -> None:
         """Rule 4 for capacity: refuse only when every running backend was
-        heard and no pool of theirs, judged empty, would hold ``size``."""
+        heard and no pool of theirs in ``zone``, judged empty, would hold
+        ``size``; a zone without a pool that counts is left to the
+        scheduler (the type check speaks for it)."""
         if not self.trusted():
             return
         for _attempt in range(JUDGE_ATTEMPTS):
             generation = self.store.generation
             heard = self.store.fresh_backends()
-            if any(capacity.could_ever_hold(pool.caps, size, specs)
-                   for pool in self.store.counting()):
+            pools = self.store.counting(zone=zone)
+            if not pools or any(capacity.could_ever_hold(pool.caps, size,
+                                                         specs)
+                                for pool in pools):
                 return
             running = self.running_backends(ctxt)
             if running is None or running - (heard
@@ -286,11 +296,12 @@ class CapabilityCache:
         LOG.info("No pool seemed to hold %s GiB, but reports kept arriving; "
                  "letting the scheduler decide", size)
 
-    def _check_specs(self, ctxt: Any, vtype: Any, specs: dict) -> None:
+    def _check_specs(self, ctxt: Any, vtype: Any, specs: dict,
+                     zone: str | None) -> None:
         wanted = extra_specs.capability_specs(specs)
         if not wanted or not self.trusted():
             return
-        verdict = self._judge(wanted)
+        verdict = self._judge(wanted, zone)
         if verdict is None:
             return
         running = self.running_backends(ctxt)
@@ -315,8 +326,8 @@ class CapabilityCache:
             if self.store.generation == verdict.generation:
                 raise exception.UnsatisfiableVolumeType(
                     type=vtype.name,
-                    unsatisfied=describe(wanted, verdict.failures))
-            verdict = self._judge(wanted)
+                    unsatisfied=describe(wanted, verdict.failures, zone))
+            verdict = self._judge(wanted, zone)
             if verdict is None:
                 return
         LOG.info("Type %s fits no pool heard of, but reports kept arriving "
@@ -351,20 +362,23 @@ class _Reports:
                                                   timestamp)
 
 
-def describe(wanted: dict, failures: list[tuple[str, ...]]) -> str:
+def describe(wanted: dict, failures: list[tuple[str, ...]],
+             zone: str | None = None) -> str:
     """Name the specs no pool satisfies, or those no pool satisfies together.
 
     :param wanted: the type's capability specs.
     :param failures: the unsatisfied specs of each kind of pool.
+    :param zone: the availability zone whose pools were judged (None: all).
     """
     def text(keys: set) -> str:
         return ", ".join("%s=%s" % (k, wanted[k]) for k in wanted
                          if k in keys)
+    where = " in availability zone %s" % zone if zone else ""
     if not failures:
-        return ("no backend that is up has reported fresh pools (%s)"
-                % text(set(wanted)))
+        return ("no backend that is up%s has reported fresh pools (%s)"
+                % (where, text(set(wanted))))
     common = set.intersection(*(set(f) for f in failures))
     if common:
-        return "no fresh pool offers %s" % text(common)
-    return "no single fresh pool offers all of %s" % text(
-        set.union(*(set(f) for f in failures)))
+        return "no fresh pool%s offers %s" % (where, text(common))
+    return "no single fresh pool%s offers all of %s" % (where, text(
+        set.union(*(set(f) for f in failures))))

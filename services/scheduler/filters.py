@@ -13,6 +13,7 @@ import dataclasses
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from common import capabilities
 from common import capacity
 from common.extra_specs import unsatisfied_specs
 
@@ -33,12 +34,6 @@ def backend_up(pool: Pool) -> bool:
     return pool.get("backend_state") != "down"
 
 
-def availability_zone_ok(pool: Pool, availability_zone: str | None) -> bool:
-    """Tell whether the pool is in the requested zone (any, if None)."""
-    return (not availability_zone
-            or pool.get("availability_zone") == availability_zone)
-
-
 def capabilities_ok(pool: Pool, extra_specs: Mapping[str, str | None]) -> bool:
     """Tell whether the pool satisfies every capability spec of the type."""
     return not unsatisfied_specs(pool, extra_specs)
@@ -47,7 +42,7 @@ def capabilities_ok(pool: Pool, extra_specs: Mapping[str, str | None]) -> bool:
 _FILTERS: tuple[tuple[str, Callable[[Pool, PlacementRequest], bool]], ...] = (
     ("BackendStateFilter", lambda pool, req: backend_up(pool)),
     ("AvailabilityZoneFilter",
-     lambda pool, req: availability_zone_ok(pool, req.availability_zone)),
+     lambda pool, req: capabilities.in_zone(pool, req.availability_zone)),
     ("CapacityFilter",
      lambda pool, req: capacity.capacity_ok(pool, req.size_gb,
                                             req.extra_specs)),

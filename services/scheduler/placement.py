@@ -154,8 +154,7 @@ class _Verdicts:
         caps = pool.caps
         if not filters.backend_up(caps):
             return "BackendStateFilter"
-        if not filters.availability_zone_ok(caps,
-                                            self.request.availability_zone):
+        if not capabilities.in_zone(caps, self.request.availability_zone):
             return "AvailabilityZoneFilter"
         if not self.wanted:
             return None

@@ -33,6 +33,9 @@ PLAIN_BACKEND = ("[file]\nvolume_driver = file\nfile_volume_format = qcow2\n"
 TINY_BACKEND = ("[fake]\nvolume_driver = fake\nfake_total_capacity_gb = 1\n"
                 "fake_multiattach = false\nmax_over_subscription_ratio = 1\n")
 SHARED_BACKEND = "[file]\nvolume_driver = file\nfile_volume_format = raw\n"
+#: qcow2 files (never multiattach) in an availability zone of their own.
+WEST_BACKEND = ("[DEFAULT]\nstorage_availability_zone = west\n"
+                "[file]\nvolume_driver = file\nfile_volume_format = qcow2\n")
 #: Pool keys the issue asks every report to carry.
 POOL_KEYS = {"pool_name", "total_capacity_gb", "free_capacity_gb",
              "allocated_capacity_gb", "provisioned_capacity_gb",
@@ -60,20 +63,23 @@ class Cluster:
         self.dep.start("shared", "services.volume", "shared",
                        extra=SHARED_BACKEND)
 
-    def post_ma(self):
-        """POST a multiattach create over a new connection."""
+    def post_ma(self, zone=None):
+        """POST a multiattach create (in ``zone``) over a new connection."""
+        volume = {"size": 1, "volume_type": self.ma_type}
+        if zone:
+            volume["availability_zone"] = zone
         return requests.post(
             self.dep.endpoint + "/volumes", headers=self.headers, timeout=30,
-            json={"volume": {"size": 1, "volume_type": self.ma_type}})
+            json={"volume": volume})
 
     def volume_rows(self):
         with self.engine.connect() as conn:
             return conn.execute(sa.text(
                 "SELECT count(*) FROM volumes")).scalar()
 
-    def burst(self, count):
+    def burst(self, count, zone=None):
         """``count`` multiattach creates; their status codes and ids."""
-        answers = [self.post_ma() for _ in range(count)]
+        answers = [self.post_ma(zone) for _ in range(count)]
         self.last_burst = answers
         return ([r.status_code for r in answers],
                 [r.json()["volume"]["id"] for r in answers
@@ -89,13 +95,13 @@ class Cluster:
         return "%s\n%s" % (odd, "\n".join(
             "--- %s\n%s" % item for item in tails.items()))
 
-    def wait_answer(self, code, timeout):
+    def wait_answer(self, code, timeout, zone=None):
         """Post until the answer is ``code``; return the ids of the volumes
         accepted meanwhile (and the last one's, if ``code`` is 202)."""
         others = []
 
         def answered():
-            resp = self.post_ma()
+            resp = self.post_ma(zone)
             if resp.status_code == 202:
                 others.append(resp.json()["volume"]["id"])
             return resp.status_code == code
@@ -216,6 +222,31 @@ def test_multiattach_backend_makes_creates_succeed(cluster):
         assert host == "shared@file#file"
     assert len(cluster.worker_pids_that_accepted()) >= 2
     cluster.delete_all(ids)
+
+
+def test_a_zone_without_a_multiattach_pool_is_400_at_once(cluster):
+    """A create is judged on the pools of the zone it asks for: the shared
+    pool (zone nova) does not make a multiattach create in zone west, where
+    only qcow2 files are, a 202 that the scheduler would then fail."""
+    cluster.dep.start("west", "services.volume", "west", extra=WEST_BACKEND)
+    harness.wait_for(lambda: "west@file#file" in cluster.client.pools(),
+                     timeout=60, what="the west pool")
+    cluster.delete_all(cluster.wait_answer(400, timeout=30, zone="west"))
+    rows = cluster.volume_rows()
+    codes, _ids = cluster.burst(30, zone="west")
+    assert codes == [400] * 30, cluster.explain(400)
+    assert ("no fresh pool in availability zone west offers "
+            "multiattach=<is> True") in cluster.last_burst[0].json()[
+                "badRequest"]["message"]
+    assert cluster.volume_rows() == rows
+    codes, ids = cluster.burst(3, zone="nova")
+    assert codes == [202] * 3, cluster.explain(202)
+    for vid in ids:
+        cluster.client.wait_status(vid, "available", timeout=60)
+    cluster.delete_all(ids)
+    cluster.dep.stop("west")
+    harness.wait_for(lambda: "west@file#file" not in cluster.client.pools(),
+                     timeout=60, what="the west pool to go")
 
 
 def test_a_type_needing_fencing_is_refused_at_once_on_file_backends(cluster):

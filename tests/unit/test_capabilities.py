@@ -96,7 +96,7 @@ def test_down_backend_state_does_not_count(store):
     store.update("h@b", report(state="down"), timestamp=1.0)
     assert store.fresh_pools() == {}
     assert store.fresh_backends() == {"h@b"}
-    assert not store.any_counting()
+    assert not store.counting()
 
 
 def test_up_hosts_restrict_counting(store):
@@ -316,6 +316,27 @@ def test_find_satisfying_ignores_stale_and_down_pools(store, clock):
     clock.now += 6
     name, failures = store.find_satisfying({"multiattach": "<is> True"})
     assert name is None and failures == [("multiattach",)]
+
+
+def test_find_satisfying_in_a_zone(store):
+    """Only the zone's pools count; failures are theirs alone."""
+    wanted = {"multiattach": "<is> True"}
+    store.update("plain@b", report(), timestamp=1.0)
+    store.update("ma@b", report(multiattach=True, availability_zone="east"),
+                 timestamp=1.0)
+    assert store.find_satisfying(wanted, zone="east")[0] == "ma@b#p"
+    assert store.find_satisfying(wanted)[0] == "ma@b#p"
+    assert store.find_satisfying(wanted, zone="nova") == (
+        None, [("multiattach",)])
+    assert store.find_satisfying(wanted, zone="west") == (None, [])
+
+
+def test_find_satisfying_pool_by_pool_in_a_zone(store):
+    store.update("a@b", report(availability_zone="east"), timestamp=1.0)
+    wanted = {"capabilities": "x"}          # reads the whole dict
+    assert store.find_satisfying(wanted, zone="east") == (
+        None, [("capabilities",)])
+    assert store.find_satisfying(wanted, zone="nova") == (None, [])
 
 
 def test_find_satisfying_with_nothing_counting(store):

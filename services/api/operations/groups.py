@@ -74,17 +74,19 @@ class GroupOperations:
         ctxt.can("group:create", {"project_id": project})
         gtype = self.group_types.resolve(ctxt, group_type)
         gtype_ops.check_usable(gtype)
+        resolved = [self.volumes.resolve_type(ctxt, name_or_id)
+                    for name_or_id in volume_types]
+        zone = zones.requested(ctxt, self.conf, availability_zone,
+                               exception.InvalidInput)
         type_ids = []
-        for name_or_id in volume_types:
-            vtype, specs = self.volumes.resolve_type(ctxt, name_or_id)
-            self.volumes.check_place(ctxt, None, vtype, specs, 1)
+        for vtype, specs in resolved:
+            self.volumes.check_place(ctxt, None, vtype, specs, 1, zone)
             type_ids.append(vtype.id)
         row = groups_db.group_create(ctxt, {
             "id": str(uuid.uuid4()), "project_id": project,
             "user_id": ctxt.user_id, "name": name,
             "description": description, "status": status,
-            "availability_zone": zones.requested(
-                ctxt, self.conf, availability_zone, exception.InvalidInput),
+            "availability_zone": zone,
             "group_type_id": gtype.id, **source}, list(dict.fromkeys(
                 type_ids)), lambda session: quotas_db.enforce_groups(
                     session, self.conf, project))

@@ -57,9 +57,9 @@ _RETYPE_REFUSED = (
     "different that the one from the volume, and for in-use volumes "
     "front-end qos specs cannot change.")
 
-#: Checks a type and a size against what backends can do; raises when none
-#: can.
-EarlyCheck = Callable[[Any, Any, dict, int], None]
+#: Checks a type and a size against what the backends of an availability
+#: zone can do; raises when none can.
+EarlyCheck = Callable[[Any, Any, dict, int, str | None], None]
 
 
 class Into:
@@ -201,7 +201,7 @@ class VolumeOperations:
                 raise exception.InvalidVolume(
                     reason="Multiattach cannot be used with encrypted "
                            "volumes.")
-        self.check_place(ctxt, source, vtype, specs, size)
+        self.check_place(ctxt, source, vtype, specs, size, zone)
         if group is not None:
             group.check_type(vtype.id)
         change = quota.Change(vtype.name, volumes=1, gigabytes=size,
@@ -251,15 +251,15 @@ class VolumeOperations:
         return None
 
     def check_place(self, ctxt: Any, source: "sources.Source | None",
-                     vtype: Any, specs: dict, size: int) -> None:
-        """The early rejection: a type no fresh pool offers, or a source
-        whose pool cannot take the new volume."""
+                    vtype: Any, specs: dict, size: int, zone: str) -> None:
+        """The early rejection: a type no fresh pool of ``zone`` offers, or
+        a source whose pool cannot take the new volume."""
         if source is not None:
             if self.cache is not None:
                 self.cache.check_pool(source.pool, source.describe(), vtype,
                                       specs, size)
         elif self.early_check is not None:
-            self.early_check(ctxt, vtype, specs, size)
+            self.early_check(ctxt, vtype, specs, size, zone)
 
     def update(self, ctxt: Any, volume_id: str, values: dict,
                metadata: dict | None) -> Any:
@@ -564,7 +564,8 @@ class VolumeOperations:
                        "compute host, which Ashlar does not drive)."
                        % (row.id, vtype.name))
         if self.early_check is not None:
-            self.early_check(ctxt, vtype, specs, row.size)
+            self.early_check(ctxt, vtype, specs, row.size,
+                             row.availability_zone)
 
     def set_bootable(self, ctxt: Any, volume_id: str, bootable: bool) -> None:
         row = self.get(ctxt, volume_id)

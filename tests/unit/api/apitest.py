@@ -3,6 +3,7 @@ operations, a real (SQLite) database and the fake driver, the volume
 service's RPC answered in process."""
 
 import json
+import time
 import types
 import uuid
 from unittest import mock
@@ -10,11 +11,14 @@ from unittest import mock
 from falcon import testing
 from oslo_config import cfg
 
+from common import capabilities
+from common import conf as ashlar_conf
 from common import context
 from common import policy
 from common import rpc
 from drivers import fake as fake_driver
 from services.api import app as api_app
+from services.api import capability_cache
 from services.api import rpc_door
 from services.api.operations import attachments as attachment_ops
 from services.api.operations import encryption as encryption_ops
@@ -174,6 +178,22 @@ def make_api():
     yield Api(client, driver, rpc, ops)
     fixtures.clean()
     policy.reset()
+
+
+def warm_cache(api, reports):
+    """Give the volume operations a warm capability cache that heard
+    ``reports`` (``{host@backend: report}``), each backend running."""
+    conf = cfg.ConfigOpts()
+    ashlar_conf.register_opts(conf)
+    conf([], project="ashlar", default_config_files=[])
+    cache = capability_cache.CapabilityCache(
+        conf, mock.Mock(), store=capabilities.CapabilityStore(60.0),
+        running_backends=lambda: set(reports))
+    for host, report in reports.items():
+        cache.update_service_capabilities(None, host, report, time.time())
+    cache.warmed.set()
+    api.ops.volumes.cache = cache
+    api.ops.volumes.early_check = cache.check_type
 
 
 def message(resp):

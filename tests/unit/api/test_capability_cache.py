@@ -40,8 +40,9 @@ class Scheduler:
         return self.exported
 
 
-def report(multiattach, name="b", state="up"):
+def report(multiattach, name="b", state="up", zone="nova"):
     return {"volume_backend_name": name, "storage_protocol": "local",
+            "availability_zone": zone,
             "pools": [{"pool_name": name, "multiattach": multiattach,
                        "free_capacity_gb": 10, "total_capacity_gb": 10,
                        "backend_state": state}]}
@@ -316,6 +317,42 @@ def test_message_names_only_the_specs_no_pool_offers(cache, running):
     assert "no fresh pool offers volume_backend_name=nope" in err.value.msg
 
 
+def test_only_the_pools_of_the_zone_asked_for_are_judged(cache, running):
+    """A pool that fits in another zone does not save a create: the
+    scheduler's zone filter would refuse it there."""
+    running.add("ma@b")
+    hear(cache, "ma@b", True, zone="east")
+    cache.check_type(None, VTYPE, MA, zone="east")
+    cache.check_type(None, VTYPE, MA)
+    with pytest.raises(exception.UnsatisfiableVolumeType) as err:
+        cache.check_type(None, VTYPE, MA, zone="nova")
+    assert ("no fresh pool in availability zone nova offers "
+            "multiattach=<is> True") in err.value.msg
+
+
+def test_a_zone_without_a_pool_that_counts_is_named(cache, running):
+    running.add("ma@b")
+    hear(cache, "ma@b", True, zone="east", state="down")
+    with pytest.raises(exception.UnsatisfiableVolumeType) as err:
+        cache.check_type(None, VTYPE, MA, zone="east")
+    assert ("no backend that is up in availability zone east has reported "
+            "fresh pools") in err.value.msg
+
+
+def test_size_is_judged_on_the_pools_of_the_zone(cache, running):
+    """A size only another zone's pool could hold is refused; a zone with
+    no pool that counts is left to the scheduler."""
+    running.add("big@b")
+    cache.update_service_capabilities(None, "big@b", dict(
+        report(False, zone="east"), pools=[{
+            "pool_name": "big", "free_capacity_gb": 1000,
+            "total_capacity_gb": 1000}]), 1.0)
+    cache.check_type(None, VTYPE, {}, size=500, zone="east")
+    with pytest.raises(exception.UnsatisfiableVolumeSize):
+        cache.check_type(None, VTYPE, {}, size=500, zone="nova")
+    cache.check_type(None, VTYPE, {}, size=500, zone="west")
+
+
 def test_describe_without_pools():
     assert "no backend that is up has reported fresh pools (multiattach=" \
         "<is> True)" == capability_cache.describe(MA, [])
@@ -454,9 +491,9 @@ def test_reports_that_keep_arriving_mean_accept(conf, clock, monkeypatch):
     real = store.find_satisfying
     stamps = iter(range(2, 100))
 
-    def find_while_reports_arrive(wanted):
+    def find_while_reports_arrive(wanted, zone=None):
         hear(cache, "plain@b", False, timestamp=float(next(stamps)))
-        return real(wanted)
+        return real(wanted, zone=zone)
     monkeypatch.setattr(store, "find_satisfying", find_while_reports_arrive)
     cache.check_type(None, VTYPE, MA)        # accepted, not rejected
 

@@ -2,15 +2,8 @@
 how (Cinder's fault format, the volume left as it was); a retype that
 must move the volume."""
 
-import time
 import uuid
 from unittest import mock
-
-from oslo_config import cfg
-
-from common import capabilities
-from common import conf as ashlar_conf
-from services.api import capability_cache
 
 try:
     from tests.unit.api import apitest
@@ -46,22 +39,11 @@ def _pools(api, *backends):
     """Give the volume operations a warm capability cache in which each
     of ``backends`` (volume_backend_name) reports one pool, node1's b1
     first."""
-    conf = cfg.ConfigOpts()
-    ashlar_conf.register_opts(conf)
-    conf([], project="ashlar", default_config_files=[])
-    cache = capability_cache.CapabilityCache(
-        conf, mock.Mock(), store=capabilities.CapabilityStore(60.0),
-        running_backends=lambda: {"node%d@%s" % (i, name)
-                                  for i, name in enumerate(backends, 1)})
-    for i, name in enumerate(backends, 1):
-        cache.update_service_capabilities(None, "node%d@%s" % (i, name), {
-            "volume_backend_name": name, "pools": [{
-                "pool_name": name, "free_capacity_gb": 10,
-                "total_capacity_gb": 10, "backend_state": "up"}]},
-            time.time())
-    cache.warmed.set()
-    api.ops.volumes.cache = cache
-    api.ops.volumes.early_check = cache.check_type
+    apitest.warm_cache(api, {"node%d@%s" % (i, name): {
+        "volume_backend_name": name, "pools": [{
+            "pool_name": name, "free_capacity_gb": 10,
+            "total_capacity_gb": 10, "backend_state": "up"}]}
+        for i, name in enumerate(backends, 1)})
 
 
 def test_a_retype_that_must_move_the_volume(api):

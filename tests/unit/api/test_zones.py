@@ -1,7 +1,8 @@
 """Availability zones through the api: a create may ask only for a zone a
 volume service is in (Cinder's InvalidAvailabilityZone), the zone list
-shows those zones, and ``allow_availability_zone_fallback`` sends an
-unknown zone's create to the default zone."""
+shows those zones, ``allow_availability_zone_fallback`` sends an
+unknown zone's create to the default zone, and the early check judges a
+create on the pools of its zone only."""
 
 import uuid
 
@@ -89,3 +90,56 @@ def test_a_group_in_an_unknown_zone_is_invalid_input(api):
     assert resp.status_code == 202, resp.json
     assert api.call("GET", "/groups/" + resp.json["group"]["id"]).json[
         "group"]["availability_zone"] == "zone-b"
+
+
+def _multiattach_in(api, zone):
+    """A warm capability view: multiattach only in ``zone``, plain files
+    in zone-b; a multiattach type."""
+    def report(multiattach, zone):
+        return {"volume_backend_name": "b", "availability_zone": zone,
+                "pools": [{"pool_name": "b", "multiattach": multiattach,
+                           "total_capacity_gb": 10, "free_capacity_gb": 10}]}
+    _service("node2@b", "zone-b")
+    apitest.warm_cache(api, {"node1@b": report(True, zone),
+                             "node2@b": report(False, "zone-b")})
+    return fixtures.make_type(specs={"multiattach": "<is> True"})
+
+
+def test_a_create_is_judged_on_the_pools_of_its_zone(api):
+    """The default zone's multiattach pool does not save a multiattach
+    create in zone-b: 400 at once, nothing made, as the scheduler's zone
+    filter would refuse it there."""
+    vtype = _multiattach_in(api, "nova")
+    resp = _create(api, volume_type=vtype.id, availability_zone="zone-b")
+    assert resp.status_code == 400
+    assert apitest.message(resp) == (
+        "No backend can satisfy volume type %s: no fresh pool in "
+        "availability zone zone-b offers multiattach=<is> True." % vtype.name)
+    assert _volumes() == []
+    assert not api.ops.volumes.scheduler.create_volume.called
+    for fields in ({}, {"availability_zone": "nova"}):
+        resp = _create(api, volume_type=vtype.id, **fields)
+        assert resp.status_code == 202, resp.json
+
+
+def test_a_create_naming_no_zone_is_judged_in_the_default_zone(api):
+    vtype = _multiattach_in(api, "zone-b")
+    resp = _create(api, volume_type=vtype.id)
+    assert resp.status_code == 400
+    assert "in availability zone nova" in apitest.message(resp)
+    resp = _create(api, volume_type=vtype.id, availability_zone="zone-b")
+    assert resp.status_code == 202, resp.json
+
+
+def test_a_group_is_judged_on_the_pools_of_its_zone(api):
+    vtype = _multiattach_in(api, "nova")
+    gtype = api.call("POST", "/group_types", {"group_type": {
+        "name": str(uuid.uuid4())}}).json["group_type"]
+    body = {"group": {"group_type": gtype["id"], "volume_types": [vtype.id],
+                      "availability_zone": "zone-b"}}
+    resp = api.call("POST", "/groups", body)
+    assert resp.status_code == 400
+    assert "in availability zone zone-b" in apitest.message(resp)
+    assert groups_db.group_list(fixtures.admin()) == []
+    del body["group"]["availability_zone"]
+    assert api.call("POST", "/groups", body).status_code == 202

@@ -5,12 +5,12 @@ import dataclasses
 
 import pytest
 
+from common import capabilities
 from common import capacity
 from common.capacity import capacity_ok, could_ever_hold, \
     over_subscription_ratio
 from services.scheduler.filters import (
     PlacementRequest,
-    availability_zone_ok,
     backend_up,
     capabilities_ok,
     passes,
@@ -68,9 +68,9 @@ def test_backend_up_without_state():
     ("nova", "az2", False),
     (None, "nova", False),
 ])
-def test_availability_zone_ok(pool_az, wanted, expected):
+def test_in_zone(pool_az, wanted, expected):
     pool = {} if pool_az is None else {"availability_zone": pool_az}
-    assert availability_zone_ok(pool, wanted) is expected
+    assert capabilities.in_zone(pool, wanted) is expected
 
 
 @pytest.mark.parametrize("size, expected", [(50, True), (100, True),
