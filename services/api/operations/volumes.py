@@ -69,6 +69,7 @@ class Into:
     def __init__(self, group: Any, statuses: tuple[str, ...]) -> None:
         self.group_id = group.id
         self.type_ids = groups_db.type_ids(group)
+        self.zone: str | None = group.availability_zone
         self.statuses = statuses
 
     def check_type(self, type_id: str) -> None:
@@ -165,7 +166,8 @@ class VolumeOperations:
         from a snapshot or a volume, to the source's volume node.
 
         :param group: the group the volume joins: an ``Into``, or the id
-            of an ``available`` group the caller may see.
+            of an ``available`` group the caller may see.  The volume goes
+            to the group's zone.
         :raises GroupNotFound:
         :raises InvalidInput: the removed ``multiattach`` flag was set, or
             no size and no source, or two sources, or a type the group
@@ -182,6 +184,10 @@ class VolumeOperations:
         source = self._source(ctxt, snapshot_id, source_volid)
         if isinstance(group, str):
             group = Into(self.group(ctxt, group), ("available",))
+        if group is not None and group.zone:
+            # NOTE(ashlar): as Cinder's, a volume goes to its group's zone,
+            # whatever zone the create named.
+            availability_zone = group.zone
         size = sources.checked_size(size, source)
         # NOTE(ashlar): the type, and the services table when the early
         # check has to read it, are single statements on the autocommit

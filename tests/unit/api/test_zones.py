@@ -143,3 +143,20 @@ def test_a_group_is_judged_on_the_pools_of_its_zone(api):
     assert groups_db.group_list(fixtures.admin()) == []
     del body["group"]["availability_zone"]
     assert api.call("POST", "/groups", body).status_code == 202
+
+
+def test_a_volume_goes_to_the_zone_of_its_group(api):
+    """As Cinder: a volume made in a group is in the group's zone, whatever
+    zone its create named."""
+    _service("node2@b", "zone-b")
+    gtype = api.call("POST", "/group_types", {"group_type": {
+        "name": str(uuid.uuid4())}}).json["group_type"]
+    vtype = types_db.type_get_by_name(fixtures.admin(), "__DEFAULT__")
+    group = api.call("POST", "/groups", {"group": {
+        "group_type": gtype["id"], "volume_types": [vtype.id],
+        "availability_zone": "zone-b"}}).json["group"]
+    for fields in ({}, {"availability_zone": "nova"}):
+        resp = _create(api, group_id=group["id"], volume_type=vtype.id,
+                       **fields)
+        assert resp.status_code == 202, resp.json
+        assert resp.json["volume"]["availability_zone"] == "zone-b"
