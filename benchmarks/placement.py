@@ -70,7 +70,7 @@ def backend_report(rng: random.Random, index: int, pools: int) -> dict:
 
 def time_placements(place, specs: dict, count: int, between=None) -> dict:
     request = PlacementRequest(size_gb=1, extra_specs=specs,
-                               availability_zone=None)
+                               availability_zones=None)
     durations, failures = [], 0
     started = time.perf_counter()
     for i in range(count):

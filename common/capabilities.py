@@ -47,10 +47,14 @@ def freshness_window(conf: Any) -> float:
     return float(configured or 2 * conf.backend_stats_polling_interval)
 
 
-def in_zone(pool: Mapping[str, Any], zone: str | None) -> bool:
-    """Tell whether a pool's capabilities put it in ``zone`` (any: None):
-    the scheduler's AvailabilityZoneFilter, and the API's early check."""
-    return not zone or pool.get("availability_zone") == zone
+#: The availability zones a volume may go to (None: any).
+Zones = tuple[str, ...] | None
+
+
+def in_zone(pool: Mapping[str, Any], zones: Zones) -> bool:
+    """Tell whether a pool's capabilities put it in one of ``zones``: the
+    scheduler's AvailabilityZoneFilter, and the API's early check."""
+    return not zones or pool.get("availability_zone") in zones
 
 
 def flatten(service_host: str, capabilities: Mapping[str, Any],
@@ -392,12 +396,12 @@ class CapabilityStore:
                     for pool in entry.pools.values()]
 
     def counting(self, up_hosts: Iterable[str] | None = None,
-                 zone: str | None = None) -> list[PoolState]:
+                 zones: Zones = None) -> list[PoolState]:
         """Pools that count now: fresh report, backend not down, service up.
 
         :param up_hosts: ``host@backend`` names whose service heartbeats;
             None when the caller cannot know (then it is not checked).
-        :param zone: only the pools of this availability zone (None: all).
+        :param zones: only the pools of these availability zones.
         """
         allowed = set(up_hosts) if up_hosts is not None else None
         since = self.fresh_since()
@@ -407,7 +411,7 @@ class CapabilityStore:
                        and (allowed is None or host in allowed)]
             return [pool for _host, entry in entries
                     for pool in entry.pools.values()
-                    if not pool.down and in_zone(pool.caps, zone)]
+                    if not pool.down and in_zone(pool.caps, zones)]
 
     def fresh_pools(self, up_hosts: Iterable[str] | None = None
                     ) -> dict[str, dict]:
@@ -518,13 +522,13 @@ class CapabilityStore:
 
     def find_satisfying(self, wanted: Mapping[str, str | None],
                         up_hosts: Iterable[str] | None = None,
-                        zone: str | None = None
+                        zones: Zones = None
                         ) -> tuple[str | None, list[tuple[str, ...]]]:
         """Find a counting pool that satisfies capability specs.
 
         Capacity is not considered.
 
-        :param zone: only the pools of this availability zone (None: all).
+        :param zones: only the pools of these availability zones.
         :returns: ``(pool name, [])`` for a pool that fits, else
             ``(None, the distinct lists of unsatisfied specs of the pools
             that count)``; that list is empty when no pool counts at all.
@@ -532,7 +536,7 @@ class CapabilityStore:
         allowed = set(up_hosts) if up_hosts is not None else None
         matched = self.match_groups(wanted, ("availability_zone",))
         if matched is None:
-            return self._find_one_by_one(wanted, allowed, zone)
+            return self._find_one_by_one(wanted, allowed, zones)
         projection, results = matched
         since = self.fresh_since()
         failures: dict[tuple[str, ...], None] = {}
@@ -540,7 +544,7 @@ class CapabilityStore:
             for group_key, missing in results.items():
                 pools = projection.groups.get(group_key, {}).values()
                 first = next(iter(pools), None)
-                if first is None or not in_zone(first.caps, zone):
+                if first is None or not in_zone(first.caps, zones):
                     continue        # the group's pools share their zone
                 pool = next((pool for pool in pools
                              if self._counts(pool, since, allowed)), None)
@@ -556,10 +560,10 @@ class CapabilityStore:
                 and (allowed is None or pool.backend in allowed))
 
     def _find_one_by_one(self, wanted: Mapping[str, str | None],
-                         allowed: set[str] | None, zone: str | None
+                         allowed: set[str] | None, zones: Zones
                          ) -> tuple[str | None, list[tuple[str, ...]]]:
         failures: dict[tuple[str, ...], None] = {}
-        for pool in self.counting(allowed, zone):
+        for pool in self.counting(allowed, zones):
             missing = tuple(specs_matcher.unsatisfied_specs(pool.caps, wanted))
             if not missing:
                 return pool.name, []

@@ -73,6 +73,14 @@ class InvalidAvailabilityZone(Invalid):
     msg_fmt = "Availability zone '%(az)s' is invalid."
 
 
+class InvalidTypeAvailabilityZones(Invalid):
+    """None of the zones a type's ``RESKEY:availability_zones`` names has a
+    volume service."""
+
+    msg_fmt = ("Volume type is only supported in these availability zones: "
+               "%(az)s")
+
+
 class InvalidVolumeType(Invalid):
     msg_fmt = "%(reason)s"
     prefix = "Invalid volume type: "

@@ -28,8 +28,9 @@ decide:
    query fails, or reports kept changing the pools while they were judged
    again and again) means "accept".
 
-A create is judged on the pools of its availability zone only (the zone
-each pool's report names, which the scheduler's zone filter reads too).
+A create is judged on the pools of the availability zones it may go to
+only (the zone each pool's report names, which the scheduler's zone filter
+reads too).
 
 What the cache leaves to the scheduler only ever makes it accept more:
 free capacity, and heartbeats of the pools it does count (a pool of a
@@ -224,28 +225,30 @@ class CapabilityCache:
                         exc_info=True)
             return None
 
-    def _judge(self, wanted: dict, zone: str | None) -> _Verdict | None:
-        """Judge the pools of ``zone`` held now; None when one satisfies
+    def _judge(self, wanted: dict,
+               zones: capabilities.Zones) -> _Verdict | None:
+        """Judge the pools of ``zones`` held now; None when one satisfies
         ``wanted``."""
         generation = self.store.generation
         heard = self.store.fresh_backends()
-        found, failures = self.store.find_satisfying(wanted, zone=zone)
+        found, failures = self.store.find_satisfying(wanted, zones=zones)
         if found is not None:
             return None
         return _Verdict(generation, heard, failures)
 
     def check_type(self, ctxt: Any, vtype: Any, specs: dict,
-                   size: int | None = None, zone: str | None = None) -> None:
-        """Reject a type no fresh pool of ``zone`` (None: of any zone) can
+                   size: int | None = None,
+                   zones: capabilities.Zones = None) -> None:
+        """Reject a type no fresh pool of ``zones`` (None: of any zone) can
         satisfy, or a size no such pool could hold even empty, if the view
         is trusted.
 
         :raises UnsatisfiableVolumeType: naming the unsatisfied specs.
         :raises UnsatisfiableVolumeSize:
         """
-        self._check_specs(ctxt, vtype, specs, zone)
+        self._check_specs(ctxt, vtype, specs, zones)
         if size is not None:
-            self._check_size(ctxt, specs, size, zone)
+            self._check_size(ctxt, specs, size, zones)
 
     def check_pool(self, pool_name: str, source: str, vtype: Any,
                    specs: dict, size: int) -> None:
@@ -272,17 +275,17 @@ class CapabilityCache:
                 % size)
 
     def _check_size(self, ctxt: Any, specs: dict, size: int,
-                    zone: str | None) -> None:
+                    zones: capabilities.Zones) -> None:
         """Rule 4 for capacity: refuse only when every running backend was
-        heard and no pool of theirs in ``zone``, judged empty, would hold
-        ``size``; a zone without a pool that counts is left to the
-        scheduler (the type check speaks for it)."""
+        heard and no pool of theirs in ``zones``, judged empty, would hold
+        ``size``; zones without a pool that counts are left to the
+        scheduler (the type check speaks for them)."""
         if not self.trusted():
             return
         for _attempt in range(JUDGE_ATTEMPTS):
             generation = self.store.generation
             heard = self.store.fresh_backends()
-            pools = self.store.counting(zone=zone)
+            pools = self.store.counting(zones=zones)
             if not pools or any(capacity.could_ever_hold(pool.caps, size,
                                                          specs)
                                 for pool in pools):
@@ -297,11 +300,11 @@ class CapabilityCache:
                  "letting the scheduler decide", size)
 
     def _check_specs(self, ctxt: Any, vtype: Any, specs: dict,
-                     zone: str | None) -> None:
+                     zones: capabilities.Zones) -> None:
         wanted = extra_specs.capability_specs(specs)
         if not wanted or not self.trusted():
             return
-        verdict = self._judge(wanted, zone)
+        verdict = self._judge(wanted, zones)
         if verdict is None:
             return
         running = self.running_backends(ctxt)
@@ -326,8 +329,8 @@ class CapabilityCache:
             if self.store.generation == verdict.generation:
                 raise exception.UnsatisfiableVolumeType(
                     type=vtype.name,
-                    unsatisfied=describe(wanted, verdict.failures, zone))
-            verdict = self._judge(wanted, zone)
+                    unsatisfied=describe(wanted, verdict.failures, zones))
+            verdict = self._judge(wanted, zones)
             if verdict is None:
                 return
         LOG.info("Type %s fits no pool heard of, but reports kept arriving "
@@ -363,17 +366,18 @@ class _Reports:
 
 
 def describe(wanted: dict, failures: list[tuple[str, ...]],
-             zone: str | None = None) -> str:
+             zones: capabilities.Zones = None) -> str:
     """Name the specs no pool satisfies, or those no pool satisfies together.
 
     :param wanted: the type's capability specs.
     :param failures: the unsatisfied specs of each kind of pool.
-    :param zone: the availability zone whose pools were judged (None: all).
+    :param zones: the availability zones whose pools were judged.
     """
     def text(keys: set) -> str:
         return ", ".join("%s=%s" % (k, wanted[k]) for k in wanted
                          if k in keys)
-    where = " in availability zone %s" % zone if zone else ""
+    where = (" in availability zone%s %s" % (
+        "s" if len(zones) > 1 else "", ", ".join(zones)) if zones else "")
     if not failures:
         return ("no backend that is up%s has reported fresh pools (%s)"
                 % (where, text(set(wanted))))

@@ -26,7 +26,8 @@ class PlacementRequest:
 
     size_gb: int
     extra_specs: Mapping[str, str | None]
-    availability_zone: str | None
+    #: The zones the volume may go to (its own, or its type's).
+    availability_zones: capabilities.Zones
 
 
 def backend_up(pool: Pool) -> bool:
@@ -42,7 +43,7 @@ def capabilities_ok(pool: Pool, extra_specs: Mapping[str, str | None]) -> bool:
 _FILTERS: tuple[tuple[str, Callable[[Pool, PlacementRequest], bool]], ...] = (
     ("BackendStateFilter", lambda pool, req: backend_up(pool)),
     ("AvailabilityZoneFilter",
-     lambda pool, req: capabilities.in_zone(pool, req.availability_zone)),
+     lambda pool, req: capabilities.in_zone(pool, req.availability_zones)),
     ("CapacityFilter",
      lambda pool, req: capacity.capacity_ok(pool, req.size_gb,
                                             req.extra_specs)),

@@ -329,6 +329,15 @@ class SchedulerManager(service.Manager):
                     host, dest))
         return dest
 
+    def _zone_of(self, pool: str) -> str:
+        """The availability zone a pool reports (chosen for a volume whose
+        type let the scheduler pick its zone), as Cinder sets the volume's
+        zone to its backend's."""
+        caps = (self.store.backend(volume_rpcapi.backend_of(pool)) or {}).get(
+            pool, {})
+        return caps.get("availability_zone",
+                        self.conf.storage_availability_zone)
+
     def _place_and_cast(self, ctxt: Any, volume_id: str,
                         swept: bool = False) -> str | None:
         """Place the volume unless placed already (by another scheduler,
@@ -366,9 +375,12 @@ class SchedulerManager(service.Manager):
             LOG.info("Volume %s waits for a running volume service's "
                      "report; the sweep places it", volume_id)
             return None
+        placed = {"host": host}
+        if not volume.availability_zone:
+            placed["availability_zone"] = self._zone_of(host)
         if not volumes_db.volume_cas(ctxt, volume_id,
                                      {"status": STATUS.CREATING, "host": None},
-                                     {"host": host}):
+                                     placed):
             return None
         self.volume_rpcapi.create_volume(ctxt, volume_id, host)
         return host

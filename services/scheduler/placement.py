@@ -38,11 +38,14 @@ _THIN, _THICK = 0, 1
 REPOSITION_SHARE = 32
 
 
-def request_for(volume: Any, extra_specs: dict) -> filters.PlacementRequest:
-    """The placement request of a volume row and its type's extra specs."""
-    return filters.PlacementRequest(size_gb=volume.size,
-                                    extra_specs=extra_specs,
-                                    availability_zone=volume.availability_zone)
+def request_for(volume: Any, specs: dict) -> filters.PlacementRequest:
+    """The placement request of a volume row and its type's extra specs:
+    in the volume's zone, or, for a volume the API left without one, in a
+    zone its type's ``RESKEY:availability_zones`` names."""
+    zones = ((volume.availability_zone,) if volume.availability_zone
+             else extra_specs.availability_zones(specs))
+    return filters.PlacementRequest(size_gb=volume.size, extra_specs=specs,
+                                    availability_zones=zones)
 
 
 def annotate(pool: capabilities.PoolState) -> None:
@@ -154,7 +157,7 @@ class _Verdicts:
         caps = pool.caps
         if not filters.backend_up(caps):
             return "BackendStateFilter"
-        if not capabilities.in_zone(caps, self.request.availability_zone):
+        if not capabilities.in_zone(caps, self.request.availability_zones):
             return "AvailabilityZoneFilter"
         if not self.wanted:
             return None
@@ -239,7 +242,8 @@ def _reason(rejected: collections.Counter, verdicts: _Verdicts,
     why = {
         "BackendStateFilter": "backend reported down",
         "AvailabilityZoneFilter": "not in availability zone %s"
-                                  % request.availability_zone,
+                                  % " or ".join(request.availability_zones
+                                                or ()),
         "CapacityFilter": "no room for %d GiB" % request.size_gb,
         "CapabilitiesFilter": "no %s" % ", ".join(
             "%s=%s" % (key, verdicts.wanted[key])

@@ -244,6 +244,38 @@ def test_a_zone_without_a_multiattach_pool_is_400_at_once(cluster):
     for vid in ids:
         cluster.client.wait_status(vid, "available", timeout=60)
     cluster.delete_all(ids)
+
+
+def test_a_type_s_zones_place_its_volumes(cluster):
+    """``RESKEY:availability_zones``: a create naming no zone is in no zone
+    until the scheduler picks a pool in one of the type's (here the only
+    one with room and no multiattach: west's), and then in that pool's; a
+    multiattach type bound to west, where no pool is multiattach, is
+    refused at once."""
+    made = {}
+    for name, specs in (("plain-west-nova", {"multiattach": "<is> False"}),
+                        ("ma-west", MA_SPECS)):
+        zones = "west,nova,gone" if name.endswith("nova") else "west,gone"
+        resp = cluster.client.post("/types", {"volume_type": {
+            "name": name, "extra_specs": dict(
+                specs, **{"RESKEY:availability_zones": zones})}})
+        assert resp.status_code == 200, resp.text
+        made[name] = resp.json()["volume_type"]["id"]
+    resp = cluster.client.post("/volumes", {"volume": {
+        "size": 1, "volume_type": made["plain-west-nova"]}})
+    assert resp.status_code == 202, resp.text
+    assert resp.json()["volume"]["availability_zone"] is None
+    vid = resp.json()["volume"]["id"]
+    cluster.client.wait_status(vid, "available", timeout=60)
+    shown = cluster.client.get("/volumes/%s" % vid).json()["volume"]
+    assert (shown["os-vol-host-attr:host"], shown["availability_zone"]) == (
+        "west@file#file", "west")
+    cluster.delete_all([vid])
+    resp = cluster.client.post("/volumes", {"volume": {
+        "size": 1, "volume_type": made["ma-west"]}})
+    assert resp.status_code == 400, resp.text
+    assert ("no fresh pool in availability zone west offers "
+            "multiattach=<is> True") in resp.json()["badRequest"]["message"]
     cluster.dep.stop("west")
     harness.wait_for(lambda: "west@file#file" not in cluster.client.pools(),
                      timeout=60, what="the west pool to go")

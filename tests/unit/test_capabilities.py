@@ -324,19 +324,19 @@ def test_find_satisfying_in_a_zone(store):
     store.update("plain@b", report(), timestamp=1.0)
     store.update("ma@b", report(multiattach=True, availability_zone="east"),
                  timestamp=1.0)
-    assert store.find_satisfying(wanted, zone="east")[0] == "ma@b#p"
+    assert store.find_satisfying(wanted, zones=("east",))[0] == "ma@b#p"
     assert store.find_satisfying(wanted)[0] == "ma@b#p"
-    assert store.find_satisfying(wanted, zone="nova") == (
+    assert store.find_satisfying(wanted, zones=("nova",)) == (
         None, [("multiattach",)])
-    assert store.find_satisfying(wanted, zone="west") == (None, [])
+    assert store.find_satisfying(wanted, zones=("west",)) == (None, [])
 
 
 def test_find_satisfying_pool_by_pool_in_a_zone(store):
     store.update("a@b", report(availability_zone="east"), timestamp=1.0)
     wanted = {"capabilities": "x"}          # reads the whole dict
-    assert store.find_satisfying(wanted, zone="east") == (
+    assert store.find_satisfying(wanted, zones=("east",)) == (
         None, [("capabilities",)])
-    assert store.find_satisfying(wanted, zone="nova") == (None, [])
+    assert store.find_satisfying(wanted, zones=("nova",)) == (None, [])
 
 
 def test_find_satisfying_with_nothing_counting(store):

@@ -306,3 +306,15 @@ def test_multiattach_constants_agree():
 ])
 def test_all_in_needs_every_operand(value, requirement, expected):
     assert extra_specs.match_value(value, requirement) is expected
+
+
+@pytest.mark.parametrize("specs, zones", [
+    ({}, None),
+    ({"RESKEY:availability_zones": "az1"}, ("az1",)),
+    ({"RESKEY:availability_zones": "az1, az2 ,az3"}, ("az1", "az2", "az3")),
+    ({"RESKEY:availability_zones": "az1,,az2,"}, ("az1", "az2")),
+    ({"RESKEY:availability_zones": ""}, ()),
+])
+def test_availability_zones_of_a_type(specs, zones):
+    """Cinder 29's extract_availability_zones_from_volume_type."""
+    assert extra_specs.availability_zones(specs) == zones

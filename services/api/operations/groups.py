@@ -80,7 +80,7 @@ class GroupOperations:
                                exception.InvalidInput)
         type_ids = []
         for vtype, specs in resolved:
-            self.volumes.check_place(ctxt, None, vtype, specs, 1, zone)
+            self.volumes.check_place(ctxt, None, vtype, specs, 1, (zone,))
             type_ids.append(vtype.id)
         row = groups_db.group_create(ctxt, {
             "id": str(uuid.uuid4()), "project_id": project,

@@ -57,9 +57,9 @@ _RETYPE_REFUSED = (
     "different that the one from the volume, and for in-use volumes "
     "front-end qos specs cannot change.")
 
-#: Checks a type and a size against what the backends of an availability
-#: zone can do; raises when none can.
-EarlyCheck = Callable[[Any, Any, dict, int, str | None], None]
+#: Checks a type and a size against what the backends of some availability
+#: zones can do; raises when none can.
+EarlyCheck = Callable[[Any, Any, dict, int, tuple[str, ...] | None], None]
 
 
 class Into:
@@ -173,7 +173,10 @@ class VolumeOperations:
             no size and no source, or two sources, or a type the group
             does not take.
         :raises InvalidGroup: the group is not in a status to take it.
-        :raises InvalidAvailabilityZone: no volume service is in the zone.
+        :raises InvalidAvailabilityZone: no volume service is in the zone,
+            or the type does not allow it.
+        :raises InvalidTypeAvailabilityZones: no volume service is in any
+            zone the type allows.
         :raises UnsatisfiableVolumeType: no fresh pool could place the type.
         :raises UnsatisfiableSource: the source's pool cannot take it.
         """
@@ -184,21 +187,14 @@ class VolumeOperations:
         source = self._source(ctxt, snapshot_id, source_volid)
         if isinstance(group, str):
             group = Into(self.group(ctxt, group), ("available",))
-        if group is not None and group.zone:
-            # NOTE(ashlar): as Cinder's, a volume goes to its group's zone,
-            # whatever zone the create named.
-            availability_zone = group.zone
         size = sources.checked_size(size, source)
         # NOTE(ashlar): the type, and the services table when the early
         # check has to read it, are single statements on the autocommit
         # pool: no transaction's round trips on the path of every create.
         vtype, specs = self.resolve_type(
             ctxt, volume_type or (source and source.volume_type_id))
-        zone = (zones.requested(ctxt, self.conf, availability_zone,
-                                exception.InvalidAvailabilityZone)
-                if source is None else sources.zone(
-                    availability_zone, source,
-                    self.conf.storage_availability_zone))
+        allowed = self._zones(ctxt, availability_zone, source, group, specs)
+        zone = allowed[0] if len(allowed) == 1 else None
         is_multiattach = extra_specs.is_multiattach_spec(specs)
         encrypted = states.is_encrypted(specs)
         if is_multiattach:
@@ -207,7 +203,7 @@ class VolumeOperations:
                 raise exception.InvalidVolume(
                     reason="Multiattach cannot be used with encrypted "
                            "volumes.")
-        self.check_place(ctxt, source, vtype, specs, size, zone)
+        self.check_place(ctxt, source, vtype, specs, size, allowed)
         if group is not None:
             group.check_type(vtype.id)
         change = quota.Change(vtype.name, volumes=1, gigabytes=size,
@@ -234,6 +230,22 @@ class VolumeOperations:
                   "src": " from %s" % source.describe() if source else ""})
         return row
 
+    def _zones(self, ctxt: Any, zone: str | None,
+               source: "sources.Source | None", group: Into | None,
+               specs: dict) -> tuple[str, ...]:
+        """The zones a new volume may go to (Cinder's rules): its source's,
+        else its group's, else the one it asks for or the default; within
+        its type's ``RESKEY:availability_zones``, all of which it may go
+        to when nothing else decides."""
+        if source is not None:
+            zone = sources.zone(zone, source,
+                                self.conf.storage_availability_zone)
+        elif group is not None and group.zone:
+            zone = group.zone
+        return zones.for_type(ctxt, self.conf, zone, specs,
+                              sourced=source is not None or (
+                                  group is not None and bool(group.zone)))
+
     def _cast_from_source(self, ctxt: Any, row: Any) -> None:
         """Cast the create to the source's node; a node too old to copy
         sources gets nothing, and the row goes."""
@@ -257,15 +269,16 @@ class VolumeOperations:
         return None
 
     def check_place(self, ctxt: Any, source: "sources.Source | None",
-                    vtype: Any, specs: dict, size: int, zone: str) -> None:
-        """The early rejection: a type no fresh pool of ``zone`` offers, or
-        a source whose pool cannot take the new volume."""
+                    vtype: Any, specs: dict, size: int,
+                    zones: tuple[str, ...]) -> None:
+        """The early rejection: a type no fresh pool of ``zones`` offers,
+        or a source whose pool cannot take the new volume."""
         if source is not None:
             if self.cache is not None:
                 self.cache.check_pool(source.pool, source.describe(), vtype,
                                       specs, size)
         elif self.early_check is not None:
-            self.early_check(ctxt, vtype, specs, size, zone)
+            self.early_check(ctxt, vtype, specs, size, zones)
 
     def update(self, ctxt: Any, volume_id: str, values: dict,
                metadata: dict | None) -> Any:
@@ -571,7 +584,8 @@ class VolumeOperations:
                        % (row.id, vtype.name))
         if self.early_check is not None:
             self.early_check(ctxt, vtype, specs, row.size,
-                             row.availability_zone)
+                             (row.availability_zone,)
+                             if row.availability_zone else None)
 
     def set_bootable(self, ctxt: Any, volume_id: str, bootable: bool) -> None:
         row = self.get(ctxt, volume_id)

@@ -322,10 +322,10 @@ def test_only_the_pools_of_the_zone_asked_for_are_judged(cache, running):
     scheduler's zone filter would refuse it there."""
     running.add("ma@b")
     hear(cache, "ma@b", True, zone="east")
-    cache.check_type(None, VTYPE, MA, zone="east")
+    cache.check_type(None, VTYPE, MA, zones=("east",))
     cache.check_type(None, VTYPE, MA)
     with pytest.raises(exception.UnsatisfiableVolumeType) as err:
-        cache.check_type(None, VTYPE, MA, zone="nova")
+        cache.check_type(None, VTYPE, MA, zones=("nova",))
     assert ("no fresh pool in availability zone nova offers "
             "multiattach=<is> True") in err.value.msg
 
@@ -334,7 +334,7 @@ def test_a_zone_without_a_pool_that_counts_is_named(cache, running):
     running.add("ma@b")
     hear(cache, "ma@b", True, zone="east", state="down")
     with pytest.raises(exception.UnsatisfiableVolumeType) as err:
-        cache.check_type(None, VTYPE, MA, zone="east")
+        cache.check_type(None, VTYPE, MA, zones=("east",))
     assert ("no backend that is up in availability zone east has reported "
             "fresh pools") in err.value.msg
 
@@ -347,10 +347,10 @@ def test_size_is_judged_on_the_pools_of_the_zone(cache, running):
         report(False, zone="east"), pools=[{
             "pool_name": "big", "free_capacity_gb": 1000,
             "total_capacity_gb": 1000}]), 1.0)
-    cache.check_type(None, VTYPE, {}, size=500, zone="east")
+    cache.check_type(None, VTYPE, {}, size=500, zones=("east",))
     with pytest.raises(exception.UnsatisfiableVolumeSize):
-        cache.check_type(None, VTYPE, {}, size=500, zone="nova")
-    cache.check_type(None, VTYPE, {}, size=500, zone="west")
+        cache.check_type(None, VTYPE, {}, size=500, zones=("nova",))
+    cache.check_type(None, VTYPE, {}, size=500, zones=("west",))
 
 
 def test_describe_without_pools():
@@ -491,9 +491,9 @@ def test_reports_that_keep_arriving_mean_accept(conf, clock, monkeypatch):
     real = store.find_satisfying
     stamps = iter(range(2, 100))
 
-    def find_while_reports_arrive(wanted, zone=None):
+    def find_while_reports_arrive(wanted, zones=None):
         hear(cache, "plain@b", False, timestamp=float(next(stamps)))
-        return real(wanted, zone=zone)
+        return real(wanted, zones=zones)
     monkeypatch.setattr(store, "find_satisfying", find_while_reports_arrive)
     cache.check_type(None, VTYPE, MA)        # accepted, not rejected
 

@@ -160,3 +160,78 @@ def test_a_volume_goes_to_the_zone_of_its_group(api):
                        **fields)
         assert resp.status_code == 202, resp.json
         assert resp.json["volume"]["availability_zone"] == "zone-b"
+
+
+def test_a_type_s_zones_bound_where_its_volumes_go(api):
+    """``RESKEY:availability_zones``: a create may ask only for one of the
+    type's zones; without one, the scheduler picks among those that have a
+    volume service (the volume has no zone until then); with only one such
+    zone, the volume is in it at once."""
+    _service("node2@b", "zone-b")
+    _service("node3@b", "zone-c")
+    vtype = fixtures.make_type(specs={
+        "RESKEY:availability_zones": "zone-b,zone-c,zone-x"})
+    resp = _create(api, volume_type=vtype.id, availability_zone="nova")
+    assert resp.status_code == 400
+    assert apitest.message(resp) == "Availability zone 'nova' is invalid."
+    resp = _create(api, volume_type=vtype.id, availability_zone="zone-c")
+    assert resp.json["volume"]["availability_zone"] == "zone-c"
+    resp = _create(api, volume_type=vtype.id)
+    assert resp.status_code == 202, resp.json
+    assert resp.json["volume"]["availability_zone"] is None
+    one = fixtures.make_type(specs={
+        "RESKEY:availability_zones": "zone-x, zone-b"})
+    resp = _create(api, volume_type=one.id)
+    assert resp.json["volume"]["availability_zone"] == "zone-b"
+    assert api.ops.volumes.scheduler.create_volume.call_count == 3
+
+
+def test_a_type_none_of_whose_zones_has_a_service_is_refused(api):
+    vtype = fixtures.make_type(specs={
+        "RESKEY:availability_zones": "zone-x,zone-y"})
+    resp = _create(api, volume_type=vtype.id)
+    assert resp.status_code == 400
+    assert apitest.message(resp) == (
+        "Volume type is only supported in these availability zones: "
+        "['zone-x', 'zone-y']")
+    assert _volumes() == []
+
+
+def test_the_fallback_leaves_a_type_s_zones_for_the_default_one(api):
+    """As Cinder's: with ``allow_availability_zone_fallback``, a zone the
+    type does not allow becomes the default zone."""
+    _service("node2@b", "zone-b")
+    api.ops.volumes.conf.set_override("allow_availability_zone_fallback",
+                                      True)
+    vtype = fixtures.make_type(specs={"RESKEY:availability_zones": "zone-b"})
+    resp = _create(api, volume_type=vtype.id, availability_zone="zone-q")
+    assert resp.status_code == 202, resp.json
+    assert resp.json["volume"]["availability_zone"] == "nova"
+
+
+def test_a_volume_made_from_a_source_keeps_to_the_type_s_zones(api):
+    _service("node2@b", "zone-b")
+    vtype = fixtures.make_type(specs={"RESKEY:availability_zones": "zone-b"})
+    source = api.volume()     # in no zone: the default one
+    resp = _create(api, volume_type=vtype.id, source_volid=source)
+    assert resp.status_code == 400
+    assert apitest.message(resp) == "Availability zone 'nova' is invalid."
+
+
+def test_the_early_check_judges_every_zone_the_type_allows(api):
+    """A multiattach pool in one of the type's zones is enough; in none of
+    them, the create is refused at once, naming them."""
+    _multiattach_in(api, "zone-c")
+    _service("node3@b", "zone-c")
+    both = fixtures.make_type(specs={
+        "multiattach": "<is> True",
+        "RESKEY:availability_zones": "zone-b,zone-c"})
+    resp = _create(api, volume_type=both.id)
+    assert resp.status_code == 202, resp.json
+    elsewhere = fixtures.make_type(specs={
+        "multiattach": "<is> True",
+        "RESKEY:availability_zones": "zone-b,nova"})
+    resp = _create(api, volume_type=elsewhere.id)
+    assert resp.status_code == 400
+    assert ("no fresh pool in availability zones zone-b, nova offers "
+            "multiattach=<is> True") in apitest.message(resp)

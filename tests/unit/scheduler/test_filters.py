@@ -62,11 +62,13 @@ def test_backend_up_without_state():
 
 @pytest.mark.parametrize("pool_az, wanted, expected", [
     ("nova", None, True),
-    ("nova", "", True),
+    ("nova", (), True),
     (None, None, True),
-    ("nova", "nova", True),
-    ("nova", "az2", False),
-    (None, "nova", False),
+    ("nova", ("nova",), True),
+    ("nova", ("az2", "nova"), True),
+    ("nova", ("az2",), False),
+    ("nova", ("novaz",), False),
+    (None, ("nova",), False),
 ])
 def test_in_zone(pool_az, wanted, expected):
     pool = {} if pool_az is None else {"availability_zone": pool_az}
@@ -246,7 +248,7 @@ def test_capabilities_ok():
 
 def request(size=10, specs=None, az=None):
     return PlacementRequest(size_gb=size, extra_specs=specs or {},
-                            availability_zone=az)
+                            availability_zones=(az,) if az else None)
 
 
 def test_passes():

@@ -80,6 +80,29 @@ def test_places_and_casts(mgr):
                                  vol.id).host == "node1@file#file"
 
 
+def test_a_type_s_zones_choose_the_pool_and_give_the_volume_its_zone(mgr):
+    """A volume the API left without a zone (its type's
+    ``RESKEY:availability_zones`` named several) goes to a pool in one of
+    them, and takes that pool's zone, as Cinder's scheduler sets it."""
+    for host, zone in (("node1@file", "nova"), ("node2@file", "east")):
+        register(host)
+        mgr.update_service_capabilities(None, host, dict(
+            report(False), availability_zone=zone), time.time())
+    vtype = fixtures.make_type(specs={
+        "RESKEY:availability_zones": "east,west"})
+    vol = creating(vtype)
+    assert vol.availability_zone is None
+    mgr.create_volume(fixtures.admin(), vol.id)
+    row = volumes_db.volume_get(fixtures.admin(), vol.id)
+    assert (row.host, row.availability_zone) == ("node2@file#file", "east")
+    placed = creating(vtype)
+    volumes_db.volume_update(fixtures.admin(), placed.id,
+                             {"availability_zone": "nova"})
+    mgr.create_volume(fixtures.admin(), placed.id)
+    row = volumes_db.volume_get(fixtures.admin(), placed.id)
+    assert (row.host, row.availability_zone) == ("node1@file#file", "nova")
+
+
 def _messages(volume_id):
     return messages_db.message_list(fixtures.admin(),
                                     filters={"resource_uuid": volume_id})

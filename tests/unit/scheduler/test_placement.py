@@ -35,7 +35,7 @@ def pool(name="p", free=100, total=100, provisioned=0, multiattach=False,
 
 def request(size=1, specs=None, zone=None):
     return PlacementRequest(size_gb=size, extra_specs=specs or {},
-                            availability_zone=zone)
+                            availability_zones=(zone,) if zone else None)
 
 
 @pytest.fixture

@@ -32,7 +32,7 @@ def pool(name, total=1000, free=500, provisioned=None, allocated=500,
 
 def request(specs=None, size=1):
     return PlacementRequest(size_gb=size, extra_specs=specs or {},
-                            availability_zone=None)
+                            availability_zones=None)
 
 
 def test_thick_weight_is_free_space():
