@@ -57,6 +57,27 @@ def in_zone(pool: Mapping[str, Any], zones: Zones) -> bool:
     return not zones or pool.get("availability_zone") in zones
 
 
+def zones_of(specs: Mapping[str, str | None], zone: str | None,
+             retype: bool = False) -> Zones:
+    """The zones a volume in ``zone`` may be placed in with a type of
+    ``specs``: its own; its type's ``RESKEY:availability_zones`` while it
+    has none yet, or for a retype (Cinder's retype request spec)."""
+    allowed = specs_matcher.availability_zones(specs)
+    if zone and not (retype and allowed is not None):
+        return (zone,)
+    return allowed
+
+
+def misses(pool: Mapping[str, Any], specs: Mapping[str, str | None]
+           ) -> list[str]:
+    """The specs of a type that a pool fails: capability specs, and
+    ``RESKEY:availability_zones`` when the pool is in none of them."""
+    missing = specs_matcher.unsatisfied_specs(pool, specs)
+    if not in_zone(pool, specs_matcher.availability_zones(specs)):
+        missing.append(specs_matcher.AVAILABILITY_ZONES_KEY)
+    return missing
+
+
 def flatten(service_host: str, capabilities: Mapping[str, Any],
             timestamp: float) -> dict[str, dict]:
     """Expand one backend report into ``{host@backend#pool: capabilities}``.

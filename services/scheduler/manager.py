@@ -299,7 +299,8 @@ class SchedulerManager(service.Manager):
         if moving is None:
             return
         row, specs = moving
-        request = placement.request_for(row, specs)
+        request = placement.request_for(row, specs,
+                                        retype=bool(row.pending_type_id))
         try:
             if host is None:
                 dest = self._place(request, wait=False, patient=False)

@@ -38,14 +38,14 @@ _THIN, _THICK = 0, 1
 REPOSITION_SHARE = 32
 
 
-def request_for(volume: Any, specs: dict) -> filters.PlacementRequest:
-    """The placement request of a volume row and its type's extra specs:
-    in the volume's zone, or, for a volume the API left without one, in a
-    zone its type's ``RESKEY:availability_zones`` names."""
-    zones = ((volume.availability_zone,) if volume.availability_zone
-             else extra_specs.availability_zones(specs))
-    return filters.PlacementRequest(size_gb=volume.size, extra_specs=specs,
-                                    availability_zones=zones)
+def request_for(volume: Any, specs: dict,
+                retype: bool = False) -> filters.PlacementRequest:
+    """The placement request of a volume row and its (new) type's extra
+    specs, in the zones ``capabilities.zones_of`` allows."""
+    return filters.PlacementRequest(
+        size_gb=volume.size, extra_specs=specs,
+        availability_zones=capabilities.zones_of(
+            specs, volume.availability_zone, retype))
 
 
 def annotate(pool: capabilities.PoolState) -> None:

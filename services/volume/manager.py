@@ -560,6 +560,9 @@ class VolumeManager(service.Manager):
                               % (self.service_host, source_host, exc))
             return
         values = dict(update or {}, host=host, volume_type_id=new_type_id,
+                      availability_zone=self._pool_here(host).get(
+                          "availability_zone",
+                          self.conf.storage_availability_zone),
                       multiattach=multiattach,
                       encrypted=states.is_encrypted(specs),
                       migration_status=MIGRATION.SUCCESS,
@@ -605,12 +608,22 @@ class VolumeManager(service.Manager):
                           "that no row points to; remove it by hand",
                           volume.id)
 
+    def _pool_here(self, host: str | None) -> dict:
+        """The capabilities this backend reports for its pool ``host``."""
+        return capabilities.flatten(self.service_host, self._stats(),
+                                    0).get(host or "", {})
+
     def _missing_here(self, row: Any, specs: dict) -> list[str]:
         """The type's specs that the row's pool here does not satisfy."""
-        pools = capabilities.flatten(
-            self.service_host, self.driver.get_volume_stats(), 0)
-        return extra_specs.unsatisfied_specs(pools.get(row.host or "", {}),
-                                             specs)
+        return capabilities.misses(self._pool_here(row.host), specs)
+
+    def _stats(self, refresh: bool = False) -> dict:
+        """The driver's stats with this backend's name and zone."""
+        stats = dict(self.driver.get_volume_stats(refresh=refresh))
+        stats.setdefault("volume_backend_name", self.backend)
+        stats.setdefault("availability_zone",
+                         self.conf.storage_availability_zone)
+        return stats
 
     def _driver_retype(self, row: Any, multiattach: bool) -> bool:
         """Let the driver follow a change of the multiattach flag; False
@@ -654,10 +667,7 @@ class VolumeManager(service.Manager):
 
     def report_capabilities(self) -> None:
         """Fanout this backend's stats, stamped with time and sender."""
-        stats = dict(self.driver.get_volume_stats(refresh=True))
-        stats.setdefault("volume_backend_name", self.backend)
-        stats.setdefault("availability_zone",
-                         self.conf.storage_availability_zone)
+        stats = self._stats(refresh=True)
         with self._send_lock:
             if self._withdrawn:
                 return

@@ -276,6 +276,32 @@ def test_a_type_s_zones_place_its_volumes(cluster):
     assert resp.status_code == 400, resp.text
     assert ("no fresh pool in availability zone west offers "
             "multiattach=<is> True") in resp.json()["badRequest"]["message"]
+
+
+def test_a_retype_to_a_type_of_another_zone_moves_the_volume(cluster):
+    """Cinder's retype is placed among the new type's zones: a volume of
+    zone nova retyped (on-demand) to a type of zone west moves there."""
+    resp = cluster.client.post("/volumes", {"volume": {"size": 1}})
+    assert resp.status_code == 202, resp.text
+    vid = resp.json()["volume"]["id"]
+    cluster.client.wait_status(vid, "available", timeout=60)
+    resp = cluster.client.post("/types", {"volume_type": {
+        "name": "west", "extra_specs": {
+            "RESKEY:availability_zones": "west"}}})
+    assert resp.status_code == 200, resp.text
+    resp = cluster.client.post("/volumes/%s/action" % vid, {"os-retype": {
+        "new_type": "west", "migration_policy": "on-demand"}})
+    assert resp.status_code == 202, resp.text
+
+    def moved():
+        shown = cluster.client.get("/volumes/%s" % vid).json()["volume"]
+        return (shown["status"], shown["migration_status"]) == (
+            "available", "success") and shown
+    harness.wait_for(moved, timeout=60, what="the volume to move west")
+    shown = moved()
+    assert (shown["os-vol-host-attr:host"], shown["availability_zone"],
+            shown["volume_type"]) == ("west@file#file", "west", "west")
+    cluster.delete_all([vid])
     cluster.dep.stop("west")
     harness.wait_for(lambda: "west@file#file" not in cluster.client.pools(),
                      timeout=60, what="the west pool to go")

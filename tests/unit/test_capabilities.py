@@ -381,3 +381,26 @@ def test_freshness_window_option():
 def test_first_report_is_taken_whatever_its_timestamp(store):
     assert store.update("h@b", report(), timestamp=0.0)
     assert list(store.fresh_pools()) == ["h@b#p"]
+
+
+@pytest.mark.parametrize("specs, zone, retype, zones", [
+    ({}, "nova", False, ("nova",)),
+    ({}, None, False, None),
+    ({"RESKEY:availability_zones": "a,b"}, None, False, ("a", "b")),
+    ({"RESKEY:availability_zones": "a,b"}, "nova", False, ("nova",)),
+    ({"RESKEY:availability_zones": "a,b"}, "nova", True, ("a", "b")),
+    ({}, "nova", True, ("nova",)),
+])
+def test_zones_a_volume_may_be_placed_in(specs, zone, retype, zones):
+    assert capabilities.zones_of(specs, zone, retype) == zones
+
+
+def test_a_pool_outside_a_type_s_zones_misses_it():
+    pool = {"availability_zone": "nova", "multiattach": True}
+    assert capabilities.misses(pool, {"multiattach": "<is> True"}) == []
+    assert capabilities.misses(pool, {
+        "multiattach": "<is> False",
+        "RESKEY:availability_zones": "east"}) == [
+        "multiattach", "RESKEY:availability_zones"]
+    assert capabilities.misses(pool, {
+        "RESKEY:availability_zones": "east,nova"}) == []

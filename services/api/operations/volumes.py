@@ -11,6 +11,7 @@ from typing import Any, Callable
 from oslo_config import cfg
 from oslo_log import log as logging
 
+from common import capabilities
 from common import constants
 from common import exception
 from common import extra_specs
@@ -497,15 +498,15 @@ class VolumeOperations:
                  {"id": volume_id, "snap": snapshot_id})
 
     def _needs_migration(self, row: Any, specs: dict) -> bool | None:
-        """Whether the volume's pool fails the new type's capability specs;
-        None when the capability view cannot tell."""
+        """Whether the volume's pool fails the new type's capability specs
+        or zones; None when the capability view cannot tell."""
         cache = self.cache
         if cache is None or not row.host or not cache.trusted():
             return None
         pool = cache.store.fresh_pools().get(row.host)
         if pool is None:
             return None
-        return bool(extra_specs.unsatisfied_specs(pool, specs))
+        return bool(capabilities.misses(pool, specs))
 
     def retype(self, ctxt: Any, volume_id: str, new_type: str,
                migration_policy: str | None = None) -> None:
@@ -584,8 +585,8 @@ class VolumeOperations:
                        % (row.id, vtype.name))
         if self.early_check is not None:
             self.early_check(ctxt, vtype, specs, row.size,
-                             (row.availability_zone,)
-                             if row.availability_zone else None)
+                             capabilities.zones_of(
+                                 specs, row.availability_zone, retype=True))
 
     def set_bootable(self, ctxt: Any, volume_id: str, bootable: bool) -> None:
         row = self.get(ctxt, volume_id)

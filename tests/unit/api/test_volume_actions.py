@@ -138,3 +138,33 @@ def test_an_admin_migrates_an_available_volume_to_a_named_pool(api):
     assert api.create(vid).status_code == 400
     assert api.call("DELETE", "/volumes/%s" % vid).status_code == 400
     assert migrate(vid, host="node2@b2#b2").status_code == 400
+
+
+def test_a_retype_to_a_type_of_other_zones_must_move(api):
+    """A type's ``RESKEY:availability_zones`` that leave out the volume's
+    pool make a retype a move, as Cinder's retype is placed among them:
+    refused with ``never``; with ``on-demand`` judged on the pools of
+    those zones (400 when none offers the type there)."""
+    def report(name, zone):
+        return {"volume_backend_name": name, "availability_zone": zone,
+                "pools": [{"pool_name": name, "free_capacity_gb": 10,
+                           "total_capacity_gb": 10}]}
+    apitest.warm_cache(api, {"node1@b1": report("b1", "nova"),
+                             "node2@b2": report("b2", "east")})
+    east = fixtures.make_type(specs={"RESKEY:availability_zones": "east"})
+    vid = api.volume(availability_zone="nova")
+    resp = api.action(vid, {"os-retype": {"new_type": east.id,
+                                          "migration_policy": "never"}})
+    assert resp.status_code == 400
+    assert "migration_policy is never" in apitest.message(resp)
+    nowhere = fixtures.make_type(specs={
+        "RESKEY:availability_zones": "east", "volume_backend_name": "b1"})
+    resp = api.action(vid, {"os-retype": {
+        "new_type": nowhere.id, "migration_policy": "on-demand"}})
+    assert resp.status_code == 400
+    assert "in availability zone east offers volume_backend_name=b1" in \
+        apitest.message(resp)
+    resp = api.action(vid, {"os-retype": {"new_type": east.id,
+                                          "migration_policy": "on-demand"}})
+    assert resp.status_code == 202, resp.json
+    assert api.show_volume(vid)["migration_status"] == "starting"

@@ -165,6 +165,29 @@ def test_a_move_to_a_pool_that_cannot_take_it_ends(mgr, named):
     assert mgr.volume_rpcapi.creates == []
 
 
+def test_a_retype_is_placed_among_its_new_type_s_zones(mgr):
+    """Cinder's retype request spec: the new type's
+    ``RESKEY:availability_zones``, not the volume's own zone; an admin's
+    migrate (no new type) stays in the volume's zone."""
+    for host, zone in (("node2@file", "nova"), ("node3@file", "east")):
+        register(host)
+        mgr.update_service_capabilities(None, host, dict(
+            report(False), availability_zone=zone), time.time())
+    vtype = fixtures.make_type(specs={"RESKEY:availability_zones": "east"})
+    retyped = fixtures.make_volume(
+        status="retyping", host="node1@b1#b1", availability_zone="nova",
+        previous_status="available", pending_type_id=vtype.id,
+        migration_status="migrating")
+    mgr.migrate_volume(fixtures.admin(), retyped.id, vtype.id, {"p": 1})
+    migrated = fixtures.make_volume(
+        status="maintenance", host="node1@b1#b1", availability_zone="nova",
+        vtype=vtype, migration_status="migrating")
+    mgr.migrate_volume(fixtures.admin(), migrated.id, vtype.id, {"p": 1})
+    assert [(vid, host) for vid, host, *_rest
+            in mgr.volume_rpcapi.creates] == [
+        (retyped.id, "node3@file#file"), (migrated.id, "node2@file#file")]
+
+
 def test_a_move_to_a_deleted_type_ends(mgr):
     vol = fixtures.make_volume(status="retyping", host="node1@b1#b1",
                                pending_type_id="gone",

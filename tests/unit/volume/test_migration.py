@@ -42,8 +42,8 @@ def _retyping(mgr, vtype, **values):
                                    pending_type_id=vtype.id, **values)
 
 
-def _moving(mgr, vtype):
-    return _retyping(mgr, vtype, migration_status="migrating")
+def _moving(mgr, vtype, **values):
+    return _retyping(mgr, vtype, migration_status="migrating", **values)
 
 
 @pytest.mark.parametrize("before", [None, "success", "error"])
@@ -253,3 +253,32 @@ def test_a_copy_for_another_move_is_not_made(mgr, dest):
     assert (row.host, row.status, row.pending_type_id) == (
         SOURCE, "retyping", second.id)
     assert vol.id not in dest.driver.volumes
+
+
+def test_a_type_whose_zones_leave_out_the_pool_s_moves_the_volume(mgr):
+    """``RESKEY:availability_zones`` counts as a spec the pool must
+    satisfy: a retype to a type of other zones moves the volume (Cinder's
+    retype is placed among the type's zones)."""
+    vtype = fixtures.make_type(specs={"RESKEY:availability_zones": "east"})
+    vol = _retyping(mgr, vtype, availability_zone="nova")
+    mgr.retype_volume(fixtures.admin(), vol.id, vtype.id, "on-demand")
+    assert _get(vol).migration_status == "migrating"
+    mgr.scheduler_rpcapi.migrate_volume.assert_called_once()
+    here = fixtures.make_type(specs={
+        "RESKEY:availability_zones": "east, nova"})
+    vol = _retyping(mgr, here, availability_zone="nova")
+    mgr.retype_volume(fixtures.admin(), vol.id, here.id, "on-demand")
+    assert (_get(vol).volume_type_id, _get(vol).migration_status) == (
+        here.id, None)
+
+
+def test_a_moved_volume_takes_the_zone_of_its_new_pool(mgr):
+    east = conftest.make_manager("node2", "b2")
+    east.conf.set_override("storage_availability_zone", "east")
+    vtype = fixtures.make_type(specs={"RESKEY:availability_zones": "east"})
+    vol = _moving(mgr, vtype, availability_zone="nova")
+    source = mgr.driver.copy_source(manager._driver_volume(vol))
+    east.migrate_volume_in(fixtures.admin(), vol.id, DEST, SOURCE, source,
+                           vtype.id)
+    row = _get(vol)
+    assert (row.host, row.availability_zone) == (DEST, "east")
