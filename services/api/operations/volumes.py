@@ -238,14 +238,11 @@ class VolumeOperations:
         else its group's, else the one it asks for or the default; within
         its type's ``RESKEY:availability_zones``, all of which it may go
         to when nothing else decides."""
-        if source is not None:
-            zone = sources.zone(zone, source,
-                                self.conf.storage_availability_zone)
-        elif group is not None and group.zone:
-            zone = group.zone
-        return zones.for_type(ctxt, self.conf, zone, specs,
-                              sourced=source is not None or (
-                                  group is not None and bool(group.zone)))
+        fixed = (sources.zone(zone, source,
+                              self.conf.storage_availability_zone)
+                 if source is not None else group and group.zone)
+        return zones.for_type(ctxt, self.conf, fixed or zone, specs,
+                              sourced=bool(fixed))
 
     def _cast_from_source(self, ctxt: Any, row: Any) -> None:
         """Cast the create to the source's node; a node too old to copy
