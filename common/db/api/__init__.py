@@ -10,10 +10,10 @@ import functools
 import os
 import time
 from collections.abc import Callable, Iterable
+from types import SimpleNamespace
 from typing import Any
 
 import sqlalchemy as sa
-from sqlalchemy import orm
 from oslo_config import cfg
 from oslo_db import api as oslo_db_api
 from oslo_db import exception as db_exc
@@ -167,26 +167,24 @@ def single_statement(manager: Any) -> Callable:
     return decorator
 
 
-def autocommit_read(fn: Callable) -> Callable:
-    """Make ``fn(session, *args)``, which only reads (through the ORM), a
-    function of ``(context, *args)``.
+#: A row read with Core: attribute access, no session, no lazy loads.
+Record = SimpleNamespace
+
+
+def prebuilt_read(fn: Callable) -> Callable:
+    """Make ``fn(connection, *args)``, which only reads, through prebuilt
+    Core statements, a function of ``(context, *args)``.
 
     NOTE(ashlar): a reader transaction costs round trips of its own
     (psycopg's BEGIN and ROLLBACK; PyMySQL's and mysqlclient's ROLLBACK,
     then the pool's) and, at READ COMMITTED, gives its statements no common
-    snapshot anyway.  On a server database outside an open transaction,
-    ``fn`` reads through a Session on the autocommit pool: no BEGIN and no
-    ROLLBACK.  On SQLite, and inside a transaction the context has open, it
-    runs under ``reader``.
+    snapshot anyway.  So ``fn`` runs as ``single_statement(reader)`` runs
+    one statement: on a server database outside an open transaction, each
+    of its statements on its own on the autocommit pool, on the driver's
+    cursor; on SQLite, and inside a transaction the context has open, under
+    ``reader``.
     """
-    @reader
-    def in_transaction(context: Any, *args: Any, **kwargs: Any) -> Any:
-        return fn(context.session, *args, **kwargs)
-
-    def alone(conn: Any, *args: Any, **kwargs: Any) -> Any:
-        with orm.Session(bind=conn) as session:
-            return fn(session, *args, **kwargs)
-    return _alone_or_in_transaction(fn, in_transaction, alone)
+    return single_statement(reader)(fn)
 
 
 def data_modifying_with() -> bool:

@@ -63,7 +63,6 @@ the round trips of ``BEGIN`` and ``COMMIT`` go.
 import dataclasses
 import functools
 import json
-import types
 from typing import Any, Callable
 
 import sqlalchemy as sa
@@ -80,6 +79,7 @@ from common.db.api import data_modifying_with
 from common.db.api import direct
 from common.db.api import page
 from common.db.api import reader
+from common.db.api import Record
 from common.db.api import retry_on_deadlock
 from common.db.api import single_statement
 from common.db.api import utcnow
@@ -89,8 +89,6 @@ VA = models.VolumeAttachment
 VOL = models.Volume
 SPEC = models.AttachmentSpec
 
-#: A row read with Core: attribute access, no session, no lazy loads.
-Record = types.SimpleNamespace
 
 
 _AID = sa.bindparam("attachment_id")

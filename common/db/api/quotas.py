@@ -39,17 +39,21 @@ def _class_limits(session: Any, class_name: str) -> dict[str, int]:
     return {resource: limit for resource, limit in rows}
 
 
+#: The default class's limits (``own`` false) and a project's (true).
+_BOTH_LIMITS = sa.union_all(
+    sa.select(sa.literal(False).label("own"), _QC.resource,
+              _QC.hard_limit).where(_QC.class_name == quota.DEFAULT_CLASS),
+    sa.select(sa.literal(True), _Q.resource, _Q.hard_limit).where(
+        _Q.project_id == sa.bindparam("project_id")))
+
+
 def _both_limits(session: Any, project_id: str
                  ) -> tuple[dict[str, int], dict[str, int]]:
-    """The default class's limits and the project's, in one statement."""
-    rows = session.execute(sa.union_all(
-        sa.select(sa.literal(False).label("own"), _QC.resource,
-                  _QC.hard_limit).where(
-            _QC.class_name == quota.DEFAULT_CLASS),
-        sa.select(sa.literal(True), _Q.resource, _Q.hard_limit).where(
-            _Q.project_id == project_id)))
+    """The default class's limits and the project's, in one (prebuilt)
+    statement."""
     found: tuple[dict[str, int], dict[str, int]] = ({}, {})
-    for own, resource, limit in rows:
+    for own, resource, limit in session.execute(
+            _BOTH_LIMITS, {"project_id": project_id}):
         found[bool(own)][resource] = limit
     return found
 
@@ -121,16 +125,13 @@ def _gigabytes() -> Any:
     return sa.func.coalesce(_VOL.c.pending_size, _VOL.c.size)
 
 
-def _of_type(type_id: str) -> Any:
-    return sa.or_(_VOL.c.volume_type_id == type_id,
-                  _VOL.c.pending_type_id == type_id)
-
-
-def _usage(session: Any, project_id: str, type_id: str) -> quota.Usage:
-    """What the project has, in all and of one type, in one statement:
-    its volumes, and its snapshots (of the type of their volume)."""
-    of_type = _of_type(type_id)
-    size = _SNAP.c.volume_size
+def _usage_statement() -> Any:
+    """What a project has, in all and of one type, in one statement: its
+    volumes, and its snapshots (of the type of their volume); a row of
+    each."""
+    type_id = sa.bindparam("type_id")
+    of_type = sa.or_(_VOL.c.volume_type_id == type_id,
+                     _VOL.c.pending_type_id == type_id)
 
     def counts(snapshots: bool, gigabytes: Any) -> Any:
         return sa.select(
@@ -139,11 +140,21 @@ def _usage(session: Any, project_id: str, type_id: str) -> quota.Usage:
             sa.func.coalesce(sa.func.sum(sa.case((of_type, 1), else_=0)), 0),
             sa.func.coalesce(sa.func.sum(sa.case((of_type, gigabytes),
                                                  else_=0)), 0))
-    rows = session.execute(sa.union_all(
+    project_id = sa.bindparam("project_id")
+    return sa.union_all(
         counts(False, _gigabytes()).where(_VOL.c.project_id == project_id),
-        counts(True, size).select_from(_SNAP.join(
+        counts(True, _SNAP.c.volume_size).select_from(_SNAP.join(
             _VOL, _VOL.c.id == _SNAP.c.volume_id)).where(
-            _SNAP.c.project_id == project_id)))
+            _SNAP.c.project_id == project_id))
+
+
+_USAGE = _usage_statement()
+
+
+def _usage(session: Any, project_id: str, type_id: str) -> quota.Usage:
+    """What the project has, in all and of ``type_id`` (``_USAGE``)."""
+    rows = session.execute(_USAGE, {"project_id": project_id,
+                                    "type_id": type_id})
     found = {bool(snapshots): [int(value) for value in values]
              for snapshots, *values in rows}
     (volumes, gigabytes, type_volumes, type_gigabytes) = found[False]

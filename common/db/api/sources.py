@@ -48,18 +48,31 @@ def hold(session: Any, kind: str, source_id: str,
                        "made from it")
 
 
+def _copied_statements(model: Any, column: Any) -> tuple[Any, Any]:
+    """``refuse_if_copied``'s two statements for a kind of source: lock
+    its row, then find a volume ``creating`` from it."""
+    source_id = sa.bindparam("source_id")
+    return (sa.select(model.id).where(model.id == source_id)
+            .with_for_update(),
+            sa.select(VOL.id).where(
+                column == source_id,
+                VOL.status == constants.VolumeStatus.CREATING).limit(1))
+
+
+#: kind -> ``_copied_statements`` (prebuilt: a delete runs them each time).
+_COPIED = {kind: _copied_statements(*found) for kind, found in _KINDS.items()}
+
+
 def refuse_if_copied(session: Any, kind: str, source_id: str) -> None:
     """Lock the source row and refuse while a volume made from it is
     ``creating``.
 
     :raises InvalidSnapshot: or InvalidVolume:
     """
-    model, column = _KINDS[kind]
-    session.execute(sa.select(model.id).where(model.id == source_id)
-                    .with_for_update())
-    busy = session.execute(sa.select(VOL.id).where(
-        column == source_id,
-        VOL.status == constants.VolumeStatus.CREATING).limit(1)).first()
+    lock, copying = _COPIED[kind]
+    params = {"source_id": source_id}
+    session.execute(lock, params)
+    busy = session.execute(copying, params).first()
     if busy is not None:
         raise _refusal(kind, source_id, "has a volume being made from it "
                        "(%s); try again when that is done" % busy.id)

@@ -9,12 +9,13 @@ from sqlalchemy import orm
 
 from common import exception
 from common.db import models
-from common.db.api import autocommit_read
 from common.db.api import conditional_update
 from common.db.api import groups as groups_db
 from common.db.api import metadata as metadata_db
+from common.db.api import prebuilt_read
 from common.db.api import project_page
 from common.db.api import reader
+from common.db.api import Record
 from common.db.api import retry_on_deadlock
 from common.db.api import single_statement
 from common.db.api import utcnow
@@ -26,42 +27,71 @@ from common.db.api import writer
 Check = Callable[[Any], None]
 
 
+_VOL = models.Volume.__table__
+_TYPE = models.VolumeType.__table__
+_META = models.VolumeMetadata.__table__
+_SPEC = models.VolumeTypeExtraSpec.__table__
+_ATT = models.VolumeAttachment.__table__
+
+#: The volume, its type's name and its metadata: a result row per item of
+#: the metadata (one when it has none).
+_VOLUME = sa.select(
+    _VOL, _TYPE.c.name.label("type_name"), _META.c.key.label("meta_key"),
+    _META.c.value.label("meta_value")).select_from(
+    _VOL.outerjoin(_TYPE, _TYPE.c.id == _VOL.c.volume_type_id)
+    .outerjoin(_META, _META.c.volume_id == _VOL.c.id)).where(
+    _VOL.c.id == sa.bindparam("volume_id"))
+_SPECS = sa.select(_SPEC.c.key, _SPEC.c.value).where(
+    _SPEC.c.volume_type_id == sa.bindparam("type_id"))
+_ATTACHMENTS = sa.select(_ATT).where(
+    _ATT.c.volume_id == sa.bindparam("volume_id"))
+_GROUP_OF = sa.select(_VOL.c.group_id).where(
+    _VOL.c.id == sa.bindparam("volume_id"))
+#: What removing a volume deletes: what it owns, then its row.
+_DESTROY = tuple(sa.delete(table).where(
+    column == sa.bindparam("volume_id")) for table, column in (
+    (_META, _META.c.volume_id),
+    (models.Transfer.__table__, models.Transfer.__table__.c.volume_id),
+    (_VOL, _VOL.c.id)))
+_INSERT_VOLUME = sa.insert(_VOL)
+_INSERT_METADATA = sa.insert(_META)
+
+
 @retry_on_deadlock
 @writer
 def volume_create(context: Any, values: dict, metadata: dict | None = None,
-                  check: Check | None = None) -> models.Volume:
-    """Insert a volume; ``check`` first, in the same transaction."""
+                  check: Check | None = None) -> Record:
+    """Insert a volume, ``check`` first, in the same transaction; the
+    volume as ``volume_get`` reads it."""
+    session = context.session
     if check is not None:
-        check(context.session)
-    row = models.Volume(**values)
-    row.volume_metadata = [models.VolumeMetadata(key=k, value=v)
-                           for k, v in (metadata or {}).items()]
-    context.session.add(row)
-    context.session.flush()
-    return _get(context.session, row.id)
+        check(session)
+    session.execute(_INSERT_VOLUME, values)
+    if metadata:
+        session.execute(_INSERT_METADATA, [
+            {"volume_id": values["id"], "key": key, "value": value}
+            for key, value in metadata.items()])
+    return volume_get(context, values["id"])
 
 
-def _load_options(with_type_specs: bool,
-                  attachments: Any = orm.selectinload) -> list:
-    """What a volume read brings along: its type and metadata in one
-    statement, and its attachments (``attachments``, a loader option) in
-    another; the type's extra specs only when asked for."""
-    vtype = orm.joinedload(models.Volume.volume_type)
-    return [vtype.selectinload(models.VolumeType.extra_specs)
-            if with_type_specs
-            else vtype.raiseload(models.VolumeType.extra_specs),
+def _load_options(attachments: Any = orm.selectinload) -> list:
+    """What an ORM volume read brings along: its type (without its extra
+    specs) and metadata in one statement, and its attachments
+    (``attachments``, a loader option) in another."""
+    return [orm.joinedload(models.Volume.volume_type).raiseload(
+                models.VolumeType.extra_specs),
             orm.joinedload(models.Volume.volume_metadata),
             attachments(models.Volume.attachments).raiseload(
                 models.VolumeAttachment.specs)]
 
 
 @functools.cache
-def _reads(with_type_specs: bool) -> tuple[Any, Any]:
+def _reads() -> tuple[Any, Any]:
     """The two prebuilt reads of ``_get`` (built once: building a query
     with its loader options costs more CPU than running it)."""
     volume = sa.select(models.Volume) \
         .where(models.Volume.id == sa.bindparam("volume_id")) \
-        .options(*_load_options(with_type_specs, orm.lazyload)) \
+        .options(*_load_options(orm.lazyload)) \
         .execution_options(populate_existing=True)
     attachments = sa.select(models.VolumeAttachment) \
         .where(models.VolumeAttachment.volume_id == sa.bindparam("volume_id")) \
@@ -70,11 +100,11 @@ def _reads(with_type_specs: bool) -> tuple[Any, Any]:
     return volume, attachments
 
 
-def _get(session: Any, volume_id: str,
-         with_type_specs: bool = False) -> models.Volume:
-    """One volume, its attachments read only when its counter has some
-    (most reads are of volumes with none: a statement fewer)."""
-    volume, attachments = _reads(with_type_specs)
+def _get(session: Any, volume_id: str) -> models.Volume:
+    """One volume as an ORM row (to change it, or to page from it), its
+    attachments read only when its counter has some (most reads are of
+    volumes with none: a statement fewer)."""
+    volume, attachments = _reads()
     key = {"volume_id": volume_id}
     row = session.execute(volume, key).unique().scalars().first()
     if row is None:
@@ -85,15 +115,33 @@ def _get(session: Any, volume_id: str,
     return row
 
 
-@autocommit_read
-def volume_get(session: Any, volume_id: str,
-               with_type_specs: bool = False) -> models.Volume:
-    """``(context, volume_id)``: the volume, read on its own (clients poll
-    it), or in the context's open transaction.
+@prebuilt_read
+def volume_get(conn: Any, volume_id: str,
+               with_type_specs: bool = False) -> Record:
+    """``(context, volume_id)``: the volume (clients poll it), read with
+    Core: its columns, ``volume_type`` (``id``, ``name`` and, when asked
+    for, ``extra_specs``), ``volume_metadata`` (``key``, ``value``) and
+    ``attachments`` (rows of ``volume_attachment``, read only when its
+    counter has some).  A Record, read-only as a detached ORM row is.
 
-    :param with_type_specs: also load the type's extra specs.
     :raises VolumeNotFound:"""
-    return _get(session, volume_id, with_type_specs)
+    found = conn.execute(_VOLUME, {"volume_id": volume_id}).all()
+    if not found:
+        raise exception.VolumeNotFound(volume_id=volume_id)
+    values = found[0]._asdict()
+    type_name = values.pop("type_name")
+    del values["meta_key"], values["meta_value"]
+    vtype = None if type_name is None else Record(
+        id=values["volume_type_id"], name=type_name)
+    if vtype is not None and with_type_specs:
+        vtype.extra_specs = [Record(key=key, value=value) for key, value in
+                             conn.execute(_SPECS, {"type_id": vtype.id})]
+    return Record(
+        **values, volume_type=vtype,
+        volume_metadata=[Record(key=row.meta_key, value=row.meta_value)
+                         for row in found if row.meta_key is not None],
+        attachments=conn.execute(_ATTACHMENTS, {"volume_id": volume_id})
+        .all() if values["attachment_count"] else [])
 
 
 @reader
@@ -108,7 +156,7 @@ def volume_list(context: Any, project_id: str | None = None,
         project, as Cinder does.
     """
     query = context.session.query(models.Volume).options(
-        *_load_options(False))
+        *_load_options())
     marker_row = _get(context.session, marker) if marker else None
     return project_page(query, models.Volume, project_id, filters,
                         marker_row, exception.VolumeNotFound(volume_id=marker),
@@ -194,12 +242,10 @@ def volume_destroy(context: Any, volume_id: str) -> None:
     made sure nothing is attached); the last volume of a ``deleting`` group
     takes the group with it."""
     session = context.session
-    group_id = session.execute(sa.select(models.Volume.group_id).where(
-        models.Volume.id == volume_id)).scalar()
-    for owned in (models.VolumeMetadata, models.Transfer):
-        session.execute(sa.delete(owned).where(owned.volume_id == volume_id))
-    session.execute(sa.delete(models.Volume).where(
-        models.Volume.id == volume_id))
+    key = {"volume_id": volume_id}
+    group_id = session.execute(_GROUP_OF, key).scalar()
+    for statement in _DESTROY:
+        session.execute(statement, key)
     if group_id is not None:
         groups_db.settle_deleted(session, group_id)
 

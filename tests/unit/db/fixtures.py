@@ -109,7 +109,7 @@ def make_type(name: str | None = None, specs: dict | None = None):
 
 def make_volume(project: str = "p1", status: str = "available",
                 multiattach: bool = False, host: str = "node1@b1#b1",
-                vtype=None, **values) -> models.Volume:
+                vtype=None, **values) -> db_api.Record:
     from common.db.api import types as types_db
     from common.db.api import volumes as volumes_db
     if vtype is None:
@@ -122,7 +122,7 @@ def make_volume(project: str = "p1", status: str = "available",
     return volumes_db.volume_create(admin(), row)
 
 
-def make_volume_on(driver, **values) -> models.Volume:
+def make_volume_on(driver, **values) -> db_api.Record:
     """``make_volume``, and the volume made on ``driver`` too."""
     from services.volume import attach
     row = make_volume(**values)

@@ -1,0 +1,78 @@
+"""Volume rows read and written with prebuilt Core statements: what a read
+brings, in how many statements, and what a removal takes along."""
+
+import sqlalchemy as sa
+
+from common.db import api as db_api
+from common.db import models
+from common.db.api import types as types_db
+from common.db.api import volumes as volumes_db
+
+try:
+    from tests.unit.db import fixtures
+except ImportError:  # pytest put tests/unit on sys.path instead
+    from db import fixtures
+
+database = fixtures.database
+
+
+def test_a_created_volume_reads_back_with_its_type_and_metadata():
+    vtype = fixtures.make_type("gold", {"multiattach": "<is> True"})
+    made = volumes_db.volume_create(fixtures.admin(), {
+            "id": "v1", "project_id": "p1", "user_id": "u", "size": 2,
+            "status": "creating", "attach_status": "detached",
+            "volume_type_id": vtype.id}, {"a": "1", "b": "2"})
+    for row in (made, volumes_db.volume_get(fixtures.admin(), "v1")):
+        assert isinstance(row, db_api.Record)
+        assert (row.id, row.size, row.status) == ("v1", 2, "creating")
+        assert row.volume_type.name == "gold"
+        assert volumes_db.metadata_of(row) == {"a": "1", "b": "2"}
+        assert row.attachments == []
+        assert (row.attachment_count, row.multiattach) == (0, False)
+        assert row.created_at is not None
+        assert not hasattr(row.volume_type, "extra_specs")
+    row = volumes_db.volume_get(fixtures.admin(), "v1", with_type_specs=True)
+    assert types_db.specs_of(row.volume_type) == {
+        "multiattach": "<is> True"}
+
+
+def test_a_volume_read_is_one_statement_and_its_type_s_specs_one_more():
+    """Metadata comes joined to the volume's row (a result row per item);
+    the type's extra specs only when asked for."""
+    vtype = fixtures.make_type("silver", {"k": "v"})
+    volumes_db.volume_create(fixtures.admin(), {
+        "id": "v2", "project_id": "p1", "user_id": "u", "size": 1,
+        "status": "available", "attach_status": "detached",
+        "volume_type_id": vtype.id}, {"x": "1", "y": "2", "z": "3"})
+    seen = []
+    engine = db_api._SINGLE or db_api.get_engine()
+
+    def spy(_conn, _cursor, statement, *_args):
+        if statement.lstrip().upper().startswith("SELECT"):
+            seen.append(statement)
+    sa.event.listen(engine, "before_cursor_execute", spy)
+    try:
+        assert len(volumes_db.volume_get(
+            fixtures.admin(), "v2").volume_metadata) == 3
+        assert len(seen) == 1 and "volume_metadata" in seen[0]
+        seen.clear()
+        volumes_db.volume_get(fixtures.admin(), "v2", with_type_specs=True)
+        assert len(seen) == 2 and "volume_type_extra_specs" in seen[1]
+    finally:
+        sa.event.remove(engine, "before_cursor_execute", spy)
+
+
+def test_removing_a_volume_removes_its_metadata_and_its_transfer():
+    vol = volumes_db.volume_create(fixtures.admin(), {
+        "id": "v3", "project_id": "p1", "user_id": "u", "size": 1,
+        "status": "available", "attach_status": "detached",
+        "volume_type_id": fixtures.make_type().id}, {"a": "1"})
+    with db_api.get_engine().begin() as conn:
+        conn.execute(sa.insert(models.Transfer.__table__).values(
+            id="t1", volume_id=vol.id, project_id="p1", display_name="x",
+            salt="s", crypt_hash="h"))
+    volumes_db.volume_destroy(fixtures.admin(), vol.id)
+    with db_api.get_engine().connect() as conn:
+        for table in (models.Volume, models.VolumeMetadata, models.Transfer):
+            assert conn.execute(sa.select(sa.func.count()).select_from(
+                table)).scalar() == 0
