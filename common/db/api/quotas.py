@@ -21,6 +21,7 @@ from sqlalchemy.dialects import sqlite
 from common import exception
 from common import quota
 from common.db import models
+from common.db.api import get_engine
 from common.db.api import reader
 from common.db.api import retry_on_deadlock
 from common.db.api import writer
@@ -197,18 +198,20 @@ def usage(context: Any, project_id: str) -> dict[str, int]:
 
 
 # -- the check --------------------------------------------------------------
-_INSERT = {"postgresql": lambda: postgresql.insert(_LOCKS)
-           .on_conflict_do_nothing(),
-           "sqlite": lambda: sqlite.insert(_LOCKS).on_conflict_do_nothing(),
-           "mysql": lambda: mysql.insert(_LOCKS).prefix_with("IGNORE")}
+#: dialect -> an insert of a project's lock row that does nothing when
+#: the row exists; and the locking read of the row.
+_INSERT = {"postgresql": postgresql.insert(_LOCKS).on_conflict_do_nothing(),
+           "sqlite": sqlite.insert(_LOCKS).on_conflict_do_nothing(),
+           "mysql": mysql.insert(_LOCKS).prefix_with("IGNORE")}
+_LOCK = sa.select(_LOCKS.c.project_id).where(
+    _LOCKS.c.project_id == sa.bindparam("project_id")).with_for_update()
 
 
 def _lock(session: Any, project_id: str) -> None:
     """Hold the project's lock row until the transaction ends."""
-    dialect = session.get_bind().dialect.name
-    session.execute(_INSERT[dialect](), {"project_id": project_id})
-    session.execute(sa.select(_LOCKS.c.project_id).where(
-        _LOCKS.c.project_id == project_id).with_for_update())
+    key = {"project_id": project_id}
+    session.execute(_INSERT[get_engine().dialect.name], key)
+    session.execute(_LOCK, key)
 
 
 def enforce(session: Any, conf: cfg.ConfigOpts, project_id: str,

@@ -22,7 +22,7 @@ from common.db.api import utcnow
 from common.db.api import writer
 
 
-#: Runs in a writer transaction's session before its change (a quota
+#: Runs on a writer transaction's connection before its change (a quota
 #: check, ``common.db.api.quotas.enforce``); raises to refuse it.
 Check = Callable[[Any], None]
 
@@ -58,17 +58,17 @@ _INSERT_METADATA = sa.insert(_META)
 
 
 @retry_on_deadlock
-@writer
+@writer.connection
 def volume_create(context: Any, values: dict, metadata: dict | None = None,
                   check: Check | None = None) -> Record:
     """Insert a volume, ``check`` first, in the same transaction; the
     volume as ``volume_get`` reads it."""
-    session = context.session
+    conn = context.connection
     if check is not None:
-        check(session)
-    session.execute(_INSERT_VOLUME, values)
+        check(conn)
+    conn.execute(_INSERT_VOLUME, values)
     if metadata:
-        session.execute(_INSERT_METADATA, [
+        conn.execute(_INSERT_METADATA, [
             {"volume_id": values["id"], "key": key, "value": value}
             for key, value in metadata.items()])
     return volume_get(context, values["id"])
@@ -222,32 +222,33 @@ def _volume_swap(conn: Any, volume_id: str, expected: dict,
 
 
 @retry_on_deadlock
-@writer
+@writer.connection
 def _volume_cas_checked(context: Any, volume_id: str, expected: dict,
                         values: dict, check: Check | None,
                         then: Check | None) -> bool:
+    conn = context.connection
     if check is not None:
-        check(context.session)
-    swapped = conditional_update(context.session, models.Volume, volume_id,
-                                 expected, values)
+        check(conn)
+    swapped = conditional_update(conn, models.Volume, volume_id, expected,
+                                 values)
     if swapped and then is not None:
-        then(context.session)
+        then(conn)
     return swapped
 
 
 @retry_on_deadlock
-@writer
+@writer.connection
 def volume_destroy(context: Any, volume_id: str) -> None:
     """Remove the row, its metadata and any transfer of it (the caller
     made sure nothing is attached); the last volume of a ``deleting`` group
     takes the group with it."""
-    session = context.session
+    conn = context.connection
     key = {"volume_id": volume_id}
-    group_id = session.execute(_GROUP_OF, key).scalar()
+    group_id = conn.execute(_GROUP_OF, key).scalar()
     for statement in _DESTROY:
-        session.execute(statement, key)
+        conn.execute(statement, key)
     if group_id is not None:
-        groups_db.settle_deleted(session, group_id)
+        groups_db.settle_deleted(conn, group_id)
 
 
 def metadata_of(row: models.Volume) -> dict:
