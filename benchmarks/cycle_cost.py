@@ -36,8 +36,9 @@ KINDS = (("services.api", "api"), ("services.volume", "volume"),
 TICK = os.sysconf("SC_CLK_TCK")
 
 
-def cpu_seconds() -> dict[str, float]:
-    """CPU seconds so far of every live process, by pid: (kind, seconds)."""
+def cpu_seconds(kinds: tuple = KINDS) -> dict[str, tuple[str, float]]:
+    """CPU seconds so far of every live process of ``kinds`` ((marker in
+    its command line, kind) pairs), by pid: (kind, seconds)."""
     found = {}
     for pid in filter(str.isdigit, os.listdir("/proc")):
         try:
@@ -45,7 +46,7 @@ def cpu_seconds() -> dict[str, float]:
             stat = pathlib.Path("/proc", pid, "stat").read_text()
         except OSError:
             continue
-        kind = next((name for marker, name in KINDS
+        kind = next((name for marker, name in kinds
                      if marker.encode() in cmd), None)
         if kind:
             fields = stat.rsplit(")", 1)[1].split()
