@@ -350,14 +350,13 @@ class SchedulerManager(service.Manager):
         :returns: the pool it was cast to, or None.
         """
         try:
-            volume = volumes_db.volume_get(ctxt, volume_id,
-                                           with_type_specs=True)
+            volume = volumes_db.volume_get(ctxt, volume_id)
         except exception.VolumeNotFound:
             return None
         if volume.status != STATUS.CREATING or volume.host:
             return None
-        request = placement.request_for(volume,
-                                        types_db.specs_of(volume.volume_type))
+        _vtype, specs = types_db.type_resolve(ctxt, volume.volume_type_id)
+        request = placement.request_for(volume, specs)
         patient = not (swept and db_api.older_than(
             volume.created_at, self.conf.service_down_time))
         try:

@@ -30,7 +30,6 @@ Check = Callable[[Any], None]
 _VOL = models.Volume.__table__
 _TYPE = models.VolumeType.__table__
 _META = models.VolumeMetadata.__table__
-_SPEC = models.VolumeTypeExtraSpec.__table__
 _ATT = models.VolumeAttachment.__table__
 
 #: The volume, its type's name and its metadata: a result row per item of
@@ -41,8 +40,6 @@ _VOLUME = sa.select(
     _VOL.outerjoin(_TYPE, _TYPE.c.id == _VOL.c.volume_type_id)
     .outerjoin(_META, _META.c.volume_id == _VOL.c.id)).where(
     _VOL.c.id == sa.bindparam("volume_id"))
-_SPECS = sa.select(_SPEC.c.key, _SPEC.c.value).where(
-    _SPEC.c.volume_type_id == sa.bindparam("type_id"))
 _ATTACHMENTS = sa.select(_ATT).where(
     _ATT.c.volume_id == sa.bindparam("volume_id"))
 _GROUP_OF = sa.select(_VOL.c.group_id).where(
@@ -116,13 +113,13 @@ def _get(session: Any, volume_id: str) -> models.Volume:
 
 
 @prebuilt_read
-def volume_get(conn: Any, volume_id: str,
-               with_type_specs: bool = False) -> Record:
+def volume_get(conn: Any, volume_id: str) -> Record:
     """``(context, volume_id)``: the volume (clients poll it), read with
-    Core: its columns, ``volume_type`` (``id``, ``name`` and, when asked
-    for, ``extra_specs``), ``volume_metadata`` (``key``, ``value``) and
-    ``attachments`` (rows of ``volume_attachment``, read only when its
-    counter has some).  A Record, read-only as a detached ORM row is.
+    Core in one statement: its columns, ``volume_type`` (``id`` and
+    ``name``; its extra specs come with ``types.type_resolve``),
+    ``volume_metadata`` (``key``, ``value``) and ``attachments`` (rows of
+    ``volume_attachment``, a second statement only when its counter has
+    some).  A Record, read-only as a detached ORM row is.
 
     :raises VolumeNotFound:"""
     found = conn.execute(_VOLUME, {"volume_id": volume_id}).all()
@@ -131,13 +128,9 @@ def volume_get(conn: Any, volume_id: str,
     values = found[0]._asdict()
     type_name = values.pop("type_name")
     del values["meta_key"], values["meta_value"]
-    vtype = None if type_name is None else Record(
-        id=values["volume_type_id"], name=type_name)
-    if vtype is not None and with_type_specs:
-        vtype.extra_specs = [Record(key=key, value=value) for key, value in
-                             conn.execute(_SPECS, {"type_id": vtype.id})]
     return Record(
-        **values, volume_type=vtype,
+        **values, volume_type=None if type_name is None else Record(
+            id=values["volume_type_id"], name=type_name),
         volume_metadata=[Record(key=row.meta_key, value=row.meta_value)
                          for row in found if row.meta_key is not None],
         attachments=conn.execute(_ATTACHMENTS, {"volume_id": volume_id})
