@@ -44,6 +44,10 @@ class Manager:
     def after_start(self) -> None:
         """Run once the RPC server consumes (e.g. announce capabilities)."""
 
+    def warm_up(self) -> None:
+        """Run last at start: do what the first requests would pay for
+        (``common.warmup``)."""
+
     def periodic_tasks(self) -> list[tuple[float, Callable[[], None]]]:
         """Return (interval seconds, function) pairs to run in the background."""
         return []
@@ -161,6 +165,7 @@ class Service:
         self.manager.after_start()
         LOG.info("Started %(binary)s on %(host)s",
                  {"binary": self.binary, "host": self.host})
+        self.manager.warm_up()
 
     def _heartbeat(self) -> None:
         services_db.service_heartbeat(ashlar_context.get_admin_context(),

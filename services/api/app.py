@@ -1,11 +1,19 @@
 """Build the falcon application and everything it needs in this process."""
 
+import functools
 from dataclasses import dataclass
 from typing import Any
 
 import falcon
 from oslo_config import cfg
 
+from common import policy
+from common import warmup
+from common.db.api import attachments as attachments_db
+from common.db.api import fencing as fencing_db
+from common.db.api import services as services_db
+from common.db.api import types as types_db
+from common.db.api import volumes as volumes_db
 from services.api import capability_cache
 from services.api import errors
 from services.api import middleware
@@ -97,7 +105,23 @@ def build_operations(conf: cfg.ConfigOpts) -> Operations:
         group_snapshots=gsnap_ops.GroupSnapshotOperations(groups, volumes,
                                                           volume))
     ops.door = rpc_door.start(conf, ops.attachments, ops.fencing)
+    _warm_up()
     return ops
+
+
+def _warm_up() -> None:
+    """Before the worker accepts its first connection: the policy, the
+    reads of the volume and attachment calls, and a reservation of a
+    volume no row has (the writer's connection; nothing is written)."""
+    warmup.warm([volumes_db.volume_get, types_db.type_resolve,
+                 attachments_db.attachment_get,
+                 attachments_db.attachment_with_volume,
+                 functools.partial(attachments_db.attachment_reserve,
+                                   decide=None),
+                 functools.partial(fencing_db.fenced_row_of_host,
+                                   host="warm-up"),
+                 services_db.service_liveness],
+                steps=[policy.get_enforcer])
 
 
 def create_app(conf: cfg.ConfigOpts, ops: Operations) -> falcon.App:

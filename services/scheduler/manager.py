@@ -15,6 +15,7 @@ from common import exception
 from common import messages
 from common import migration
 from common import service
+from common import warmup
 from common.db import api as db_api
 from common.db.api import messages as messages_db
 from common.db.api import services as services_db
@@ -134,6 +135,10 @@ class SchedulerManager(service.Manager):
             self._reap_messages()
         except Exception:
             LOG.exception("Cannot delete expired user messages")
+
+    def warm_up(self) -> None:
+        warmup.warm([volumes_db.volume_get, types_db.type_resolve],
+                    steps=[warmup.match_once])
 
     def _wait_for_reports(self, hosts: set[str], deadline: float) -> None:
         """Wait until every backend in ``hosts`` has a fresh report, or

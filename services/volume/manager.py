@@ -24,6 +24,7 @@ from common import messages
 from common import migration
 from common import service
 from common import states
+from common import warmup
 from common.db.api import attachments as attachments_db
 from common.db.api import older_than
 from common.db.api import snapshots as snapshots_db
@@ -80,6 +81,13 @@ class VolumeManager(service.Manager):
 
     def after_start(self) -> None:
         self.report_capabilities()
+
+    def warm_up(self) -> None:
+        # NOTE(ashlar): after the first report, which a new backend's
+        # visibility waits for; not the matcher, which a node rarely runs.
+        warmup.warm([volumes_db.volume_get, attachments_db.volume_brief,
+                     attachments_db.attachment_with_volume,
+                     attachments_db.connector])
 
     def before_stop(self) -> None:
         """Withdraw this backend's pools: schedulers and API workers stop
