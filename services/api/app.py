@@ -116,6 +116,8 @@ def _warm_up() -> None:
     warmup.warm([volumes_db.volume_get, types_db.type_resolve,
                  attachments_db.attachment_get,
                  attachments_db.attachment_with_volume,
+                 functools.partial(attachments_db.attachment_with_volume,
+                                   shared=True),
                  functools.partial(attachments_db.attachment_reserve,
                                    decide=None),
                  functools.partial(fencing_db.fenced_row_of_host,
