@@ -45,7 +45,7 @@ def main(argv: list[str] | None = None) -> None:
     except exception.NoAuthNotLoopback as exc:
         sys.exit("ashlar-api: %s" % exc)
     os.environ["ASHLAR_CONFIG_FILES"] = ",".join(conf.config_file or [])
-    _import_before_fork()
+    _import_before_fork(conf)
     _Server({"bind": "%s:%d" % (conf.api.bind_host, conf.api.bind_port),
              "workers": conf.api.workers, "threads": conf.api.threads,
              "worker_class": "services.api.keepalive.KeepAliveWorker",
@@ -53,14 +53,21 @@ def main(argv: list[str] | None = None) -> None:
              "accesslog": None, "worker_tmp_dir": _worker_tmp_dir()}).run()
 
 
-def _import_before_fork() -> None:
-    """Import the app's modules in the master, then move every object the
-    imports made out of the garbage collector's sight (``gc.freeze``), as
-    Python's documentation advises before forking.  The workers then share
-    those pages with the master instead of each importing its own copy, and
-    a worker (re)starts without the imports.  Importing opens nothing: each
-    worker still builds its app and connections (``wsgi.py``)."""
+def _import_before_fork(conf: cfg.ConfigOpts) -> None:
+    """Import the app's modules in the master, with keystonemiddleware's
+    ``auth_token`` in keystone mode, then move every object the imports
+    made out of the garbage collector's sight (``gc.freeze``), as Python's
+    documentation advises before forking.  The workers then share those
+    pages with the master instead of each importing its own copy (about
+    11 MiB and 60 ms for ``auth_token``), and a worker (re)starts without
+    the imports.  Importing opens nothing: each worker still builds its app
+    and connections (``wsgi.py``)."""
     importlib.import_module("services.api.app")
+    if conf.api.auth_strategy == "keystone":
+        try:
+            importlib.import_module("keystonemiddleware.auth_token")
+        except ImportError:
+            pass  # each worker says so as it builds its app (auth.wrap)
     gc.freeze()
 
 

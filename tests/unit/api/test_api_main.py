@@ -1,6 +1,8 @@
 """``ashlar-api``'s master: what it does before gunicorn forks workers."""
 
 import gc
+import pathlib
+import subprocess
 import sys
 import threading
 
@@ -41,3 +43,28 @@ def test_master_imports_the_app_and_freezes_it_before_the_fork(served):
     assert seen["frozen"] > 0
     assert seen["threads"] == threads  # importing started nothing
     assert seen["options"]["preload_app"] is False
+
+
+@pytest.mark.parametrize("strategy,imported", [("noauth", False),
+                                               ("keystone", True)])
+def test_a_keystone_master_imports_auth_token_for_its_workers(
+        tmp_path, strategy, imported):
+    """In keystone mode the workers share keystonemiddleware's import
+    (about 11 MiB of each worker's memory) with the master; other modes go
+    without it.  In a new interpreter: other tests import it here."""
+    pytest.importorskip("keystonemiddleware")
+    conf = tmp_path / "api.conf"
+    conf.write_text("[api]\nbind_host = 127.0.0.1\nauth_strategy = %s\n"
+                    % strategy)
+    code = ("import sys\n"
+            "from services.api import __main__ as api_main\n"
+            "class Recorder:\n"
+            "    def __init__(self, options): pass\n"
+            "    def run(self):\n"
+            "        print('keystonemiddleware.auth_token' in sys.modules)\n"
+            "api_main._Server = Recorder\n"
+            "api_main.main(['--config-file', %r])\n" % str(conf))
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True,
+                         text=True, check=True, timeout=60,
+                         cwd=pathlib.Path(__file__).resolve().parents[3])
+    assert out.stdout.split() == [str(imported)]
