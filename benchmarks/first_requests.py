@@ -82,12 +82,15 @@ class Flow:
 
 
 def make_type(endpoint: str, name: str, specs: dict) -> str:
+    """Create a volume type with ``specs``; its id."""
     flow = Flow(endpoint)
     return flow.call("type", "POST", "/types", {"volume_type": {
         "name": name, "extra_specs": specs}})["volume_type"]["id"]
 
 
 def one_round(db: str, flows: int) -> dict:
+    """A fresh deployment, its two types and ``flows`` flows; the figures
+    by step."""
     cluster = ma_cluster.Cluster(db, 2, scripts=True, volumes="one")
     try:
         ready = cluster.start()
