@@ -38,3 +38,14 @@ def test_a_volume_node_starts_without_oslo_utils_strutils():
         "assert 'oslo_utils.strutils' not in sys.modules, 'imported'\n"
         "assert extra_specs.match_value(True, '<is> True')\n"
         "assert 'oslo_utils.strutils' in sys.modules\n")
+
+
+def test_the_scheduler_s_warm_up_imports_what_the_first_is_spec_needs():
+    """The scheduler's warm-up step (``warmup.match_once``): strutils comes
+    in at start, not at the first placement of an ``<is>`` type."""
+    _in_a_new_interpreter(
+        "import sys\n"
+        "from common import warmup\n"
+        "assert 'oslo_utils.strutils' not in sys.modules, 'imported'\n"
+        "warmup.match_once()\n"
+        "assert 'oslo_utils.strutils' in sys.modules\n")
