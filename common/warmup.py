@@ -5,7 +5,9 @@ its pools' connections at their first use, and imports oslo.utils'
 ``strutils`` at the first ``<is>`` extra spec it matches (about 45 ms; see
 ``extra_specs._is``).  :func:`warm` does that at start, with reads of an id
 no row has, so that the first requests after a start are as fast as the
-next ones.
+next ones.  :func:`undone` compiles the statements of a writer
+transaction's checks (a create's quota check, a delete's source check) the
+same way, and rolls their transaction back.
 """
 
 from typing import Any, Callable, Sequence
@@ -15,6 +17,7 @@ from oslo_log import log as logging
 from common import context as ashlar_context
 from common import exception
 from common import extra_specs
+from common.db import api as db_api
 
 LOG = logging.getLogger(__name__)
 
@@ -49,3 +52,28 @@ def warm(reads: Sequence[Callable[[Any, str], Any]],
     except Exception:  # noqa: BLE001 - a cold start is no reason to stop
         LOG.warning("Warm-up failed; the first requests will be slower",
                     exc_info=True)
+
+
+class _Undo(Exception):
+    """Ends ``undone``'s transaction with a rollback."""
+
+
+def undone(steps: Sequence[Callable[[Any, str], Any]]) -> None:
+    """Run each of ``steps`` with ``(context, NO_SUCH_ID)`` in one writer
+    transaction (``context.connection``), then roll it back: what they
+    wrote (a quota check's lock row of no project) is undone."""
+    try:
+        _in_a_transaction(ashlar_context.get_admin_context(), steps)
+    except _Undo:
+        pass
+
+
+@db_api.writer.connection
+def _in_a_transaction(context: Any,
+                      steps: Sequence[Callable[[Any, str], Any]]) -> None:
+    for step in steps:
+        try:
+            step(context, NO_SUCH_ID)
+        except exception.NotFound:
+            pass
+    raise _Undo

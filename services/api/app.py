@@ -8,10 +8,12 @@ import falcon
 from oslo_config import cfg
 
 from common import policy
+from common import quota
 from common import warmup
 from common.db.api import attachments as attachments_db
 from common.db.api import fencing as fencing_db
 from common.db.api import services as services_db
+from common.db.api import sources as sources_db
 from common.db.api import types as types_db
 from common.db.api import volumes as volumes_db
 from services.api import capability_cache
@@ -105,14 +107,23 @@ def build_operations(conf: cfg.ConfigOpts) -> Operations:
         group_snapshots=gsnap_ops.GroupSnapshotOperations(groups, volumes,
                                                           volume))
     ops.door = rpc_door.start(conf, ops.attachments, ops.fencing)
-    _warm_up()
+    _warm_up(volumes)
     return ops
 
 
-def _warm_up() -> None:
+def _warm_up(volumes: volume_ops.VolumeOperations) -> None:
     """Before the worker accepts its first connection: the policy, the
-    reads of the volume and attachment calls, and a reservation of a
-    volume no row has (the writer's connection; nothing is written)."""
+    reads of the volume and attachment calls, a reservation of a volume no
+    row has (the writer's connection; nothing is written), and the checks
+    of a create's and a delete's transaction (rolled back)."""
+    quota_check = volumes.quota_check(
+        warmup.NO_SUCH_ID, warmup.NO_SUCH_ID,
+        quota.Change("warm-up", volumes=1, gigabytes=1, size=1))
+    in_a_transaction = [
+        lambda context, _no_id: quota_check(context.connection),
+        lambda context, no_id: sources_db.refuse_if_copied(
+            context.connection, "volume", no_id),
+        volumes_db.volume_get]
     warmup.warm([volumes_db.volume_get, types_db.type_resolve,
                  attachments_db.attachment_get,
                  attachments_db.attachment_with_volume,
@@ -123,7 +134,8 @@ def _warm_up() -> None:
                  functools.partial(fencing_db.fenced_row_of_host,
                                    host="warm-up"),
                  services_db.service_liveness],
-                steps=[policy.get_enforcer])
+                steps=[policy.get_enforcer,
+                       functools.partial(warmup.undone, in_a_transaction)])
 
 
 def create_app(conf: cfg.ConfigOpts, ops: Operations) -> falcon.App:
