@@ -61,7 +61,9 @@ class _Undo(Exception):
 def undone(steps: Sequence[Callable[[Any, str], Any]]) -> None:
     """Run each of ``steps`` with ``(context, NO_SUCH_ID)`` in one writer
     transaction (``context.connection``), then roll it back: what they
-    wrote (a quota check's lock row of no project) is undone."""
+    wrote (a quota check's lock row of no project) is undone.  A step's
+    refusal (not found, over quota) ends that step only: its statements
+    ran."""
     try:
         _in_a_transaction(ashlar_context.get_admin_context(), steps)
     except _Undo:
@@ -74,6 +76,6 @@ def _in_a_transaction(context: Any,
     for step in steps:
         try:
             step(context, NO_SUCH_ID)
-        except exception.NotFound:
+        except exception.AshlarException:
             pass
     raise _Undo

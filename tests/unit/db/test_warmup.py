@@ -6,6 +6,7 @@ import logging
 
 import sqlalchemy as sa
 
+from common import exception
 from common import warmup
 from common.db import api as db_api
 from common.db.api import volumes as volumes_db
@@ -74,3 +75,22 @@ def test_a_failing_warm_up_is_logged_and_the_service_goes_on(caplog):
                    ("broken", warmup.NO_SUCH_ID)]
     assert "Warm-up failed" in caplog.text
 
+
+
+def test_a_refused_check_ends_its_step_only_and_is_undone():
+    vtype = fixtures.make_type()
+    seen = []
+
+    def over_quota(context, volume_id):
+        volumes_db.volume_create(context, {
+            "id": volume_id, "project_id": "p1", "user_id": "u", "size": 1,
+            "status": "available", "attach_status": "detached",
+            "volume_type_id": vtype.id}, {})
+        raise exception.QuotaError()
+
+    def then(context, volume_id):
+        seen.append(volumes_db.volume_get(context, volume_id).id)
+    before = _counts()
+    warmup.undone([over_quota, then])
+    assert seen == [warmup.NO_SUCH_ID]
+    assert _counts() == before
