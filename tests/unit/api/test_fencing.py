@@ -506,12 +506,21 @@ def test_takeovers_racing_writer_attaches_leave_one_writer(api):
     errors = [r for r in results if isinstance(r, Exception)]
     assert all(isinstance(e, (exception.Conflict, exception.InvalidVolume))
                for e in errors), errors
-    assert len(_unfenced_writers(ctxt, vid)) <= 1
-    assert _writers(vid) == len(_unfenced_writers(ctxt, vid))
+    # NOTE: the rows in each message, should a rare interleaving fail.
+    rows = _rows_of(ctxt, vid)
+    assert len(_unfenced_writers(ctxt, vid)) <= 1, (results, rows)
+    assert _writers(vid) == len(_unfenced_writers(ctxt, vid)), (results,
+                                                                rows)
     late = _attached(api, vid, "late", mode="ro")
     api.ops.fencing.takeover(ctxt, late["id"])
-    assert _unfenced_writers(ctxt, vid) == [late["id"]]
-    assert _writers(vid) == 1
+    assert _unfenced_writers(ctxt, vid) == [late["id"]], _rows_of(ctxt, vid)
+    assert _writers(vid) == 1, _rows_of(ctxt, vid)
+
+
+def _rows_of(ctxt, vid):
+    return [(r.attached_host, r.attach_mode, r.attach_status, r.transition,
+             r.fenced_at is not None)
+            for r in attachments_db.attachments_of_volume(ctxt, vid)]
 
 
 def _unfenced_writers(ctxt, vid):
