@@ -76,7 +76,6 @@ def test_a_failing_warm_up_is_logged_and_the_service_goes_on(caplog):
     assert "Warm-up failed" in caplog.text
 
 
-
 def test_a_refused_check_ends_its_step_only_and_is_undone():
     vtype = fixtures.make_type()
     seen = []
