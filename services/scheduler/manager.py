@@ -120,6 +120,9 @@ class SchedulerManager(service.Manager):
         self.volume_rpcapi = volume_api or volume_rpcapi.VolumeAPI(conf)
         self._started_at: float | None = None
         self._reported = threading.Condition()
+        #: When this scheduler began to hear reports without a break: its
+        #: start, or the first report after a silence (a broker restart).
+        self._hearing_since = db_api.utcnow()
 
     def init_host(self, service_uuid: str) -> None:
         # NOTE(ashlar): before the RPC servers start: queued creates may be
@@ -229,6 +232,8 @@ class SchedulerManager(service.Manager):
     def update_service_capabilities(self, ctxt: Any, service_host: str,
                                     capabilities: dict,
                                     timestamp: float) -> None:
+        if self._silent():
+            self._hearing_since = db_api.utcnow()
         if self.store.update(service_host, capabilities, timestamp):
             self.up_hosts.notice(service_host)
             with self._reported:
@@ -344,6 +349,23 @@ class SchedulerManager(service.Manager):
         return caps.get("availability_zone",
                         self.conf.storage_availability_zone)
 
+    def _silent(self) -> bool:
+        """No backend's report arrived for a freshness window, though some
+        did before: the broker, not a backend, is the likely cause."""
+        age = self.store.newest_report_age()
+        return age is not None and age > self.store.freshness
+
+    def _waited_long_enough(self, volume: Any) -> bool:
+        """Whether a swept create stops waiting for running services that
+        do not report: ``service_down_time`` after its create, or after
+        reports resumed if they stopped since (a broker restart delays
+        every report, and the services reconnect with back-off), and never
+        while no backend is heard at all."""
+        if self._silent():
+            return False
+        return db_api.older_than(max(volume.created_at, self._hearing_since),
+                                 self.conf.service_down_time)
+
     def _place_and_cast(self, ctxt: Any, volume_id: str,
                         swept: bool = False) -> str | None:
         """Place the volume unless placed already (by another scheduler,
@@ -351,7 +373,7 @@ class SchedulerManager(service.Manager):
 
         :param swept: from the lost-create sweep: no wait for reports, and
             a running service without a report keeps the volume
-            ``creating`` only until ``service_down_time`` after its create.
+            ``creating`` only as long as :meth:`_waited_long_enough` says.
         :returns: the pool it was cast to, or None.
         """
         try:
@@ -362,8 +384,7 @@ class SchedulerManager(service.Manager):
             return None
         _vtype, specs = types_db.type_resolve(ctxt, volume.volume_type_id)
         request = placement.request_for(volume, specs)
-        patient = not (swept and db_api.older_than(
-            volume.created_at, self.conf.service_down_time))
+        patient = not (swept and self._waited_long_enough(volume))
         try:
             self._wait_for_first_reports()
             host = self._place(request, wait=not swept, patient=patient)

@@ -397,6 +397,7 @@ def test_a_backend_cut_off_by_the_broker_keeps_the_create_for_the_sweep(mgr):
         assert (row.status, row.host) == ("creating", None)
     _age(kept.id, mgr.conf.rpc_call_timeout + 5)
     _age(late.id, mgr.conf.service_down_time + 5)
+    _age_scheduler(mgr, mgr.conf.service_down_time + 5)
     mgr._place_lost_creates()
     assert volumes_db.volume_get(fixtures.admin(), late.id).status == "error"
     assert volumes_db.volume_get(fixtures.admin(), kept.id).status == \
@@ -405,6 +406,46 @@ def test_a_backend_cut_off_by_the_broker_keeps_the_create_for_the_sweep(mgr):
                                     report(True), time.time())
     mgr._place_lost_creates()
     assert mgr.volume_rpcapi.creates == [(kept.id, "node1@file#file")]
+
+
+def _age_scheduler(mgr, seconds):
+    """Make the scheduler look as if it has heard reports for ``seconds``."""
+    mgr._hearing_since -= datetime.timedelta(seconds=seconds)
+
+
+def test_the_sweep_waits_out_a_broker_restart_before_failing_a_create(mgr):
+    """Reports stopped coming from every backend (the broker restarted):
+    the sweep keeps an old create ``creating`` while nothing is heard, and
+    for ``service_down_time`` after reports resume, since services
+    reconnect one by one; only then does a silent service stop holding
+    it."""
+    register("node1@file")
+    register("node2@file")
+    stale = mgr.store.freshness + 1
+    for host in ("node1@file", "node2@file"):
+        mgr.store.update(host, report(True), time.time() - stale, age=stale)
+    volume = creating(fixtures.make_type(specs={"multiattach": "<is> True"}))
+    _age(volume.id, mgr.conf.service_down_time + 5)
+    _age_scheduler(mgr, mgr.conf.service_down_time + 5)
+
+    def status():
+        return volumes_db.volume_get(fixtures.admin(), volume.id).status
+
+    mgr._place_lost_creates()
+    assert status() == "creating", "failed while no backend was heard"
+    # node2 reconnected first, but cannot take a multiattach volume.
+    mgr.update_service_capabilities(fixtures.admin(), "node2@file",
+                                    report(False), time.time())
+    mgr._place_lost_creates()
+    assert status() == "creating", "failed right after reports resumed"
+    _age_scheduler(mgr, mgr.conf.service_down_time + 5)
+    mgr.update_service_capabilities(fixtures.admin(), "node2@file",
+                                    report(False), time.time())
+    mgr._place_lost_creates()
+    assert status() == "error"
+    assert mgr.volume_rpcapi.creates == []
+    assert [m.event_id for m in messages_db.message_list(
+        fixtures.admin())] == [messages.NO_BACKEND.event_id]
 
 
 def test_without_unheard_backends_no_valid_backend_is_at_once(mgr):
