@@ -457,10 +457,15 @@ class CapabilityStore:
             return {host for host, entry in self._backends.items()
                     if entry.received_at >= since}
 
-    def newest_report_age(self) -> float | None:
-        """Seconds since the most recent report of any backend (None: none)."""
+    def newest_report_age(self, among: Iterable[str] | None = None
+                          ) -> float | None:
+        """Seconds since the most recent report of any backend, or of any
+        of the ``host@backend`` names ``among`` (None: none held)."""
+        wanted = set(among) if among is not None else None
         with self._lock:
-            times = [entry.received_at for entry in self._backends.values()]
+            times = [entry.received_at
+                     for host, entry in self._backends.items()
+                     if wanted is None or host in wanted]
         return self._clock() - max(times) if times else None
 
     def export(self) -> dict[str, dict]:

@@ -350,9 +350,10 @@ class SchedulerManager(service.Manager):
                         self.conf.storage_availability_zone)
 
     def _silent(self) -> bool:
-        """No backend's report arrived for a freshness window, though some
-        did before: the broker, not a backend, is the likely cause."""
-        age = self.store.newest_report_age()
+        """No running service's report arrived for a freshness window,
+        though some did before: the broker, not a backend, is the likely
+        cause (a dead service's last report does not count)."""
+        age = self.store.newest_report_age(among=self.up_hosts.get())
         return age is not None and age > self.store.freshness
 
     def _waited_long_enough(self, volume: Any) -> bool:

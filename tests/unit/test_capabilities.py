@@ -134,6 +134,11 @@ def test_newest_report_age(store, clock):
     store.update("h@b", report(), timestamp=1.0)
     clock.now += 4
     assert store.newest_report_age() == pytest.approx(4)
+    store.update("h@c", report(), timestamp=2.0)
+    clock.now += 1
+    assert store.newest_report_age() == pytest.approx(1)
+    assert store.newest_report_age(among={"h@b"}) == pytest.approx(5)
+    assert store.newest_report_age(among={"x@y"}) is None
 
 
 def test_pool_gone_from_report_is_dropped(store):

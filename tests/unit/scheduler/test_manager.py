@@ -448,6 +448,37 @@ def test_the_sweep_waits_out_a_broker_restart_before_failing_a_create(mgr):
         fixtures.admin())] == [messages.NO_BACKEND.event_id]
 
 
+def _heartbeat_stopped(host, seconds):
+    """Make ``host``'s service look dead for ``seconds``."""
+    from common.db import models
+
+    @db_api.writer
+    def age(context):
+        row = services_db.service_list(context, host)[0]
+        context.session.get(models.Service, row.id).heartbeat_at = (
+            db_api.utcnow() - datetime.timedelta(seconds=seconds))
+    age(fixtures.admin())
+
+
+def test_a_dead_services_old_report_is_no_silence_to_wait_out(mgr):
+    """node1 died long ago (its last report stays held); node2 runs and
+    never reports: the sweep fails the create after ``service_down_time``
+    instead of waiting for a broker that is not the cause."""
+    register("node1@file")
+    register("node2@file")
+    stale = mgr.store.freshness + 1
+    mgr.store.update("node1@file", report(True), time.time() - stale,
+                     age=stale)
+    _heartbeat_stopped("node1@file", mgr.conf.service_down_time + 5)
+    volume = creating()
+    _age(volume.id, mgr.conf.service_down_time + 5)
+    _age_scheduler(mgr, mgr.conf.service_down_time + 5)
+    mgr._place_lost_creates()
+    assert volumes_db.volume_get(fixtures.admin(), volume.id).status == \
+        "error"
+    assert mgr.volume_rpcapi.creates == []
+
+
 def test_without_unheard_backends_no_valid_backend_is_at_once(mgr):
     volume = creating()
     with mock.patch.object(mgr, "_wait_for_reports") as wait:
