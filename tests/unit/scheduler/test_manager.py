@@ -11,6 +11,7 @@ import pytest
 from common import context
 from common import messages
 from common.db import api as db_api
+from common.db import models
 from common.db.api import messages as messages_db
 from common.db.api import services as services_db
 from common.db.api import volumes as volumes_db
@@ -450,8 +451,6 @@ def test_the_sweep_waits_out_a_broker_restart_before_failing_a_create(mgr):
 
 def _heartbeat_stopped(host, seconds):
     """Make ``host``'s service look dead for ``seconds``."""
-    from common.db import models
-
     @db_api.writer
     def age(context):
         row = services_db.service_list(context, host)[0]
