@@ -361,7 +361,7 @@ class SchedulerManager(service.Manager):
         do not report: ``service_down_time`` after its create, or after
         reports resumed if they stopped since (a broker restart delays
         every report, and the services reconnect with back-off), and never
-        while no backend is heard at all."""
+        during a silence (:meth:`_silent`)."""
         if self._silent():
             return False
         return db_api.older_than(max(volume.created_at, self._hearing_since),
