@@ -1,0 +1,241 @@
+"""The floor under bench.py's attach cycle (S3) and a backend's start (S6).
+
+At concurrency 1 an S3 cycle is four HTTP requests, two RPC calls from the
+api to the volume node (connect, disconnect) and the SQL statements of both,
+one after the other; S6 starts a new volume process.  This serves the
+anchor-shaped deployment (``ma_cluster.py``, MariaDB, one volume service)
+and times each of those pieces doing nothing else, with the product's own
+client library, transport settings and database driver:
+
+- ``http``: ``GET /v3/`` (the version document: no database, no RPC) on one
+  kept-alive ``requests`` session, bench.py's client, against the api;
+- ``rpc``: an oslo.messaging call, through ``common.rpc`` on the
+  deployment's vhost, to an endpoint that returns at once;
+- ``sql``: a primary-key ``SELECT`` and a one-row ``UPDATE``, each on its
+  own, on the driver's cursor of the product's autocommit pool;
+- ``start``: a fresh interpreter; one that imports only the libraries a
+  volume node of this stack needs before it can register (``STACK``); one
+  that imports ``ashlar-volume``'s entry module (before it reads its config
+  or connects to anything);
+- ``cycle``: bench.py's S3 at concurrency 1, with the statements MariaDB
+  counted (``Questions``) per cycle; they include S3's one volume create and
+  delete, and the services' heartbeats (keep the machine quiet).
+
+Prints JSON: p50 of each piece; the CPU milliseconds it costs this process
+(the client; both ends of the RPC call; the SQL driver) and the server that
+takes part (the api, RabbitMQ, MariaDB; ``/proc`` accounting); and
+``cycle_floor_ms``, 4 ``http`` + 2 ``rpc`` + statements x ``sql`` select,
+beside the measured cycle, and ``cycle_cpu_floor_ms``, the CPU of those same
+pieces (what bounds cycles/s at concurrency 8 on a machine's cores)::
+
+    python -m benchmarks.floors [--db mysql|mysqldb] [--requests 500]
+        [--cycles 300]
+"""
+
+import argparse
+import json
+import pathlib
+import statistics
+import subprocess
+import sys
+import time
+from typing import Callable
+
+import oslo_messaging as messaging
+import requests
+
+from benchmarks import cycle_cost
+from benchmarks import ma_cluster
+from common import conf as ashlar_conf
+from common import context as ashlar_context
+from common import rpc
+from common import service
+from common.db import api as db_api
+
+KINDS = (("services.api", "api"), ("beam", "rabbitmq"),
+         ("mariadbd", "mariadb"), ("mysqld", "mariadb"))
+QUIET_S = 2.0
+#: What any volume node of this stack imports before it can register:
+#: config, logging, the bus, and the database through oslo.db.
+STACK = ("import oslo_config.cfg, oslo_log.log, oslo_messaging, "
+         "oslo_db.sqlalchemy.enginefacade")
+
+
+def cpu_by_kind() -> dict[str, float]:
+    """CPU seconds so far of the api, RabbitMQ and MariaDB processes."""
+    found: dict[str, float] = {}
+    for kind, seconds in cycle_cost.cpu_seconds(KINDS).values():
+        found[kind] = found.get(kind, 0.0) + seconds
+    return found
+
+
+def timed(fn: Callable[[], object], n: int, kinds: tuple[str, ...]) -> dict:
+    """p50 of ``n`` runs of ``fn`` (after ``n // 10`` unmeasured), and
+    the CPU milliseconds per run of this process and of the processes of
+    ``kinds`` (of ``KINDS``) that take part in it."""
+    for _ in range(max(1, n // 10)):
+        fn()
+    time.sleep(QUIET_S)
+    before, mine = cpu_by_kind(), time.process_time()
+    took = []
+    for _ in range(n):
+        started = time.perf_counter()
+        fn()
+        took.append(time.perf_counter() - started)
+    spent = time.process_time() - mine
+    after = cpu_by_kind()
+    cpu = {kind: round((after.get(kind, 0.0) - before.get(kind, 0.0))
+                       * 1000 / n, 3) for kind in kinds}
+    cpu["this_process"] = round(spent * 1000 / n, 3)
+    return {"n": n, "p50_ms": round(statistics.median(took) * 1000, 3),
+            "cpu_ms": cpu}
+
+
+class Probe:
+    """The RPC endpoint that answers at once."""
+
+    target = messaging.Target(topic="floors", server="probe", version="1.0")
+
+    @messaging.expose
+    def ping(self, ctxt: object) -> int:
+        return 1
+
+
+def rpc_floor(conf_file: pathlib.Path, n: int) -> dict:
+    """``n`` calls to ``Probe.ping`` through ``common.rpc``."""
+    service.prepare_process(["--config-file", str(conf_file)],
+                            database=False)
+    server = rpc.get_server(Probe.target, [Probe()])
+    server.start()
+    try:
+        client = rpc.get_client(Probe.target)
+        ctxt = ashlar_context.RequestContext(is_admin=False)
+        return timed(lambda: client.call(ctxt, "ping"), n, ("rabbitmq",))
+    finally:
+        server.stop()
+        server.wait()
+        rpc.cleanup()
+
+
+def sql_floor(db_url: str, n: int) -> dict:
+    """A primary-key read and a one-row update on the autocommit pool."""
+    engine = db_api.autocommit_engine(db_url, ashlar_conf.CONF.database)
+    raw = engine.raw_connection()
+    try:
+        cursor = raw.cursor()
+        cursor.execute("CREATE TABLE floors_probe (id INT PRIMARY KEY, "
+                       "n INT NOT NULL)")
+        cursor.execute("INSERT INTO floors_probe VALUES (1, 0)")
+        found = {"select": timed(lambda: cursor.execute(
+            "SELECT n FROM floors_probe WHERE id = 1") and
+            cursor.fetchall(), n, ("mariadb",))}
+        found["update"] = timed(lambda: cursor.execute(
+            "UPDATE floors_probe SET n = n + 1 WHERE id = 1"), n,
+            ("mariadb",))
+        cursor.execute("DROP TABLE floors_probe")
+        return found
+    finally:
+        raw.close()
+        engine.dispose()
+
+
+def http_floor(endpoint: str, n: int) -> dict:
+    """``GET /v3/`` on one kept-alive session."""
+    session = requests.Session()
+    root = endpoint.split("/v3/", 1)[0] + "/v3/"
+
+    def get() -> None:
+        if session.get(root, timeout=30).status_code != 200:
+            raise RuntimeError("GET %s did not answer 200" % root)
+    return timed(get, n, ("api",))
+
+
+def start_floor(runs: int) -> dict:
+    """Wall milliseconds of a fresh interpreter: bare, importing only the
+    libraries a volume node cannot start without (``STACK``), and importing
+    the volume node's entry module; p50 of ``runs`` each."""
+    found = {}
+    for name, code in (("python", "pass"), ("stack_import", STACK),
+                       ("volume_import",
+                        "import services.volume.__main__")):
+        took = []
+        for _ in range(runs):
+            started = time.perf_counter()
+            subprocess.run([sys.executable, "-c", code], check=True,
+                           cwd=ma_cluster.REPO)
+            took.append(time.perf_counter() - started)
+        found[name + "_p50_ms"] = round(statistics.median(took) * 1000, 1)
+    return found
+
+
+def questions(db_url: str) -> int:
+    """MariaDB's count of statements received from clients so far."""
+    engine = db_api.autocommit_engine(db_url, ashlar_conf.CONF.database)
+    try:
+        with engine.connect() as conn:
+            return int(conn.exec_driver_sql(
+                "SHOW GLOBAL STATUS LIKE 'Questions'").one()[1])
+    finally:
+        engine.dispose()
+
+
+def cycle(endpoint: str, db_url: str, cycles: int) -> dict:
+    """bench.py's S3 at concurrency 1, and MariaDB's statements per cycle."""
+    before = questions(db_url)
+    out = subprocess.run(
+        [sys.executable, str(cycle_cost.BENCH), "--endpoint", endpoint,
+         "--scenarios", "S3", "--s3-cycles", str(cycles),
+         "--s3-concurrency", "1", "--poll-interval", "0.005"],
+        check=True, capture_output=True, text=True).stdout
+    statements = questions(db_url) - before - 1
+    record = next(r for r in map(json.loads, filter(
+        lambda line: line.startswith("{"), out.splitlines()))
+        if r.get("id") == "S3")
+    if "levels" not in record:
+        raise RuntimeError("S3: %s" % record)
+    level = record["levels"][0]
+    if level["ok"] != cycles:
+        raise RuntimeError("S3: %d of %d cycles ok" % (level["ok"], cycles))
+    return {"cycles": cycles,
+            "p50_ms": round(level["cycle_s"]["p50"] * 1000, 1),
+            "step_p50_ms": {k: round(v["p50"] * 1000, 1)
+                            for k, v in level["step_s"].items()},
+            "statements_per_cycle": round(statements / cycles, 1)}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--db", choices=["mysql", "mysqldb"],
+                        default="mysql")
+    parser.add_argument("--requests", type=int, default=500)
+    parser.add_argument("--cycles", type=int, default=300)
+    parser.add_argument("--starts", type=int, default=5)
+    args = parser.parse_args()
+    cluster = ma_cluster.Cluster(db=args.db, volumes="one")
+    try:
+        cluster.start()
+        conf_file = cluster.folder / "floors.conf"
+        conf_file.write_text("[DEFAULT]\nuse_stderr = true\n"
+                             "transport_url = %s\n[database]\n"
+                             "connection = %s\n"
+                             % (cluster.vhost, cluster.db_url))
+        found = {"rpc": rpc_floor(conf_file, args.requests),
+                 "http": http_floor(cluster.dep.endpoint, args.requests)}
+        found["sql"] = sql_floor(cluster.db_url, args.requests)
+        found["start"] = start_floor(args.starts)
+        found["cycle"] = cycle(cluster.dep.endpoint, cluster.db_url,
+                               args.cycles)
+    finally:
+        cluster.stop()
+    pieces = (4, found["http"]), (2, found["rpc"]), (
+        found["cycle"]["statements_per_cycle"], found["sql"]["select"])
+    found["cycle_floor_ms"] = round(
+        sum(times * piece["p50_ms"] for times, piece in pieces), 1)
+    found["cycle_cpu_floor_ms"] = round(
+        sum(times * sum(piece["cpu_ms"].values()) for times, piece in pieces),
+        1)
+    print(json.dumps(found, indent=1))
+
+
+if __name__ == "__main__":
+    main()
