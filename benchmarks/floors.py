@@ -168,26 +168,23 @@ def start_floor(runs: int) -> dict:
     return found
 
 
-def questions(db_url: str) -> int:
-    """MariaDB's count of statements received from clients so far."""
+def cycle(endpoint: str, db_url: str, cycles: int) -> dict:
+    """bench.py's S3 at concurrency 1, and MariaDB's statements per cycle
+    (``Questions``, read twice on one connection: the second read counts
+    itself)."""
     engine = db_api.autocommit_engine(db_url, ashlar_conf.CONF.database)
+    show = "SHOW GLOBAL STATUS LIKE 'Questions'"
     try:
         with engine.connect() as conn:
-            return int(conn.exec_driver_sql(
-                "SHOW GLOBAL STATUS LIKE 'Questions'").one()[1])
+            before = int(conn.exec_driver_sql(show).one()[1])
+            out = subprocess.run(
+                [sys.executable, str(cycle_cost.BENCH), "--endpoint",
+                 endpoint, "--scenarios", "S3", "--s3-cycles", str(cycles),
+                 "--s3-concurrency", "1", "--poll-interval", "0.005"],
+                check=True, capture_output=True, text=True).stdout
+            statements = int(conn.exec_driver_sql(show).one()[1]) - before - 1
     finally:
         engine.dispose()
-
-
-def cycle(endpoint: str, db_url: str, cycles: int) -> dict:
-    """bench.py's S3 at concurrency 1, and MariaDB's statements per cycle."""
-    before = questions(db_url)
-    out = subprocess.run(
-        [sys.executable, str(cycle_cost.BENCH), "--endpoint", endpoint,
-         "--scenarios", "S3", "--s3-cycles", str(cycles),
-         "--s3-concurrency", "1", "--poll-interval", "0.005"],
-        check=True, capture_output=True, text=True).stdout
-    statements = questions(db_url) - before - 1
     record = next(r for r in map(json.loads, filter(
         lambda line: line.startswith("{"), out.splitlines()))
         if r.get("id") == "S3")
