@@ -126,9 +126,11 @@ def sql_floor(db_url: str, n: int) -> dict:
         cursor.execute("CREATE TABLE floors_probe (id INT PRIMARY KEY, "
                        "n INT NOT NULL)")
         cursor.execute("INSERT INTO floors_probe VALUES (1, 0)")
-        found = {"select": timed(lambda: cursor.execute(
-            "SELECT n FROM floors_probe WHERE id = 1") and
-            cursor.fetchall(), n, ("mariadb",))}
+
+        def select() -> None:
+            cursor.execute("SELECT n FROM floors_probe WHERE id = 1")
+            cursor.fetchall()
+        found = {"select": timed(select, n, ("mariadb",))}
         found["update"] = timed(lambda: cursor.execute(
             "UPDATE floors_probe SET n = n + 1 WHERE id = 1"), n,
             ("mariadb",))
