@@ -54,6 +54,15 @@ def cpu_seconds(kinds: tuple = KINDS) -> dict[str, tuple[str, float]]:
     return found
 
 
+def cpu_by_kind(kinds: tuple = KINDS) -> dict[str, float]:
+    """CPU seconds so far of the live processes of ``kinds``, summed by
+    kind."""
+    found: dict[str, float] = {}
+    for kind, seconds in cpu_seconds(kinds).values():
+        found[kind] = found.get(kind, 0.0) + seconds
+    return found
+
+
 def sample_backends(stop: threading.Event, counts: collections.Counter) -> None:
     """Count (state, wait) of the deployment's backends every 5 ms."""
     conn = psycopg.connect(host="127.0.0.1", user="postgres",

@@ -61,14 +61,6 @@ STACK = ("import oslo_config.cfg, oslo_log.log, oslo_messaging, "
          "oslo_db.sqlalchemy.enginefacade")
 
 
-def cpu_by_kind() -> dict[str, float]:
-    """CPU seconds so far of the api, RabbitMQ and MariaDB processes."""
-    found: dict[str, float] = {}
-    for kind, seconds in cycle_cost.cpu_seconds(KINDS).values():
-        found[kind] = found.get(kind, 0.0) + seconds
-    return found
-
-
 def timed(fn: Callable[[], object], n: int, kinds: tuple[str, ...]) -> dict:
     """p50 of ``n`` runs of ``fn`` (after ``n // 10`` unmeasured), and
     the CPU milliseconds per run of this process and of the processes of
@@ -76,14 +68,14 @@ def timed(fn: Callable[[], object], n: int, kinds: tuple[str, ...]) -> dict:
     for _ in range(max(1, n // 10)):
         fn()
     time.sleep(QUIET_S)
-    before, mine = cpu_by_kind(), time.process_time()
+    before, mine = cycle_cost.cpu_by_kind(KINDS), time.process_time()
     took = []
     for _ in range(n):
         started = time.perf_counter()
         fn()
         took.append(time.perf_counter() - started)
     spent = time.process_time() - mine
-    after = cpu_by_kind()
+    after = cycle_cost.cpu_by_kind(KINDS)
     cpu = {kind: round((after.get(kind, 0.0) - before.get(kind, 0.0))
                        * 1000 / n, 3) for kind in kinds}
     cpu["this_process"] = round(spent * 1000 / n, 3)

@@ -28,14 +28,6 @@ KINDS = (("services.api", "api"), ("ashlar-api", "api"),
 SETTLE_S = 3.0
 
 
-def cpu_by_kind() -> dict[str, float]:
-    """CPU seconds so far of the service processes, by kind."""
-    found: dict[str, float] = {}
-    for kind, seconds in cycle_cost.cpu_seconds(KINDS).values():
-        found[kind] = found.get(kind, 0.0) + seconds
-    return found
-
-
 class Client:
     """One keep-alive connection speaking bench.py's noauth headers."""
 
@@ -62,13 +54,13 @@ class Client:
 def measure(kind: str, calls: list, client: Client) -> tuple[dict, list]:
     """Run ``calls`` (method, path, body); the figures and the answers."""
     time.sleep(SETTLE_S)
-    before, took, answers = cpu_by_kind(), [], []
+    before, took, answers = cycle_cost.cpu_by_kind(KINDS), [], []
     for method, path, body in calls:
         start = time.perf_counter()
         answers.append(client.call(method, path, body))
         took.append(time.perf_counter() - start)
     time.sleep(SETTLE_S)
-    after = cpu_by_kind()
+    after = cycle_cost.cpu_by_kind(KINDS)
     per = {name: round((after[name] - before.get(name, 0.0)) * 1000
                        / len(calls), 2) for name in after}
     return {"request": kind, "p50_ms": round(
