@@ -1,28 +1,24 @@
-"""Block Storage microversions: the version list and the request header.
+"""Block Storage microversions: the version list, their names and the header.
 
 ``VERSIONS`` is Cinder's REST API version history (openstack/cinder
 ``cinder/api/openstack/rest_api_version_history.rst``), one line per
-microversion, cut at the maximum Ashlar advertises.  Raising the maximum means
-changing ``_MAX`` and implementing what the newly covered lines describe.
+microversion, cut at the maximum Ashlar advertises.  A note in parentheses
+says where Ashlar differs: "not in Ashlar" for a feature it does not serve,
+otherwise what it does instead.  Raising the maximum means changing ``_MAX``
+and implementing (or noting) what the newly covered lines describe.
+
+Code checks a microversion by its name, never by a bare number: the names
+below ``MAX_VERSION`` are Cinder's (``cinder/api/microversions.py``), one for
+each version Ashlar checks (``tests/unit/api/test_microversion.py`` fails on
+an ``APIVersion(3, N)`` anywhere else in ``services/``).
 
 ``parse_header`` follows Cinder's own parser
 (``cinder/api/openstack/wsgi.py`` ``Request.set_api_version_request``) rather
 than ``microversion_parse``, because clients rely on its quirks: a
 case-sensitive substring match on ``volume``, the first such element wins, no
 legacy headers, and no header means 3.0 rather than latest.
-
-A falcon middleware calls it once per request::
-
-    try:
-        req.context.api_version = microversion.parse_header(req.headers)
-    except microversion.VersionError as exc:
-        resp.status = exc.status
-        resp.media = exc.body
-        resp.set_headers(exc.headers)
-        resp.complete = True
-        return
-    # ... and in process_response, for every v3 response:
-    resp.set_headers(microversion.response_headers(req.context.api_version))
+``services.api.middleware.Microversion`` calls it once per request and adds
+``response_headers`` to every v3 answer.
 """
 
 import re
@@ -35,47 +31,59 @@ from services.api import faults
 HEADER = "OpenStack-API-Version"
 SERVICE_TYPE = "volume"
 
-#: (version, what Cinder changed in it), oldest first.
+#: (version, what Cinder changed in it (and where Ashlar differs)), oldest
+#: first.
 _HISTORY: tuple[tuple[str, str], ...] = (
     ("3.0", "Microversion baseline: all v2 APIs; versions document lists min/max."),
-    ("3.1", "Volume upload-to-image accepts visibility and protected."),
-    ("3.2", "Volume list 'bootable' filter parsed strictly (bad value: 400)."),
+    ("3.1", "Volume upload-to-image accepts visibility and protected "
+            "(not in Ashlar: no images)."),
+    ("3.2", "Volume list 'bootable' filter parsed strictly (bad value: 400; "
+            "Ashlar: at every version)."),
     ("3.3", "User messages API: GET/DELETE /messages."),
-    ("3.4", "Volume list 'glance_metadata' filter."),
+    ("3.4", "Volume list 'glance_metadata' filter (Ashlar: matches no "
+            "volume)."),
     ("3.5", "Messages pagination, sorting and filters."),
     ("3.6", "Consistency group update accepts empty name (not in Ashlar)."),
-    ("3.7", "Clusters API; 'cluster' field in the service list."),
+    ("3.7", "Clusters API (not in Ashlar); 'cluster' in the service list "
+            "(Ashlar: null)."),
     ("3.8", "Manageable volume/snapshot listings (not in Ashlar)."),
     ("3.9", "Backup update (not in Ashlar)."),
-    ("3.10", "Volume list 'group_id' filter."),
-    ("3.11", "Group types and group specs (not in Ashlar)."),
+    ("3.10", "Volume list 'group_id' filter (Ashlar: at every version)."),
+    ("3.11", "Group types and group specs."),
     ("3.12", "GET /volumes/summary."),
     ("3.13", "Generic volume groups: 'group_id' on volume create and detail."),
-    ("3.14", "Group snapshots, group from source (not in Ashlar)."),
+    ("3.14", "Group snapshots, group from source."),
     ("3.15", "ETag on volume metadata (not in Ashlar)."),
-    ("3.16", "os-migrate_volume accepts 'cluster'."),
+    ("3.16", "os-migrate_volume accepts 'cluster' (Ashlar refuses one: no "
+             "clusters)."),
     ("3.17", "Manageable listings accept 'cluster' (not in Ashlar)."),
     ("3.18", "Backup project attribute (not in Ashlar)."),
-    ("3.19", "Group snapshot reset-status (not in Ashlar)."),
-    ("3.20", "Group reset-status (not in Ashlar)."),
-    ("3.21", "'provider_id' in volume detail (admin)."),
+    ("3.19", "Group snapshot reset-status."),
+    ("3.20", "Group reset-status."),
+    ("3.21", "'provider_id' in volume detail (admin; Ashlar: null)."),
     ("3.22", "Snapshot list metadata filter (not in Ashlar)."),
     ("3.23", "'force' query parameter on volume delete."),
     ("3.24", "POST /workers/cleanup (not in Ashlar)."),
-    ("3.25", "'volumes' field in group views (not in Ashlar)."),
-    ("3.26", "Services failover action; freeze/thaw accept 'cluster'."),
+    ("3.25", "'volumes' field in group views."),
+    ("3.26", "Services failover action; freeze/thaw accept 'cluster' "
+             "(not in Ashlar: no replication)."),
     ("3.27", "Attachments API: create/list/detail/show/update/delete."),
     ("3.28", "Filters on scheduler-stats/get_pools."),
-    ("3.29", "Group snapshot filter/sort/pagination (not in Ashlar)."),
-    ("3.30", "Snapshot sort by name."),
-    ("3.31", "Configurable resource filters: list filters are checked."),
-    ("3.32", "Services set-log and get-log actions."),
-    ("3.33", "GET /resource_filters."),
-    ("3.34", "Like filters ('key~') on volume and attachment lists."),
+    ("3.29", "Group snapshot filter/sort/pagination (Ashlar: at every "
+             "version)."),
+    ("3.30", "Snapshot sort by name (Ashlar: at every version)."),
+    ("3.31", "Configurable resource filters: list filters are checked "
+             "(not in Ashlar: unknown list filters are ignored)."),
+    ("3.32", "Services set-log and get-log actions (not in Ashlar)."),
+    ("3.33", "GET /resource_filters (not in Ashlar; get_pools checks its "
+             "filters from this version)."),
+    ("3.34", "Like filters ('key~') on volume and attachment lists "
+             "(not in Ashlar)."),
     ("3.35", "'volume_type' filter on get_pools."),
     ("3.36", "Metadata in the volume summary."),
     ("3.37", "Backup sort by name (not in Ashlar)."),
-    ("3.38", "Replication groups (not in Ashlar)."),
+    ("3.38", "Replication groups (not in Ashlar; group views show "
+             "'replication_status' null)."),
     ("3.39", "Admin 'project_id' filter on limits."),
     ("3.40", "Revert a volume to its latest snapshot."),
     ("3.41", "'user_id' in snapshot views."),
@@ -83,39 +91,46 @@ _HISTORY: tuple[tuple[str, str], ...] = (
     ("3.43", "Backup metadata (not in Ashlar)."),
     ("3.44", "Attachment os-complete action."),
     ("3.45", "'count' in volume lists (with_count)."),
-    ("3.46", "Create from a Nova instance-snapshot image."),
-    ("3.47", "Volume create from a backup ('backup_id')."),
+    ("3.46", "Create from a Nova instance-snapshot image (not in Ashlar: no "
+             "images)."),
+    ("3.47", "Volume create from a backup ('backup_id'; Ashlar refuses it: "
+             "no backups)."),
     ("3.48", "'shared_targets' and 'service_uuid' in volume detail."),
     ("3.49", "'backend_state' in the service list."),
     ("3.50", "Multiattach capability marker (no wire change)."),
     ("3.51", "Cross-AZ backups (not in Ashlar)."),
-    ("3.52", "'RESKEY:availability_zones' reserved; type list 'extra_specs' filter."),
+    ("3.52", "'RESKEY:availability_zones' reserved; type list 'extra_specs' "
+             "filter (not in Ashlar)."),
     ("3.53", "Strict volume create/update schemas; an empty update is a 400."),
     ("3.54", "'mode' (rw/ro) on attachment create."),
-    ("3.55", "Transfers with snapshots (not in Ashlar)."),
+    ("3.55", "Transfers with snapshots; /volume-transfers."),
     ("3.56", "'user_id' in backup detail (not in Ashlar)."),
-    ("3.57", "Transfer project and 'accepted' fields (not in Ashlar)."),
-    ("3.58", "'project_id' in group views (not in Ashlar)."),
-    ("3.59", "Transfer pagination (not in Ashlar)."),
-    ("3.60", "Time-comparison filters on volume list created_at/updated_at."),
-    ("3.61", "'cluster_name' in volume detail (admin)."),
-    ("3.62", "Per-project default volume type API."),
+    ("3.57", "Transfer project and 'accepted' fields."),
+    ("3.58", "'project_id' in group and group snapshot views."),
+    ("3.59", "Transfer pagination (Ashlar: at every version)."),
+    ("3.60", "Time-comparison filters on volume list created_at/updated_at "
+             "(not in Ashlar)."),
+    ("3.61", "'cluster_name' in volume detail (admin; Ashlar: null)."),
+    ("3.62", "Per-project default volume type API (not in Ashlar)."),
     ("3.63", "'volume_type_id' in volume detail; 'volume_type' always a name."),
-    ("3.64", "'encryption_key_id' in volume detail of encrypted volumes."),
+    ("3.64", "'encryption_key_id' in volume detail of encrypted volumes "
+             "(Ashlar makes no keys: never shown)."),
     ("3.65", "'consumes_quota' volume field and filter."),
     ("3.66", "Snapshots of in-use volumes without 'force'."),
     ("3.67", "project_id optional in URLs (announcement only)."),
-    ("3.68", "os-reimage volume action."),
-    ("3.69", "'shared_targets' may be null (tri-state)."),
-    ("3.70", "Transfer of encrypted volumes (not in Ashlar)."),
-    ("3.71", "os-extend_volume_completion action."),
+    ("3.68", "os-reimage volume action (Ashlar refuses it: no images)."),
+    ("3.69", "'shared_targets' may be null (tri-state; Ashlar: always true)."),
+    ("3.70", "Transfer of encrypted volumes (Ashlar makes no keys: nothing "
+             "to refuse)."),
+    ("3.71", "os-extend_volume_completion action (Ashlar refuses it)."),
 )
 
 #: The highest microversion Ashlar advertises and accepts.
 #: NOTE(ashlar): of 3.68-3.71, 3.68's os-reimage is refused (no images),
 #: 3.69 allows ``shared_targets`` to be null (Ashlar always says true),
-#: 3.70 concerns transfers (not served), and 3.71's
-#: os-extend_volume_completion is refused (no extend waits for a host).
+#: 3.70 lets encrypted volumes with a key be transferred (Ashlar makes no
+#: keys), and 3.71's os-extend_volume_completion is refused (no extend
+#: waits for a host).
 _MAX = "3.71"
 
 VERSIONS: tuple[tuple[str, str], ...] = _HISTORY[
@@ -208,6 +223,51 @@ class APIVersion(NamedTuple):
 
 MIN_VERSION = APIVersion.parse(VERSIONS[0][0])
 MAX_VERSION = APIVersion.parse(VERSIONS[-1][0])
+
+# -- Named microversions ------------------------------------------------------
+# Each version Ashlar checks, under Cinder's name (cinder/api/microversions.py;
+# _HISTORY above says what it changed).  Compare a request's version with
+# these, e.g. ``if version >= microversion.NEW_ATTACH``; a new check gets a
+# line here, in version order.
+MESSAGES = APIVersion(3, 3)
+VOLUME_LIST_GLANCE_METADATA = APIVersion(3, 4)
+MESSAGES_PAGINATION = APIVersion(3, 5)
+CLUSTER_SUPPORT = APIVersion(3, 7)
+GROUP_TYPE = APIVersion(3, 11)
+VOLUME_SUMMARY = APIVersion(3, 12)
+GROUP_VOLUME = APIVersion(3, 13)
+GROUP_SNAPSHOTS = APIVersion(3, 14)
+GROUP_SNAPSHOT_RESET_STATUS = APIVersion(3, 19)
+GROUP_VOLUME_RESET_STATUS = APIVersion(3, 20)
+VOLUME_DETAIL_PROVIDER_ID = APIVersion(3, 21)
+VOLUME_DELETE_FORCE = APIVersion(3, 23)
+GROUP_VOLUME_LIST = APIVersion(3, 25)
+NEW_ATTACH = APIVersion(3, 27)
+POOL_FILTER = APIVersion(3, 28)
+RESOURCE_FILTER_CONFIG = APIVersion(3, 33)
+POOL_TYPE_FILTER = APIVersion(3, 35)
+VOLUME_SUMMARY_METADATA = APIVersion(3, 36)
+GROUP_REPLICATION = APIVersion(3, 38)
+LIMITS_ADMIN_FILTER = APIVersion(3, 39)
+VOLUME_REVERT = APIVersion(3, 40)
+SNAPSHOT_LIST_USER_ID = APIVersion(3, 41)
+VOLUME_EXTEND_INUSE = APIVersion(3, 42)
+NEW_ATTACH_COMPLETION = APIVersion(3, 44)
+SUPPORT_COUNT_INFO = APIVersion(3, 45)
+VOLUME_CREATE_FROM_BACKUP = APIVersion(3, 47)
+VOLUME_SHARED_TARGETS_AND_SERVICE_FIELDS = APIVersion(3, 48)
+BACKEND_STATE_REPORT = APIVersion(3, 49)
+SUPPORT_VOLUME_SCHEMA_CHANGES = APIVersion(3, 53)
+ATTACHMENT_CREATE_MODE_ARG = APIVersion(3, 54)
+TRANSFER_WITH_SNAPSHOTS = APIVersion(3, 55)
+TRANSFER_WITH_HISTORY = APIVersion(3, 57)
+GROUP_GROUPSNAPSHOT_PROJECT_ID = APIVersion(3, 58)
+VOLUME_CLUSTER_NAME = APIVersion(3, 61)
+VOLUME_TYPE_ID_IN_VOLUME_DETAIL = APIVersion(3, 63)
+USE_QUOTA = APIVersion(3, 65)
+SNAPSHOT_IN_USE = APIVersion(3, 66)
+SUPPORT_REIMAGE_VOLUME = APIVersion(3, 68)
+EXTEND_VOLUME_COMPLETION = APIVersion(3, 71)
 
 
 def parse_header(headers: Mapping[str, str]) -> APIVersion:

@@ -2,6 +2,7 @@
 
 import falcon
 
+from services.api import microversion as mv
 from services.api.operations import attachments as attachment_ops
 from services.api.operations import fencing as fencing_ops
 from services.api.resources import base
@@ -24,7 +25,7 @@ class _Base:
         self.max_limit = max_limit
 
     def _list(self, req: falcon.Request) -> list:
-        base.require(req, schemas.ATTACHMENTS_VERSION)
+        base.require(req, mv.NEW_ATTACH)
         kwargs = base.list_params(req, self.max_limit, SORT_MAP)
         # NOTE(ashlar): for attachments the presence of all_tenants is what
         # counts (openstacksdk always sends all_tenants=False).
@@ -39,7 +40,7 @@ class Collection(_Base):
                                       for row in self._list(req)]}
 
     def on_post(self, req: falcon.Request, resp: falcon.Response) -> None:
-        base.require(req, schemas.ATTACHMENTS_VERSION)
+        base.require(req, mv.NEW_ATTACH)
         data = base.body(req, schemas.CREATE)["attachment"]
         row = self.ops.create(base.ctxt(req), data["volume_uuid"],
                               instance_uuid=data.get("instance_uuid"),
@@ -57,13 +58,13 @@ class Detail(_Base):
 class Item(_Base):
     def on_get(self, req: falcon.Request, resp: falcon.Response,
                attachment_id: str) -> None:
-        base.require(req, schemas.ATTACHMENTS_VERSION)
+        base.require(req, mv.NEW_ATTACH)
         row, shared = self.ops.get(base.ctxt(req), attachment_id)
         resp.media = {"attachment": views.show(row, shared)}
 
     def on_put(self, req: falcon.Request, resp: falcon.Response,
                attachment_id: str) -> None:
-        base.require(req, schemas.ATTACHMENTS_VERSION)
+        base.require(req, mv.NEW_ATTACH)
         data = base.body(req, schemas.UPDATE)["attachment"]
         row = self.ops.update(base.ctxt(req), attachment_id,
                               data["connector"])
@@ -71,7 +72,7 @@ class Item(_Base):
 
     def on_delete(self, req: falcon.Request, resp: falcon.Response,
                   attachment_id: str) -> None:
-        base.require(req, schemas.ATTACHMENTS_VERSION)
+        base.require(req, mv.NEW_ATTACH)
         result = self.ops.delete(base.ctxt(req), attachment_id)
         resp.media = views.deleted(result)
 
@@ -84,7 +85,7 @@ class Action(_Base):
 
     def on_post(self, req: falcon.Request, resp: falcon.Response,
                 attachment_id: str) -> None:
-        base.require(req, schemas.ATTACHMENTS_VERSION)
+        base.require(req, mv.NEW_ATTACH)
         name, _value = base.action_body(req, schemas.ACTIONS)
         ctxt = base.ctxt(req)
         if name == "os-complete":

@@ -8,6 +8,7 @@ import falcon
 
 from common import constants
 from common import exception
+from services.api import microversion as mv
 from services.api import views
 from services.api.operations import backends as backend_ops
 from services.api.resources import base
@@ -22,7 +23,7 @@ def _last_seen(row: Any) -> str | None:
         if t is not None))
 
 
-def _service_view(row: Any, up: bool, version: object,
+def _service_view(row: Any, up: bool, version: mv.APIVersion,
                   backend_state: str | None) -> dict:
     body = {"binary": constants.cinder_binary(row.binary), "host": row.host,
             "zone": row.availability_zone,
@@ -33,9 +34,9 @@ def _service_view(row: Any, up: bool, version: object,
     if row.binary == constants.VOLUME_BINARY:
         body.update(replication_status="disabled", active_backend_id=None,
                     frozen=False)
-        if version >= (3, 49):
+        if version >= mv.BACKEND_STATE_REPORT:
             body["backend_state"] = backend_state
-    if version >= (3, 7):
+    if version >= mv.CLUSTER_SUPPORT:
         body["cluster"] = None
     return body
 
@@ -50,7 +51,7 @@ class Services:
             ctxt, req.params.get("host"),
             constants.ashlar_binary(req.params.get("binary")))
         states = {}
-        if base.version(req) >= (3, 49):
+        if base.version(req) >= mv.BACKEND_STATE_REPORT:
             states = self.ops.backend_states(ctxt)
         resp.media = {"services": [
             _service_view(row, up, base.version(req), states.get(row.host))
@@ -143,11 +144,11 @@ def _pool_query(req: falcon.Request) -> dict:
     """
     params = {k: v for k, v in req.params.items() if k != "detail"}
     version = base.version(req)
-    if version < (3, 28):
+    if version < mv.POOL_FILTER:
         return {}
-    if version < (3, 35):
+    if version < mv.POOL_TYPE_FILTER:
         params.pop("volume_type", None)
-    if version >= (3, 33):
+    if version >= mv.RESOURCE_FILTER_CONFIG:
         unknown = sorted(k for k in params if k not in _POOL_FILTERS)
         if unknown:
             raise exception.InvalidInput(

@@ -5,6 +5,7 @@ from typing import Any
 import falcon
 
 from common import exception
+from services.api import microversion as mv
 from services.api import validation
 from services.api.operations import group_types as gtype_ops
 from services.api.resources import base
@@ -27,7 +28,7 @@ class Collection:
         self.max_limit = max_limit
 
     def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
-        base.require(req, schemas.GROUP_TYPES)
+        base.require(req, mv.GROUP_TYPE)
         kwargs = base.list_params(req, self.max_limit, SORT_MAP)
         rows = self.ops.list(base.ctxt(req), types.is_public_filter(req),
                              **kwargs) if kwargs["limit"] else []
@@ -53,7 +54,7 @@ class Item:
 
     def on_get(self, req: falcon.Request, resp: falcon.Response,
                group_type_id: str) -> None:
-        base.require(req, schemas.GROUP_TYPES)
+        base.require(req, mv.GROUP_TYPE)
         if group_type_id == "default":
             # NOTE(ashlar): no default group type is configured, as in a
             # Cinder without ``default_group_type``.
@@ -77,7 +78,7 @@ class Item:
 
     def on_delete(self, req: falcon.Request, resp: falcon.Response,
                   group_type_id: str) -> None:
-        base.require(req, schemas.GROUP_TYPES)
+        base.require(req, mv.GROUP_TYPE)
         self.ops.delete(base.ctxt(req), group_type_id)
         resp.status = falcon.HTTP_202
 
@@ -88,7 +89,7 @@ class Specs:
 
     def on_get(self, req: falcon.Request, resp: falcon.Response,
                group_type_id: str) -> None:
-        base.require(req, schemas.GROUP_TYPES)
+        base.require(req, mv.GROUP_TYPE)
         resp.media = {"group_specs": self.ops.get_specs(
             base.ctxt(req), group_type_id, "group:group_types_specs:get_all")}
 
@@ -107,7 +108,7 @@ class Spec:
 
     def on_get(self, req: falcon.Request, resp: falcon.Response,
                group_type_id: str, key: str) -> None:
-        base.require(req, schemas.GROUP_TYPES)
+        base.require(req, mv.GROUP_TYPE)
         specs = self.ops.get_specs(base.ctxt(req), group_type_id,
                                    "group:group_types_specs:get")
         if key not in specs:
@@ -125,7 +126,7 @@ class Spec:
 
     def on_delete(self, req: falcon.Request, resp: falcon.Response,
                   group_type_id: str, key: str) -> None:
-        base.require(req, schemas.GROUP_TYPES)
+        base.require(req, mv.GROUP_TYPE)
         self.ops.delete_spec(base.ctxt(req), group_type_id, key)
         resp.status = falcon.HTTP_202
 

@@ -5,6 +5,7 @@ from typing import Any
 
 import falcon
 
+from services.api import microversion as mv
 from services.api import validation
 from services.api.operations import group_snapshots as gsnap_ops
 from services.api.operations import groups as group_ops
@@ -33,7 +34,7 @@ class GroupList:
         self.detail = detail
 
     def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
-        base.require(req, schemas.GROUPS)
+        base.require(req, mv.GROUP_VOLUME)
         ctxt, kwargs = base.ctxt(req), _list_kwargs(req, self.max_limit)
         rows = self.ops.list(ctxt, **kwargs) if kwargs["limit"] else []
         resp.media = {"groups": [
@@ -76,7 +77,7 @@ class Group:
 
     def on_get(self, req: falcon.Request, resp: falcon.Response,
                group_id: str) -> None:
-        base.require(req, schemas.GROUPS)
+        base.require(req, mv.GROUP_VOLUME)
         ctxt = base.ctxt(req)
         row = self.ops.get(ctxt, group_id)
         volume_ids = ([vol.id for vol in self.ops.volumes_of(ctxt, row.id)]
@@ -122,7 +123,7 @@ class GroupSnapshotList:
         self.detail = detail
 
     def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
-        base.require(req, schemas.GROUP_SNAPSHOTS)
+        base.require(req, mv.GROUP_SNAPSHOTS)
         ctxt, kwargs = base.ctxt(req), _list_kwargs(req, self.max_limit)
         rows = self.ops.list(ctxt, **kwargs) if kwargs["limit"] else []
         resp.media = {"group_snapshots": [
@@ -148,14 +149,14 @@ class GroupSnapshot:
 
     def on_get(self, req: falcon.Request, resp: falcon.Response,
                group_snapshot_id: str) -> None:
-        base.require(req, schemas.GROUP_SNAPSHOTS)
+        base.require(req, mv.GROUP_SNAPSHOTS)
         ctxt = base.ctxt(req)
         resp.media = {"group_snapshot": views.group_snapshot(
             self.ops.get(ctxt, group_snapshot_id), ctxt, base.version(req))}
 
     def on_delete(self, req: falcon.Request, resp: falcon.Response,
                   group_snapshot_id: str) -> None:
-        base.require(req, schemas.GROUP_SNAPSHOTS)
+        base.require(req, mv.GROUP_SNAPSHOTS)
         self.ops.delete(base.ctxt(req), group_snapshot_id)
         base.accepted(resp)
 

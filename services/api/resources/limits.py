@@ -2,15 +2,9 @@
 
 import falcon
 
-from services.api.microversion import APIVersion
+from services.api import microversion as mv
 from services.api.operations import usage as usage_ops
 from services.api.resources import base
-
-#: From 3.39 an administrator may ask for another project's limits.
-PROJECT_ID_VERSION = APIVersion(3, 39)
-#: ``GET /volumes/summary`` exists from 3.12, with metadata from 3.36.
-SUMMARY_VERSION = APIVersion(3, 12)
-SUMMARY_METADATA_VERSION = APIVersion(3, 36)
 
 
 class Limits:
@@ -19,7 +13,8 @@ class Limits:
 
     def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
         project_id = None
-        if base.version(req) >= PROJECT_ID_VERSION:
+        if base.version(req) >= mv.LIMITS_ADMIN_FILTER:
+            # An administrator may ask for another project's limits.
             project_id = req.params.get("project_id")
             # NOTE(ashlar): openstacksdk sends the literal "None" when no
             # project is given; Cinder would then report a project named
@@ -36,10 +31,10 @@ class VolumeSummary:
         self.ops = ops
 
     def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
-        base.require(req, SUMMARY_VERSION)
+        base.require(req, mv.VOLUME_SUMMARY)
         count, size, metadata = self.ops.volume_summary(
             base.ctxt(req), all_tenants=base.flag(req, "all_tenants"))
         summary: dict = {"total_count": count, "total_size": size}
-        if base.version(req) >= SUMMARY_METADATA_VERSION:
+        if base.version(req) >= mv.VOLUME_SUMMARY_METADATA:
             summary["metadata"] = metadata
         resp.media = {"volume-summary": summary}

@@ -5,15 +5,11 @@ from typing import Any
 
 import falcon
 
-from services.api import microversion
+from services.api import microversion as mv
 from services.api.operations import messages as message_ops
 from services.api.resources import base
 from services.api.views import messages as views
 
-#: The messages API.
-MESSAGES_VERSION = microversion.APIVersion(3, 3)
-#: limit, marker, offset, sort and filters on the message list.
-PAGINATION_VERSION = microversion.APIVersion(3, 5)
 SORT_MAP = {"created_at": "created_at", "id": "id", "event_id": "event_id",
             "resource_type": "resource_type",
             "resource_uuid": "resource_uuid", "request_id": "request_id",
@@ -36,9 +32,9 @@ class Collection:
         self.max_limit = max_limit
 
     def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
-        base.require(req, MESSAGES_VERSION)
+        base.require(req, mv.MESSAGES)
         all_tenants = base.flag(req, "all_tenants")
-        if base.version(req) < PAGINATION_VERSION:
+        if base.version(req) < mv.MESSAGES_PAGINATION:
             # Before 3.5 Cinder reads no list parameter at all.
             rows = self.ops.list(base.ctxt(req), all_tenants=all_tenants,
                                  limit=self.max_limit)
@@ -60,13 +56,13 @@ class Item:
 
     def on_get(self, req: falcon.Request, resp: falcon.Response,
                message_id: str) -> None:
-        base.require(req, MESSAGES_VERSION)
+        base.require(req, mv.MESSAGES)
         resp.media = {"message": _view(req, self.ops.get(base.ctxt(req),
                                                          message_id))}
 
     def on_delete(self, req: falcon.Request, resp: falcon.Response,
                   message_id: str) -> None:
-        base.require(req, MESSAGES_VERSION)
+        base.require(req, mv.MESSAGES)
         self.ops.delete(base.ctxt(req), message_id)
         resp.status = falcon.HTTP_204
 

@@ -1,12 +1,12 @@
-"""/snapshots, /snapshots/detail, /snapshots/{id}, their metadata and
-admin actions."""
+"""/snapshots, /snapshots/detail, /snapshots/{id} and its admin actions;
+``missing_key`` for its metadata (``resources.metadata``)."""
 
 from typing import Any
 
 import falcon
 
 from common import exception
-from services.api import microversion
+from services.api import microversion as mv
 from services.api import validation
 from services.api.operations import snapshots as snapshot_ops
 from services.api.resources import base
@@ -14,8 +14,6 @@ from services.api.resources import metadata
 from services.api.schemas import snapshots as schemas
 from services.api.views import snapshots as views
 
-#: Snapshots of in-use volumes without ``force``.
-IN_USE_VERSION = microversion.APIVersion(3, 66)
 SORT_MAP = {"created_at": "created_at", "updated_at": "updated_at",
             "id": "id", "name": "display_name",
             "display_name": "display_name", "status": "status",
@@ -64,7 +62,7 @@ class Collection(_Lister):
         data = base.body(req, schemas.CREATE)["snapshot"]
         names = _names(data)
         force = validation.parse_bool_param("force", data.get("force", False))
-        if base.version(req) >= IN_USE_VERSION:
+        if base.version(req) >= mv.SNAPSHOT_IN_USE:
             # From 3.66 an in-use volume needs no force, and false is wrong.
             if "force" in data and not force:
                 raise exception.InvalidInput(
@@ -137,11 +135,12 @@ def routes(ops: Any, max_limit: int) -> list[tuple[str, Any]]:
         ("/v3/snapshots", Collection(snaps, max_limit)),
         ("/v3/snapshots/detail", Detail(snaps, max_limit)),
         ("/v3/snapshots/{snapshot_id}", Item(snaps)),
-        *metadata.routes("snapshots", "snapshot_id", snaps, _missing_key),
+        *metadata.routes("snapshots", "snapshot_id", snaps, missing_key),
         ("/v3/snapshots/{snapshot_id}/action", Action(snaps)),
     ]
 
 
-def _missing_key(snapshot_id: str, key: str) -> exception.AshlarException:
+def missing_key(snapshot_id: str, key: str) -> exception.AshlarException:
+    """The 404 of an unknown key of a snapshot's metadata."""
     return exception.SnapshotMetadataNotFound(snapshot_id=snapshot_id,
                                               metadata_key=key)

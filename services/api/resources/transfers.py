@@ -5,25 +5,23 @@ from typing import Any
 
 import falcon
 
-from services.api import microversion
+from services.api import microversion as mv
 from services.api import validation
 from services.api.operations import transfers as transfer_ops
 from services.api.resources import base
 from services.api.schemas import transfers as schemas
 from services.api.views import transfers as views
 
-#: ``/volume-transfers`` exists from this version.
-TRANSFERS_VERSION = microversion.APIVersion(3, 55)
 SORT_MAP = {"created_at": "created_at", "id": "id",
             "name": "display_name", "volume_id": "volume_id"}
 
 
 class _Resource:
     """A transfer resource at ``/os-volume-transfer`` (``since`` None) or
-    at ``/volume-transfers`` (``since`` 3.55)."""
+    at ``/volume-transfers`` (``since`` 3.55, ``TRANSFER_WITH_SNAPSHOTS``)."""
 
     def __init__(self, ops: transfer_ops.TransferOperations,
-                 since: microversion.APIVersion | None = None,
+                 since: mv.APIVersion | None = None,
                  max_limit: int = 0) -> None:
         self.ops = ops
         self.since = since
@@ -102,7 +100,7 @@ def routes(ops: Any, max_limit: int) -> list[tuple[str, Any]]:
     """Both spellings of the transfer routes, for ``services.api.routes``."""
     found = []
     for prefix, since in (("/v3/os-volume-transfer", None),
-                          ("/v3/volume-transfers", TRANSFERS_VERSION)):
+                          ("/v3/volume-transfers", mv.TRANSFER_WITH_SNAPSHOTS)):
         found += [
             (prefix, Collection(ops.transfers, since, max_limit)),
             (prefix + "/detail", Detail(ops.transfers, since, max_limit)),

@@ -16,8 +16,8 @@ from typing import Any
 import falcon
 
 from common import exception
+from services.api import microversion as mv
 from services.api import validation
-from services.api.microversion import APIVersion
 from services.api.operations import attachments as attachment_ops
 from services.api.operations import volumes as volume_ops
 from services.api.resources import base
@@ -26,8 +26,6 @@ from services.api.schemas import UUID
 from services.api.schemas import envelope
 from services.api.schemas import unversioned
 from services.api.schemas import volumes as schemas
-
-EXTEND_ATTACHED = APIVersion(3, 42)
 
 #: NOTE(ashlar): os-migrate_volume is not in schemas/volumes.py yet; this
 #: is Cinder's body (host or, from 3.16, cluster).
@@ -45,16 +43,16 @@ _FORCE_DETACH = unversioned(envelope("os-force_detach", {
     "additionalProperties": False}))
 
 #: ``revert`` to the latest snapshot, from 3.40.
-_REVERT = ((APIVersion(3, 40), envelope("revert", {
+_REVERT = ((mv.VOLUME_REVERT, envelope("revert", {
     "type": "object", "properties": {"snapshot_id": UUID},
     "required": ["snapshot_id"], "additionalProperties": False})),)
 #: Cinder's os-reimage (3.68) and os-extend_volume_completion (3.71).
-_REIMAGE = ((APIVersion(3, 68), envelope("os-reimage", {
+_REIMAGE = ((mv.SUPPORT_REIMAGE_VOLUME, envelope("os-reimage", {
     "type": "object",
     "properties": {"image_id": UUID,
                    "reimage_reserved": {"type": ["boolean", "string"]}},
     "required": ["image_id"], "additionalProperties": False})),)
-_EXTEND_COMPLETION = ((APIVersion(3, 71), envelope(
+_EXTEND_COMPLETION = ((mv.EXTEND_VOLUME_COMPLETION, envelope(
     "os-extend_volume_completion", {
         "type": "object",
         "properties": {"error": {"type": ["boolean", "string"]}},
@@ -110,8 +108,9 @@ class Action:
                    "themselves." % volume.id)
 
     def _extend(self, req: falcon.Request, volume_id: str, value: Any) -> None:
+        attached_ok = base.version(req) >= mv.VOLUME_EXTEND_INUSE
         self.volumes.extend(base.ctxt(req), volume_id, int(value["new_size"]),
-                            attached_ok=base.version(req) >= EXTEND_ATTACHED)
+                            attached_ok=attached_ok)
 
     def _retype(self, req: falcon.Request, volume_id: str, value: Any) -> None:
         self.volumes.retype(base.ctxt(req), volume_id, value["new_type"],

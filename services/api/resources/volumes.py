@@ -4,7 +4,7 @@ import falcon
 
 from common import exception
 from services.api import faults
-from services.api import microversion
+from services.api import microversion as mv
 from services.api import validation
 from services.api.operations import volumes as volume_ops
 from services.api.resources import base
@@ -29,18 +29,14 @@ _NOT_SUPPORTED = (("imageRef", "Creating a volume from an image (imageRef)"),
                   ("consistencygroup_id",
                    "Creating a volume in a consistency group"))
 
-#: ``with_count`` adds the total to lists from 3.45.
-COUNT_VERSION = microversion.APIVersion(3, 45)
-#: ``consumes_quota`` is a list filter from 3.65.
-CONSUMES_QUOTA_VERSION = microversion.APIVersion(3, 65)
 #: Filters on what no Ashlar volume has (image metadata), from the
 #: version Cinder reads them: any value matches nothing.
-_NEVER_MATCH = (("glance_metadata", microversion.APIVersion(3, 4)),)
+_NEVER_MATCH = (("glance_metadata", mv.VOLUME_LIST_GLANCE_METADATA),)
 
 
 def _matches_nothing(req: falcon.Request) -> bool:
     version = base.version(req)
-    if (version >= CONSUMES_QUOTA_VERSION
+    if (version >= mv.USE_QUOTA
             and not base.flag(req, "consumes_quota", True)):
         return True  # every Ashlar volume consumes quota
     return any(name in req.params and version >= first
@@ -65,7 +61,7 @@ class _Lister:
                      "filters": base.filters(req, FILTER_MAP,
                                              bools=("bootable",),
                                              ints=("size",))}
-        with_count = (base.version(req) >= COUNT_VERSION
+        with_count = (base.version(req) >= mv.SUPPORT_COUNT_INFO
                       and base.flag(req, "with_count"))
         if _matches_nothing(req):
             return [], ({"count": 0} if with_count else {})
@@ -155,7 +151,8 @@ class Item:
 
     def on_delete(self, req: falcon.Request, resp: falcon.Response,
                   volume_id: str) -> None:
-        force = (base.version(req) >= (3, 23) and base.flag(req, "force"))
+        force = (base.version(req) >= mv.VOLUME_DELETE_FORCE
+                 and base.flag(req, "force"))
         self.ops.delete(base.ctxt(req), volume_id, force=force,
                         cascade=base.flag(req, "cascade"))
         resp.status = falcon.HTTP_202

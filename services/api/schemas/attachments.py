@@ -6,12 +6,12 @@ reading.
 """
 
 from common.policy import HOST_PATTERN
-from services.api.microversion import APIVersion
+from services.api.microversion import (
+    ATTACHMENT_CREATE_MODE_ARG,
+    NEW_ATTACH,
+    NEW_ATTACH_COMPLETION,
+)
 from services.api.schemas import UUID, Schema, Versioned, envelope
-
-ATTACHMENTS_VERSION = APIVersion(3, 27)
-COMPLETE_VERSION = APIVersion(3, 44)
-MODE_VERSION = APIVersion(3, 54)
 
 
 #: A connector (os-brick's properties of the attaching host): any keys, as
@@ -47,11 +47,11 @@ def _create(with_mode: bool) -> Schema:
 
 
 CREATE: Versioned = (
-    (ATTACHMENTS_VERSION, _create(with_mode=False)),
-    (MODE_VERSION, _create(with_mode=True)),
+    (NEW_ATTACH, _create(with_mode=False)),
+    (ATTACHMENT_CREATE_MODE_ARG, _create(with_mode=True)),
 )
 
-UPDATE: Versioned = ((ATTACHMENTS_VERSION, envelope("attachment", {
+UPDATE: Versioned = ((NEW_ATTACH, envelope("attachment", {
     "type": "object",
     "properties": {"connector": {**CONNECTOR, "minProperties": 1}},
     "required": ["connector"],
@@ -60,15 +60,15 @@ UPDATE: Versioned = ((ATTACHMENTS_VERSION, envelope("attachment", {
 
 #: ``POST /attachments/{id}/action``; Cinder ignores the os-complete value.
 ACTIONS: dict[str, Versioned] = {
-    "os-complete": ((COMPLETE_VERSION, envelope("os-complete", {})),),
+    "os-complete": ((NEW_ATTACH_COMPLETION, envelope("os-complete", {})),),
     # Ashlar's fencing extension: no parameters.
-    **{name: ((ATTACHMENTS_VERSION, envelope(name, {
+    **{name: ((NEW_ATTACH, envelope(name, {
         "type": ["object", "null"], "additionalProperties": False})),)
        for name in ("ashlar-fence", "ashlar-takeover", "ashlar-unfence")},
 }
 
 #: ``PUT /ashlar-fencing/{fence|unfence}``: one compute host.
-HOST_FENCE: Versioned = ((ATTACHMENTS_VERSION, {
+HOST_FENCE: Versioned = ((NEW_ATTACH, {
     "type": "object",
     "properties": {"host": {"type": "string", "minLength": 1,
                             "maxLength": 255,

@@ -5,7 +5,14 @@ From openstack/cinder ``cinder/api/schemas/group_types.py``,
 ``group_specs.py``, ``groups.py`` and ``group_snapshots.py``.
 """
 
-from services.api.microversion import APIVersion
+from services.api.microversion import (
+    GROUP_SNAPSHOT_RESET_STATUS,
+    GROUP_SNAPSHOTS,
+    GROUP_TYPE,
+    GROUP_VOLUME,
+    GROUP_VOLUME_RESET_STATUS,
+    APIVersion,
+)
 from services.api.schemas import (
     BOOLEAN,
     DESCRIPTION,
@@ -17,12 +24,6 @@ from services.api.schemas import (
     Versioned,
     envelope,
 )
-
-GROUP_TYPES = APIVersion(3, 11)
-GROUPS = APIVersion(3, 13)
-GROUP_SNAPSHOTS = APIVersion(3, 14)
-GROUP_SNAPSHOT_RESET = APIVersion(3, 19)
-GROUP_RESET = APIVersion(3, 20)
 
 
 def _since(version: APIVersion, schema: Schema) -> Versioned:
@@ -40,18 +41,18 @@ def _closed(properties: Schema, *required: str, **more: object) -> Schema:
 
 _SPECS: Schema = {**EXTRA_SPECS_NO_SPACES_KEY, "type": ["object", "null"]}
 
-TYPE_CREATE = _since(GROUP_TYPES, envelope("group_type", _closed(
+TYPE_CREATE = _since(GROUP_TYPE, envelope("group_type", _closed(
     {"name": NAME, "description": DESCRIPTION, "is_public": BOOLEAN,
      "group_specs": _SPECS}, "name")))
-TYPE_UPDATE = _since(GROUP_TYPES, envelope("group_type", _closed(
+TYPE_UPDATE = _since(GROUP_TYPE, envelope("group_type", _closed(
     {"name": NULLABLE_NAME, "description": DESCRIPTION,
      "is_public": BOOLEAN})))
-SPECS_CREATE = _since(GROUP_TYPES, envelope("group_specs",
-                                            EXTRA_SPECS_NO_SPACES_KEY))
-SPEC_UPDATE = _since(GROUP_TYPES, {**EXTRA_SPECS_NO_SPACES_KEY,
-                                   "minProperties": 1, "maxProperties": 1})
+SPECS_CREATE = _since(GROUP_TYPE, envelope("group_specs",
+                                           EXTRA_SPECS_NO_SPACES_KEY))
+SPEC_UPDATE = _since(GROUP_TYPE, {**EXTRA_SPECS_NO_SPACES_KEY,
+                                  "minProperties": 1, "maxProperties": 1})
 
-CREATE = _since(GROUPS, envelope("group", _closed(
+CREATE = _since(GROUP_VOLUME, envelope("group", _closed(
     {"description": DESCRIPTION, "group_type": {"type": "string"},
      "name": NULLABLE_NAME,
      "volume_types": {"type": "array", "minItems": 1,
@@ -59,7 +60,7 @@ CREATE = _since(GROUPS, envelope("group", _closed(
                       "uniqueItems": True},
      "availability_zone": {"type": ["string", "null"]}},
     "group_type", "volume_types")))
-UPDATE = _since(GROUPS, envelope("group", _closed(
+UPDATE = _since(GROUP_VOLUME, envelope("group", _closed(
     {"description": DESCRIPTION, "name": NULLABLE_NAME,
      "add_volumes": DESCRIPTION, "remove_volumes": DESCRIPTION},
     anyOf=[{"required": [key]} for key in (
@@ -69,9 +70,10 @@ _STATUS = _closed({"status": {"type": "string"}}, "status")
 
 #: ``POST /groups/{id}/action``.
 ACTIONS: dict[str, Versioned] = {
-    "delete": _since(GROUPS, envelope("delete", _closed(
+    "delete": _since(GROUP_VOLUME, envelope("delete", _closed(
         {"delete-volumes": BOOLEAN}))),
-    "reset_status": _since(GROUP_RESET, envelope("reset_status", _STATUS)),
+    "reset_status": _since(GROUP_VOLUME_RESET_STATUS,
+                           envelope("reset_status", _STATUS)),
 }
 #: ``POST /groups/action``.
 FROM_SOURCE: dict[str, Versioned] = {
@@ -88,6 +90,6 @@ SNAPSHOT_CREATE = _since(GROUP_SNAPSHOTS, envelope("group_snapshot", _closed(
     "group_id")))
 #: ``POST /group_snapshots/{id}/action``.
 SNAPSHOT_ACTIONS: dict[str, Versioned] = {
-    "reset_status": _since(GROUP_SNAPSHOT_RESET,
+    "reset_status": _since(GROUP_SNAPSHOT_RESET_STATUS,
                            envelope("reset_status", _STATUS)),
 }

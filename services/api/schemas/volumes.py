@@ -5,7 +5,7 @@ From openstack/cinder ``cinder/api/schemas/volumes.py``,
 create schema at every version; the caller rejects a true value.
 """
 
-from services.api.microversion import APIVersion
+from services.api import microversion as mv
 from services.api.schemas import (
     NAMES,
     BOOLEAN,
@@ -69,15 +69,17 @@ def _update(needs_a_key: bool) -> Schema:
 
 
 CREATE: Versioned = (
-    (APIVersion(3, 0), _create({}, strict=False)),
-    (APIVersion(3, 13), _create(_GROUP_ID, strict=False)),
-    (APIVersion(3, 47), _create({**_GROUP_ID, **_BACKUP_ID}, strict=False)),
-    (APIVersion(3, 53), _create({**_GROUP_ID, **_BACKUP_ID}, strict=True)),
+    (mv.MIN_VERSION, _create({}, strict=False)),
+    (mv.GROUP_VOLUME, _create(_GROUP_ID, strict=False)),
+    (mv.VOLUME_CREATE_FROM_BACKUP,
+     _create({**_GROUP_ID, **_BACKUP_ID}, strict=False)),
+    (mv.SUPPORT_VOLUME_SCHEMA_CHANGES,
+     _create({**_GROUP_ID, **_BACKUP_ID}, strict=True)),
 )
 
 UPDATE: Versioned = (
-    (APIVersion(3, 0), _update(needs_a_key=False)),
-    (APIVersion(3, 53), _update(needs_a_key=True)),
+    (mv.MIN_VERSION, _update(needs_a_key=False)),
+    (mv.SUPPORT_VOLUME_SCHEMA_CHANGES, _update(needs_a_key=True)),
 )
 
 

@@ -4,12 +4,10 @@ from typing import Any
 
 from common.db.api import group_types as gtypes_db
 from common.db.api import groups as groups_db
-from services.api import microversion
+from services.api import microversion as mv
 from services.api import views
 
-V = microversion.APIVersion
-#: Groups and group snapshots show their project to administrators.
-PROJECT_ID = V(3, 58)
+V = mv.APIVersion
 
 
 def group_type(row: Any, ctxt: Any) -> dict:
@@ -35,14 +33,14 @@ def group(row: Any, ctxt: Any, version: V,
             "name": row.name, "description": row.description,
             "group_type": row.group_type_id,
             "volume_types": groups_db.type_ids(row)}
-    if version >= V(3, 14):
+    if version >= mv.GROUP_SNAPSHOTS:
         body["group_snapshot_id"] = row.group_snapshot_id
         body["source_group_id"] = row.source_group_id
-    if volume_ids is not None and version >= V(3, 25):
+    if volume_ids is not None and version >= mv.GROUP_VOLUME_LIST:
         body["volumes"] = volume_ids
-    if version >= V(3, 38):
+    if version >= mv.GROUP_REPLICATION:
         body["replication_status"] = None
-    if version >= PROJECT_ID and ctxt.can(
+    if version >= mv.GROUP_GROUPSNAPSHOT_PROJECT_ID and ctxt.can(
             "group:group_project_attribute",
             {"project_id": row.project_id}, fatal=False):
         body["project_id"] = row.project_id
@@ -59,7 +57,7 @@ def group_snapshot(row: Any, ctxt: Any, version: V) -> dict:
             "group_type_id": row.group_type_id, "status": row.status,
             "created_at": views.timestamp(row.created_at),
             "name": row.name, "description": row.description}
-    if version >= PROJECT_ID and ctxt.can(
+    if version >= mv.GROUP_GROUPSNAPSHOT_PROJECT_ID and ctxt.can(
             "group:group_snapshot_project_attribute",
             {"project_id": row.project_id}, fatal=False):
         body["project_id"] = row.project_id

@@ -3,10 +3,10 @@
 from typing import Any
 
 from common.db.api import snapshots as snapshots_db
-from services.api import microversion
+from services.api import microversion as mv
 from services.api import views
 
-V = microversion.APIVersion
+V = mv.APIVersion
 
 
 def summary(row: Any, version: V) -> dict:
@@ -17,11 +17,11 @@ def summary(row: Any, version: V) -> dict:
         "volume_id": row.volume_id, "status": row.status,
         "size": row.volume_size, "metadata": snapshots_db.metadata_of(row),
     }
-    if version >= V(3, 14):
+    if version >= mv.GROUP_SNAPSHOTS:
         body["group_snapshot_id"] = row.group_snapshot_id
-    if version >= V(3, 41):
+    if version >= mv.SNAPSHOT_LIST_USER_ID:
         body["user_id"] = row.user_id
-    if version >= V(3, 65):
+    if version >= mv.USE_QUOTA:
         body["consumes_quota"] = True
     return body
 

@@ -3,13 +3,8 @@ the create answer with its auth key)."""
 
 from typing import Any
 
-from services.api import microversion
+from services.api import microversion as mv
 from services.api import views
-
-#: ``no_snapshots`` in the body.
-SNAPSHOTS_VERSION = microversion.APIVersion(3, 55)
-#: ``source_project_id``, ``destination_project_id`` and ``accepted``.
-PROJECTS_VERSION = microversion.APIVersion(3, 57)
 
 
 def summary(row: Any, base_url: str, url_project: str | None) -> dict:
@@ -21,14 +16,14 @@ def summary(row: Any, base_url: str, url_project: str | None) -> dict:
 
 
 def detail(row: Any, base_url: str, url_project: str | None,
-           version: Any) -> dict:
+           version: mv.APIVersion) -> dict:
     """A transfer as show and the detailed list give it (a row exists only
     until it is accepted: ``accepted`` is false, no destination yet)."""
     body = summary(row, base_url, url_project)
     body["created_at"] = views.timestamp(row.created_at)
-    if version >= SNAPSHOTS_VERSION:
+    if version >= mv.TRANSFER_WITH_SNAPSHOTS:
         body["no_snapshots"] = row.no_snapshots
-    if version >= PROJECTS_VERSION:
+    if version >= mv.TRANSFER_WITH_HISTORY:
         body.update(source_project_id=row.project_id,
                     destination_project_id=None, accepted=False)
     return body

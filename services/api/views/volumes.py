@@ -4,10 +4,10 @@ from typing import Any
 
 from common import constants
 from common.db.api import volumes as volumes_db
-from services.api import microversion
+from services.api import microversion as mv
 from services.api import views
 
-V = microversion.APIVersion
+V = mv.APIVersion
 
 
 def summary(row: Any, base_url: str, url_project: str | None) -> dict:
@@ -83,16 +83,16 @@ def _metadata(row: Any) -> dict:
 
 
 def _add_versioned(body: dict, row: Any, version: V) -> None:
-    if version >= V(3, 13):
+    if version >= mv.GROUP_VOLUME:
         body["group_id"] = row.group_id
-    if version >= V(3, 21):
+    if version >= mv.VOLUME_DETAIL_PROVIDER_ID:
         body["provider_id"] = None
-    if version >= V(3, 48):
+    if version >= mv.VOLUME_SHARED_TARGETS_AND_SERVICE_FIELDS:
         body["shared_targets"] = True
         body["service_uuid"] = row.service_uuid
-    if version >= V(3, 61):
+    if version >= mv.VOLUME_CLUSTER_NAME:
         body["cluster_name"] = None
-    if version >= V(3, 63):
+    if version >= mv.VOLUME_TYPE_ID_IN_VOLUME_DETAIL:
         body["volume_type_id"] = row.volume_type_id
-    if version >= V(3, 65):
+    if version >= mv.USE_QUOTA:
         body["consumes_quota"] = True

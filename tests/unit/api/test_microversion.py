@@ -1,11 +1,31 @@
-"""Microversion header parsing, response headers and the versions document."""
+"""Microversion header parsing, response headers, the versions document,
+and the rule that code checks a microversion by its name."""
+
+import pathlib
+import re
 
 import pytest
 
+import services
 from services.api import faults, microversion, versions
 from services.api.microversion import APIVersion
 
 MAX = str(microversion.MAX_VERSION)
+#: A microversion spelled as a number: ``APIVersion(3, 40)``, ``V(3, 40)``,
+#: a tuple ``(3, 40)`` or a string ``"3.40"``.
+BARE = re.compile(r"\(\s*3\s*,\s*\d+\s*\)|[\"']3\.\d+[\"']")
+SERVICES = pathlib.Path(services.__file__).parent
+#: The one module that may spell microversions as numbers.
+TABLE = pathlib.Path(microversion.__file__)
+NAMED = {name: value for name, value in vars(microversion).items()
+         if isinstance(value, APIVersion)
+         and name not in ("MIN_VERSION", "MAX_VERSION")}
+
+
+def _code() -> dict[pathlib.Path, str]:
+    """Every Python file of services/ but the named table itself."""
+    return {path: path.read_text() for path in sorted(SERVICES.rglob("*.py"))
+            if path != TABLE}
 
 
 def parse(value):
@@ -164,3 +184,39 @@ def test_public_endpoint_overrides_the_request():
     doc = versions.versions_document("http://internal:8776/v3",
                                      public_endpoint="https://cloud/volume")
     assert doc["versions"][0]["links"][1]["href"] == "https://cloud/volume/v3/"
+
+
+@pytest.mark.parametrize("line", [
+    "if version >= APIVersion(3, 40):", "version >= V(3,4)",
+    "base.version(req) >= (3, 23)", 'if str(version) == "3.27":'])
+def test_a_bare_microversion_is_recognised(line):
+    assert BARE.search(line)
+
+
+def test_code_checks_microversions_by_name():
+    """Outside microversion.py, services/ names every microversion it
+    checks (``microversion.NEW_ATTACH``), never spells its number."""
+    code = _code()
+    assert len(code) > 50
+    bare = ["%s:%d: %s" % (path.relative_to(SERVICES.parent), number,
+                           line.strip())
+            for path, text in code.items()
+            for number, line in enumerate(text.splitlines(), 1)
+            if BARE.search(line)]
+    assert bare == []
+
+
+def test_every_name_is_one_version_of_the_history_in_order():
+    known = {APIVersion.parse(version) for version, _ in microversion.VERSIONS}
+    assert "NEW_ATTACH" in NAMED and "MULTIATTACH_VOLUMES" not in NAMED
+    assert set(NAMED.values()) <= known
+    assert len(set(NAMED.values())) == len(NAMED)
+    assert list(NAMED.values()) == sorted(NAMED.values())
+
+
+def test_every_name_is_checked_somewhere():
+    """A name is for a version Ashlar checks: a name nothing uses goes."""
+    code = "\n".join(_code().values())
+    unused = [name for name in NAMED
+              if not re.search(r"\b%s\b" % name, code)]
+    assert unused == []
