@@ -1,7 +1,13 @@
-"""Build the falcon application and everything it needs in this process."""
+"""Build the falcon application and everything it needs in this process.
+
+``OPERATIONS`` is the business layer's table (each operations class and
+what it is built from); ``build_operations`` starts a worker around it
+(RPC clients, capability cache, the operations, the RPC door, the warm-up)
+and ``create_app`` serves ``routes.ROUTES`` over the operations.
+"""
 
 import functools
-from dataclasses import dataclass
+from types import SimpleNamespace
 from typing import Any
 
 import falcon
@@ -39,27 +45,43 @@ from services.api.operations import volumes as volume_ops
 from services.scheduler import rpcapi as scheduler_rpcapi
 from services.volume import rpcapi as volume_rpcapi
 
-@dataclass
-class Operations:
-    """The business layer, shared by REST resources and the RPC door."""
+#: What the operations are built from besides each other: the config, the
+#: scheduler's and the volume service's RPC clients, and the capability
+#: cache's early check of a create's type (None: no early check).
+GIVEN = ("conf", "scheduler_rpc", "volume_rpc", "early_check")
 
-    volumes: volume_ops.VolumeOperations
-    attachments: attachment_ops.AttachmentOperations
-    types: type_ops.TypeOperations
-    backends: backend_ops.BackendOperations
-    cache: capability_cache.CapabilityCache
-    usage: usage_ops.UsageOperations
-    quotas: quota_ops.QuotaOperations
-    snapshots: snapshot_ops.SnapshotOperations
-    fencing: fencing_ops.FencingOperations
-    messages: message_ops.MessageOperations
-    transfers: transfer_ops.TransferOperations
-    qos: qos_ops.QoSOperations
-    encryption: encryption_ops.EncryptionOperations
-    group_types: gtype_ops.GroupTypeOperations
-    groups: group_ops.GroupOperations
-    group_snapshots: gsnap_ops.GroupSnapshotOperations
-    #: The RPC door's server (for compute agents), once started.
+#: The business layer, one row per operations object, in build order:
+#: (name, class, what its constructor takes in order: GIVEN names or the
+#: names of rows above).  Routes (``routes.ROUTES``) use them by name.
+OPERATIONS: tuple[tuple[Any, ...], ...] = (
+    ("volumes", volume_ops.VolumeOperations,
+     "conf", "scheduler_rpc", "volume_rpc", "early_check"),
+    ("attachments", attachment_ops.AttachmentOperations, "conf", "volume_rpc"),
+    ("group_types", gtype_ops.GroupTypeOperations),
+    ("groups", group_ops.GroupOperations,
+     "conf", "volumes", "group_types", "volume_rpc"),
+    ("types", type_ops.TypeOperations),
+    ("backends", backend_ops.BackendOperations, "conf", "scheduler_rpc"),
+    ("usage", usage_ops.UsageOperations, "conf"),
+    ("quotas", quota_ops.QuotaOperations, "conf"),
+    ("snapshots", snapshot_ops.SnapshotOperations,
+     "conf", "volumes", "volume_rpc"),
+    ("fencing", fencing_ops.FencingOperations, "volume_rpc", "attachments"),
+    ("messages", message_ops.MessageOperations),
+    ("transfers", transfer_ops.TransferOperations, "volumes"),
+    ("qos", qos_ops.QoSOperations),
+    ("encryption", encryption_ops.EncryptionOperations),
+    ("group_snapshots", gsnap_ops.GroupSnapshotOperations,
+     "groups", "volumes", "volume_rpc"),
+)
+
+
+class Operations(SimpleNamespace):
+    """The business layer, shared by REST resources and the RPC door: one
+    attribute per ``OPERATIONS`` row, ``cache`` (the capability cache) and
+    ``door`` (the RPC door's server for compute agents), once started."""
+
+    cache: Any = None
     door: Any = None
 
     def stop(self) -> None:
@@ -68,6 +90,17 @@ class Operations:
         if self.door is not None:
             self.door.stop()
             self.door.wait()
+
+
+def make_operations(**given: Any) -> Operations:
+    """Build the ``OPERATIONS`` rows in order.
+
+    :param given: every ``GIVEN`` name's object.
+    """
+    built = dict(given)
+    for name, make, *uses in OPERATIONS:
+        built[name] = make(*(built[use] for use in uses))
+    return Operations(**{name: built[name] for name, *_row in OPERATIONS})
 
 
 def build_operations(conf: cfg.ConfigOpts) -> Operations:
@@ -84,30 +117,11 @@ def build_operations(conf: cfg.ConfigOpts) -> Operations:
     # accepts a connection: waiting here keeps a cold worker from taking
     # (and accepting) creates that a warm one would refuse at once.
     cache.wait_warm()
-    volumes = volume_ops.VolumeOperations(conf, scheduler, volume,
-                                          early_check=cache.check_type)
-    attachments = attachment_ops.AttachmentOperations(conf, volume)
-    group_types = gtype_ops.GroupTypeOperations()
-    groups = group_ops.GroupOperations(conf, volumes, group_types, volume)
-    ops = Operations(
-        volumes=volumes,
-        attachments=attachments,
-        types=type_ops.TypeOperations(),
-        backends=backend_ops.BackendOperations(conf, scheduler),
-        cache=cache,
-        usage=usage_ops.UsageOperations(conf),
-        quotas=quota_ops.QuotaOperations(conf),
-        snapshots=snapshot_ops.SnapshotOperations(conf, volumes, volume),
-        fencing=fencing_ops.FencingOperations(volume, attachments),
-        messages=message_ops.MessageOperations(),
-        transfers=transfer_ops.TransferOperations(volumes),
-        qos=qos_ops.QoSOperations(),
-        encryption=encryption_ops.EncryptionOperations(),
-        group_types=group_types, groups=groups,
-        group_snapshots=gsnap_ops.GroupSnapshotOperations(groups, volumes,
-                                                          volume))
+    ops = make_operations(conf=conf, scheduler_rpc=scheduler,
+                          volume_rpc=volume, early_check=cache.check_type)
+    ops.cache = cache
     ops.door = rpc_door.start(conf, ops.attachments, ops.fencing)
-    _warm_up(volumes)
+    _warm_up(ops.volumes)
     return ops
 
 
@@ -144,7 +158,7 @@ def create_app(conf: cfg.ConfigOpts, ops: Operations) -> falcon.App:
     # before auth, as in Cinder.
     app = falcon.App(middleware=[middleware.RequestId(),
                                  middleware.NoNul(),
-                                 middleware.ProjectInUrl(),
+                                 middleware.ProjectInUrl(routes.COLLECTIONS),
                                  middleware.Microversion(),
                                  middleware.Identity(conf)])
     app.req_options.strip_url_path_trailing_slash = True

@@ -10,6 +10,7 @@ import json
 import re
 import time
 import uuid
+from collections.abc import Collection
 from typing import Any
 
 import falcon
@@ -21,15 +22,6 @@ from services.api import faults
 from services.api import microversion
 
 LOG = logging.getLogger(__name__)
-
-#: First path segments after /v3/ that are collections, not project ids.
-COLLECTIONS = frozenset([
-    "volumes", "types", "attachments", "os-services", "os-hosts",
-    "scheduler-stats", "capabilities", "limits", "os-availability-zone",
-    "extensions",
-    "os-quota-sets", "os-quota-class-sets", "snapshots", "ashlar-fencing",
-    "messages", "os-volume-transfer", "volume-transfers", "qos-specs",
-    "group_types", "groups", "group_snapshots"])
 
 #: Cinder's ``osapi_max_request_body_size``: larger bodies get a 413.
 MAX_REQUEST_BODY_SIZE = 114688
@@ -106,6 +98,11 @@ class ProjectInUrl:
     a ``.json`` suffix is tolerated on resource paths.
     """
 
+    def __init__(self, collections: Collection[str]) -> None:
+        """:param collections: the collection names, the first segments
+            after ``/v3/`` of the routes (``routes.COLLECTIONS``)."""
+        self.collections = frozenset(collections)
+
     def process_request(self, req: falcon.Request, resp: falcon.Response) -> None:
         req.context.url_project = None
         req.context.original_path = path = req.path
@@ -114,7 +111,7 @@ class ProjectInUrl:
         parts = path.split("/")
         # ['', 'v3', '<project or collection>', '<collection>', ...]
         if (len(parts) > 3 and parts[1] == "v3" and parts[2] and parts[3]
-                and parts[2] not in COLLECTIONS):
+                and parts[2] not in self.collections):
             req.context.url_project = parts[2]
             path = "/".join(parts[:2] + parts[3:])
         req.path = path

@@ -75,10 +75,3 @@ class EncryptionItem:
         resp.status = falcon.HTTP_202
         resp.content_type = falcon.MEDIA_JSON
         resp.data = b""
-
-
-def routes(ops: Any) -> list[tuple[str, Any]]:
-    """The encryption routes, for ``services.api.routes``."""
-    return [("/v3/types/{type_id}/encryption", Encryption(ops.encryption)),
-            ("/v3/types/{type_id}/encryption/{encryption_id}",
-             EncryptionItem(ops.encryption))]

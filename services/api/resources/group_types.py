@@ -129,12 +129,3 @@ class Spec:
         base.require(req, mv.GROUP_TYPE)
         self.ops.delete_spec(base.ctxt(req), group_type_id, key)
         resp.status = falcon.HTTP_202
-
-
-def routes(ops: Any, max_limit: int) -> list[tuple[str, Any]]:
-    """The group type routes, for ``services.api.routes``."""
-    item = "/v3/group_types/{group_type_id}"
-    return [("/v3/group_types", Collection(ops.group_types, max_limit)),
-            (item, Item(ops.group_types)),
-            (item + "/group_specs", Specs(ops.group_types)),
-            (item + "/group_specs/{key}", Spec(ops.group_types))]

@@ -1,8 +1,6 @@
 """``/groups`` (3.13+) and ``/group_snapshots`` (3.14+): lists, one item,
 and their actions."""
 
-from typing import Any
-
 import falcon
 
 from services.api import microversion as mv
@@ -173,20 +171,3 @@ class GroupSnapshotAction:
         self.ops.reset_status(base.ctxt(req), group_snapshot_id,
                               value["status"])
         base.accepted(resp)
-
-
-def routes(ops: Any, max_limit: int) -> list[tuple[str, Any]]:
-    """The group and group snapshot routes, for ``services.api.routes``."""
-    snaps = "/v3/group_snapshots"
-    return [("/v3/groups", Groups(ops.groups, max_limit)),
-            ("/v3/groups/detail", GroupList(ops.groups, max_limit, True)),
-            ("/v3/groups/action", FromSource(ops.groups)),
-            ("/v3/groups/{group_id}", Group(ops.groups)),
-            ("/v3/groups/{group_id}/action", GroupAction(ops.groups)),
-            (snaps, GroupSnapshots(ops.group_snapshots, max_limit)),
-            (snaps + "/detail",
-             GroupSnapshotList(ops.group_snapshots, max_limit, True)),
-            (snaps + "/{group_snapshot_id}",
-             GroupSnapshot(ops.group_snapshots)),
-            (snaps + "/{group_snapshot_id}/action",
-             GroupSnapshotAction(ops.group_snapshots))]

@@ -65,9 +65,3 @@ class Item:
         base.require(req, mv.MESSAGES)
         self.ops.delete(base.ctxt(req), message_id)
         resp.status = falcon.HTTP_204
-
-
-def routes(ops: Any, max_limit: int) -> list[tuple[str, Any]]:
-    """The message routes, for ``services.api.routes``."""
-    return [("/v3/messages", Collection(ops.messages, max_limit)),
-            ("/v3/messages/{message_id}", Item(ops.messages))]

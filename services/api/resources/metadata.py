@@ -76,11 +76,3 @@ class MetadataItem:
         self.ops.delete_metadata(base.ctxt(req), _owner(uri), key)
         resp.content_type = falcon.MEDIA_JSON
         resp.data = b""
-
-
-def routes(collection: str, field: str, ops: Any,
-           missing: Missing) -> list[tuple[str, Any]]:
-    """The two metadata routes of ``/v3/{collection}/{{field}}``."""
-    owner = "/v3/%s/{%s}/metadata" % (collection, field)
-    return [(owner, Metadata(ops)),
-            (owner + "/{key}", MetadataItem(ops, missing))]

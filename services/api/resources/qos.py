@@ -97,15 +97,3 @@ class Association:
             self.ops.disassociate(ctxt, qos_id, type_id,
                                   every=self.action == "disassociate_all")
         base.accepted(resp)
-
-
-def routes(ops: Any, max_limit: int) -> list[tuple[str, Any]]:
-    """The QoS specs routes, for ``services.api.routes``."""
-    item = "/v3/qos-specs/{qos_id}"
-    return [("/v3/qos-specs", Collection(ops.qos, max_limit)),
-            (item, Item(ops.qos)),
-            (item + "/delete_keys", DeleteKeys(ops.qos)),
-            (item + "/associations", Associations(ops.qos)),
-            *[(item + "/" + action, Association(ops.qos, action))
-              for action in ("associate", "disassociate",
-                             "disassociate_all")]]

@@ -1,8 +1,6 @@
 """/snapshots, /snapshots/detail, /snapshots/{id} and its admin actions;
 ``missing_key`` for its metadata (``resources.metadata``)."""
 
-from typing import Any
-
 import falcon
 
 from common import exception
@@ -10,7 +8,6 @@ from services.api import microversion as mv
 from services.api import validation
 from services.api.operations import snapshots as snapshot_ops
 from services.api.resources import base
-from services.api.resources import metadata
 from services.api.schemas import snapshots as schemas
 from services.api.views import snapshots as views
 
@@ -126,18 +123,6 @@ class Action:
         resp.status = falcon.HTTP_202
         resp.content_type = falcon.MEDIA_JSON
         resp.data = b""
-
-
-def routes(ops: Any, max_limit: int) -> list[tuple[str, Any]]:
-    """The snapshot routes, for ``services.api.routes``."""
-    snaps = ops.snapshots
-    return [
-        ("/v3/snapshots", Collection(snaps, max_limit)),
-        ("/v3/snapshots/detail", Detail(snaps, max_limit)),
-        ("/v3/snapshots/{snapshot_id}", Item(snaps)),
-        *metadata.routes("snapshots", "snapshot_id", snaps, missing_key),
-        ("/v3/snapshots/{snapshot_id}/action", Action(snaps)),
-    ]
 
 
 def missing_key(snapshot_id: str, key: str) -> exception.AshlarException:

@@ -21,8 +21,8 @@ class _Resource:
     at ``/volume-transfers`` (``since`` 3.55, ``TRANSFER_WITH_SNAPSHOTS``)."""
 
     def __init__(self, ops: transfer_ops.TransferOperations,
-                 since: mv.APIVersion | None = None,
-                 max_limit: int = 0) -> None:
+                 max_limit: int = 0,
+                 since: mv.APIVersion | None = None) -> None:
         self.ops = ops
         self.since = since
         self.max_limit = max_limit
@@ -94,17 +94,3 @@ class Accept(_Resource):
         resp.status = falcon.HTTP_202
         resp.media = {"transfer": views.summary(row, base.base_url(req),
                                                 base.url_project(req))}
-
-
-def routes(ops: Any, max_limit: int) -> list[tuple[str, Any]]:
-    """Both spellings of the transfer routes, for ``services.api.routes``."""
-    found = []
-    for prefix, since in (("/v3/os-volume-transfer", None),
-                          ("/v3/volume-transfers", mv.TRANSFER_WITH_SNAPSHOTS)):
-        found += [
-            (prefix, Collection(ops.transfers, since, max_limit)),
-            (prefix + "/detail", Detail(ops.transfers, since, max_limit)),
-            (prefix + "/{transfer_id}", Item(ops.transfers, since)),
-            (prefix + "/{transfer_id}/accept", Accept(ops.transfers, since)),
-        ]
-    return found

@@ -4,7 +4,6 @@ service's RPC answered in process."""
 
 import json
 import time
-import types
 import uuid
 from unittest import mock
 
@@ -20,20 +19,6 @@ from drivers import fake as fake_driver
 from services.api import app as api_app
 from services.api import capability_cache
 from services.api import rpc_door
-from services.api.operations import attachments as attachment_ops
-from services.api.operations import encryption as encryption_ops
-from services.api.operations import fencing as fencing_ops
-from services.api.operations import group_snapshots as gsnap_ops
-from services.api.operations import group_types as gtype_ops
-from services.api.operations import groups as group_ops
-from services.api.operations import messages as message_ops
-from services.api.operations import qos as qos_ops
-from services.api.operations import quotas as quota_ops
-from services.api.operations import snapshots as snapshot_ops
-from services.api.operations import transfers as transfer_ops
-from services.api.operations import types as type_ops
-from services.api.operations import usage as usage_ops
-from services.api.operations import volumes as volume_ops
 from services.volume import attach
 
 try:
@@ -155,25 +140,8 @@ def make_api():
     dconf([], default_config_files=[])
     driver = fake_driver.FakeDriver(dconf["b1"], "b1", "node1")
     rpc = FakeVolumeRPC(attach.Attacher(conf, driver, HOST))
-    volumes = volume_ops.VolumeOperations(conf, mock.Mock(), rpc)
-    attachments = attachment_ops.AttachmentOperations(conf, rpc)
-    group_types = gtype_ops.GroupTypeOperations()
-    groups = group_ops.GroupOperations(conf, volumes, group_types, rpc)
-    ops = types.SimpleNamespace(
-        volumes=volumes,
-        snapshots=snapshot_ops.SnapshotOperations(conf, volumes, rpc),
-        attachments=attachments,
-        fencing=fencing_ops.FencingOperations(rpc, attachments),
-        types=type_ops.TypeOperations(), backends=mock.Mock(), cache=None,
-        usage=usage_ops.UsageOperations(conf),
-        quotas=quota_ops.QuotaOperations(conf),
-        messages=message_ops.MessageOperations(),
-        transfers=transfer_ops.TransferOperations(volumes),
-        qos=qos_ops.QoSOperations(),
-        encryption=encryption_ops.EncryptionOperations(),
-        group_types=group_types, groups=groups,
-        group_snapshots=gsnap_ops.GroupSnapshotOperations(groups, volumes,
-                                                          rpc))
+    ops = api_app.make_operations(conf=conf, scheduler_rpc=mock.Mock(),
+                                  volume_rpc=rpc, early_check=None)
     client = testing.TestClient(api_app.create_app(conf, ops))
     yield Api(client, driver, rpc, ops)
     fixtures.clean()

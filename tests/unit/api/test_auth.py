@@ -20,6 +20,7 @@ from common.conf import api as api_conf
 from services.api import auth
 from services.api import errors
 from services.api import middleware
+from services.api import routes
 
 
 class Versions:
@@ -65,7 +66,7 @@ def basic(tmp_path):
     _htpasswd(tmp_path, operator="s3cret", **{"ashlar-agent-c1": "agentpw"})
     conf = _conf(tmp_path)
     inner = falcon.App(middleware=[middleware.RequestId(),
-                                   middleware.ProjectInUrl(),
+                                   middleware.ProjectInUrl(routes.COLLECTIONS),
                                    middleware.Microversion(),
                                    middleware.Identity(conf)])
     errors.register(inner)

@@ -12,6 +12,7 @@ from common import capabilities
 from common.db.api import services as services_db
 from services.api import errors
 from services.api import middleware
+from services.api import routes
 from services.api.operations import backends as backend_ops
 from services.api.resources import backends
 from tests.unit.db import fixtures
@@ -59,7 +60,7 @@ def client(scheduler):
     conf = fixtures.make_conf()
     ops = backend_ops.BackendOperations(conf, scheduler)
     app = falcon.App(middleware=[middleware.RequestId(),
-                                 middleware.ProjectInUrl(),
+                                 middleware.ProjectInUrl(routes.COLLECTIONS),
                                  middleware.Microversion(),
                                  middleware.Identity(conf)])
     app.req_options.strip_url_path_trailing_slash = True

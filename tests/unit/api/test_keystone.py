@@ -14,6 +14,7 @@ from common.conf import api as api_conf
 from services.api import auth
 from services.api import errors
 from services.api import middleware
+from services.api import routes
 from services.api.resources import versions
 
 pytest.importorskip("keystonemiddleware")
@@ -38,7 +39,7 @@ def _conf(tmp_path, strategy):
 
 def _inner(conf):
     app = falcon.App(middleware=[middleware.RequestId(),
-                                 middleware.ProjectInUrl(),
+                                 middleware.ProjectInUrl(routes.COLLECTIONS),
                                  middleware.Microversion(),
                                  middleware.Identity(conf)])
     app.req_options.strip_url_path_trailing_slash = True
