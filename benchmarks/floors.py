@@ -50,7 +50,7 @@ from common import conf as ashlar_conf
 from common import context as ashlar_context
 from common import rpc
 from common import service
-from common.db import api as db_api
+from common.db.api import engine as db_engine
 
 KINDS = (("services.api", "api"), ("beam", "rabbitmq"),
          ("mariadbd", "mariadb"), ("mysqld", "mariadb"))
@@ -111,7 +111,7 @@ def rpc_floor(conf_file: pathlib.Path, n: int) -> dict:
 
 def sql_floor(db_url: str, n: int) -> dict:
     """A primary-key read and a one-row update on the autocommit pool."""
-    engine = db_api.autocommit_engine(db_url, ashlar_conf.CONF.database)
+    engine = db_engine.autocommit_engine(db_url, ashlar_conf.CONF.database)
     raw = engine.raw_connection()
     try:
         cursor = raw.cursor()
@@ -166,7 +166,7 @@ def cycle(endpoint: str, db_url: str, cycles: int) -> dict:
     """bench.py's S3 at concurrency 1, and MariaDB's statements per cycle
     (``Questions``, read twice on one connection: the second read counts
     itself)."""
-    engine = db_api.autocommit_engine(db_url, ashlar_conf.CONF.database)
+    engine = db_engine.autocommit_engine(db_url, ashlar_conf.CONF.database)
     show = "SHOW GLOBAL STATUS LIKE 'Questions'"
     try:
         with engine.connect() as conn:

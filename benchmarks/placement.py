@@ -126,11 +126,11 @@ def bus(args: argparse.Namespace) -> None:
     from common import context as ashlar_context
     from common import rpc
     from common import service
-    from common.db import api as db_api
+    from common.db.api import engine as db_engine
     from common.db import migrations
     from common.db import models
     from common.db.api import services as services_db
-    from common.db.api import writer
+    from common.db.api.engine import writer
     from services.scheduler import launcher
     from tests.functional import harness
 
@@ -144,7 +144,7 @@ def bus(args: argparse.Namespace) -> None:
                         "[database]\nconnection = %s\n" % (vhost, db_url))
     try:
         conf = service.prepare_process(["--config-file", conf_path])
-        migrations.upgrade(db_api.get_engine())
+        migrations.upgrade(db_engine.get_engine())
         svc = launcher.build_service(conf)
         svc.start()
         manager = svc.manager
@@ -189,7 +189,7 @@ def bus(args: argparse.Namespace) -> None:
                     flush=True)
         svc.stop()
         rpc.cleanup()
-        db_api.get_engine().dispose()
+        db_engine.get_engine().dispose()
     finally:
         os.unlink(conf_path)
         drop_db()

@@ -20,7 +20,7 @@ from common import conf as ashlar_conf
 from common import context as ashlar_context
 from common import rpc
 from common import version
-from common.db import api as db_api
+from common.db.api import engine as db_engine
 from common.db.api import services as services_db
 
 LOG = logging.getLogger(__name__)
@@ -291,6 +291,6 @@ def prepare_process(argv: list[str] | None, project: str = "ashlar",
     conf(sys.argv[1:] if argv is None else argv, project=project)
     logging.setup(conf, project)
     if database:
-        db_api.configure(conf)
+        db_engine.configure(conf)
     rpc.init(conf, embedded=embedded)
     return conf

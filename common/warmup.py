@@ -17,7 +17,7 @@ from oslo_log import log as logging
 from common import context as ashlar_context
 from common import exception
 from common import extra_specs
-from common.db import api as db_api
+from common.db.api import engine as db_engine
 
 LOG = logging.getLogger(__name__)
 
@@ -70,7 +70,7 @@ def undone(steps: Sequence[Callable[[Any, str], Any]]) -> None:
         pass
 
 
-@db_api.writer.connection
+@db_engine.writer.connection
 def _in_a_transaction(context: Any,
                       steps: Sequence[Callable[[Any, str], Any]]) -> None:
     for step in steps:

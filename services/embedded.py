@@ -19,8 +19,8 @@ from oslo_log import log as logging
 
 from common import exception
 from common import service
-from common.db import api as db_api
 from common.db import migrations
+from common.db.api import engine as db_engine
 from services.api import app
 from services.api import auth
 from services.scheduler import launcher as scheduler_launcher
@@ -78,7 +78,7 @@ def main(argv: list[str] | None = None) -> None:
     except exception.NoAuthNotLoopback as exc:
         sys.exit("ashlar: %s" % exc)
     server = _listen(conf)
-    migrations.upgrade(db_api.get_engine())
+    migrations.upgrade(db_engine.get_engine())
     services = [scheduler_launcher.build_service(conf)]
     services += volume_launcher.build_services(conf)
     for svc in services:

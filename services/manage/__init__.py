@@ -23,9 +23,9 @@ from cliff import command
 
 from common import cli
 from common import conf as ashlar_conf
-from common.db import api as db_api
 from common import rpc
 from common.db import migrations
+from common.db.api import engine as db_engine
 from services.manage import pools
 from services.manage import services
 from services.manage import volumes
@@ -159,11 +159,11 @@ class ManageApp(cli.ConfigApp):
     def engine(self) -> object:
         """The database's engine (only the db commands need one)."""
         self.database()
-        return db_api.get_engine()
+        return db_engine.get_engine()
 
     def database(self) -> None:
         """Set up the database access (the commands that use it call it)."""
-        db_api.configure(self.conf)
+        db_engine.configure(self.conf)
 
     def bus(self) -> None:
         """Set up the RPC transport (the commands that call services)."""

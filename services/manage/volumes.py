@@ -14,8 +14,8 @@ from common import constants
 from common import exception
 from common.db.api import attachments as attachments_db
 from common.db.api import services as services_db
-from common.db.api import utcnow
 from common.db.api import volumes as volumes_db
+from common.db.api.timestamps import utcnow
 from services.api.operations import attachments as attachment_ops
 from services.api.operations import volumes as volume_ops
 from services.manage import base

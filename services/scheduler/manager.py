@@ -16,9 +16,9 @@ from common import messages
 from common import migration
 from common import service
 from common import warmup
-from common.db import api as db_api
 from common.db.api import messages as messages_db
 from common.db.api import services as services_db
+from common.db.api import timestamps
 from common.db.api import types as types_db
 from common.db.api import volumes as volumes_db
 from services.scheduler import placement
@@ -122,7 +122,7 @@ class SchedulerManager(service.Manager):
         self._reported = threading.Condition()
         #: When this scheduler began to hear reports without a break: its
         #: start, or the first report after a silence (a broker restart).
-        self._hearing_since = db_api.utcnow()
+        self._hearing_since = timestamps.utcnow()
 
     def init_host(self, service_uuid: str) -> None:
         # NOTE(ashlar): before the RPC servers start: queued creates may be
@@ -193,8 +193,8 @@ class SchedulerManager(service.Manager):
         ctxt = ashlar_context.get_admin_context()
         for row in volumes_db.volume_list(
                 ctxt, filters={"status": STATUS.CREATING, "host": None}):
-            if not db_api.older_than(row.created_at,
-                                     self.conf.rpc_call_timeout):
+            if not timestamps.older_than(row.created_at,
+                                         self.conf.rpc_call_timeout):
                 continue
             host = self._place_and_cast(ctxt, row.id, swept=True)
             if host:
@@ -213,7 +213,7 @@ class SchedulerManager(service.Manager):
         for row in volumes_db.volume_list(ctxt,
                                           filters={"status": STATUS.CREATING}):
             backend = (row.host or "").partition("#")[0]
-            if not backend or backend in up or not db_api.older_than(
+            if not backend or backend in up or not timestamps.older_than(
                     row.updated_at or row.created_at,
                     self.conf.service_down_time):
                 continue
@@ -233,7 +233,7 @@ class SchedulerManager(service.Manager):
                                     capabilities: dict,
                                     timestamp: float) -> None:
         if self._silent():
-            self._hearing_since = db_api.utcnow()
+            self._hearing_since = timestamps.utcnow()
         if self.store.update(service_host, capabilities, timestamp):
             self.up_hosts.notice(service_host)
             with self._reported:
@@ -364,8 +364,9 @@ class SchedulerManager(service.Manager):
         during a silence (:meth:`_silent`)."""
         if self._silent():
             return False
-        return db_api.older_than(max(volume.created_at, self._hearing_since),
-                                 self.conf.service_down_time)
+        return timestamps.older_than(
+            max(volume.created_at, self._hearing_since),
+            self.conf.service_down_time)
 
     def _place_and_cast(self, ctxt: Any, volume_id: str,
                         swept: bool = False) -> str | None:

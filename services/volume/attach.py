@@ -26,7 +26,7 @@ from oslo_utils import excutils
 from common import exception
 from common import states
 from common.db.api import attachments as attachments_db
-from common.db.api import utcnow
+from common.db.api.timestamps import utcnow
 from drivers import base as driver_base
 from services.volume import rpcapi as volume_rpcapi
 

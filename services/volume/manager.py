@@ -26,10 +26,10 @@ from common import service
 from common import states
 from common import warmup
 from common.db.api import attachments as attachments_db
-from common.db.api import older_than
 from common.db.api import snapshots as snapshots_db
 from common.db.api import types as types_db
 from common.db.api import volumes as volumes_db
+from common.db.api.timestamps import older_than
 from drivers import base as driver_base
 from services.scheduler import rpcapi as scheduler_rpcapi
 from services.volume import attach

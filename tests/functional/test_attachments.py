@@ -13,7 +13,7 @@ import uuid
 
 import pytest
 
-from common.db import api as db_api
+from common.db.api import dialects
 from tests.functional import harness
 
 MA_TYPE = {"volume_type": {"name": "multiattach",
@@ -150,7 +150,7 @@ def _cycle(client, volume_id, host):
 
 def test_cycles_go_on_after_every_database_connection_is_cut(deployment):
     """A database restart leaves every pooled connection dead; pools test
-    a connection that sat idle (``common.db.api._ping_when_idle``)."""
+    a connection that sat idle (``common.db.api.dialects.ping_when_idle``)."""
     dep, client = deployment
     vid = _volume(client, volume_type="multiattach")
     warm = _in_parallel(8, lambda i: _cycle(client, vid, "warm%d" % i))
@@ -158,7 +158,7 @@ def test_cycles_go_on_after_every_database_connection_is_cut(deployment):
     assert harness.cut_connections(dep.db_url) > 0
     # NOTE: the restart's own duration, not a synchronisation: no request
     # runs while the database is "down".
-    time.sleep(db_api.PING_IDLE_SECONDS * 1.5)
+    time.sleep(dialects.PING_IDLE_SECONDS * 1.5)
     after = _in_parallel(8, lambda i: _cycle(client, vid, "after%d" % i))
     failed = [(r.status_code, r.text[:200]) for c in after for r in c
               if r.status_code not in (200, 204)]

@@ -18,11 +18,11 @@ def test_only_a_pymysql_engine_imports_pymysql():
     PyMySQL's import (about 25 ms)."""
     _in_a_new_interpreter(
         "import sys, sqlalchemy as sa\n"
-        "from common.db import api\n"
+        "from common.db.api import dialects\n"
         "from services.volume import launcher\n"
-        "api._share_preferred_tls(sa.create_engine('sqlite://'))\n"
+        "dialects.share_preferred_tls(sa.create_engine('sqlite://'))\n"
         "assert 'pymysql' not in sys.modules, 'imported'\n"
-        "api._share_preferred_tls(sa.create_engine("
+        "dialects.share_preferred_tls(sa.create_engine("
         "'mysql+pymysql://nobody@127.0.0.1/none'))\n"
         "assert 'pymysql' in sys.modules\n")
 

@@ -17,12 +17,12 @@ import sqlalchemy as sa
 
 from common.db import models
 from common.db.api import attachments as attachments_db
-from common.db.api import conditional_update
-from common.db.api import reader
-from common.db.api import retry_on_deadlock
-from common.db.api import single_statement
-from common.db.api import utcnow
-from common.db.api import writer
+from common.db.api.cas import conditional_update
+from common.db.api.engine import reader
+from common.db.api.engine import retry_on_deadlock
+from common.db.api.engine import writer
+from common.db.api.execution import single_statement
+from common.db.api.timestamps import utcnow
 
 VA = models.VolumeAttachment
 VOL = models.Volume

@@ -13,13 +13,13 @@ import sqlalchemy as sa
 
 from common import exception
 from common.db import models
-from common.db.api import conditional_update
 from common.db.api import groups as groups_db
-from common.db.api import project_page
-from common.db.api import reader
-from common.db.api import retry_on_deadlock
 from common.db.api import snapshots as snapshots_db
-from common.db.api import writer
+from common.db.api.cas import conditional_update
+from common.db.api.engine import reader
+from common.db.api.engine import retry_on_deadlock
+from common.db.api.engine import writer
+from common.db.api.paging import project_page
 
 GSNAP = models.GroupSnapshot
 SNAP = models.Snapshot

@@ -8,10 +8,10 @@ from oslo_db import exception as db_exc
 
 from common import exception
 from common.db import models
-from common.db.api import page
-from common.db.api import reader
-from common.db.api import retry_on_deadlock
-from common.db.api import writer
+from common.db.api.engine import reader
+from common.db.api.engine import retry_on_deadlock
+from common.db.api.engine import writer
+from common.db.api.paging import page
 
 GTYPE = models.GroupType
 

@@ -5,7 +5,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from common.db.api import utcnow
+from common.db.api.timestamps import utcnow
 
 
 def set_items(session: Any, row: Any, relation: str, item: type,

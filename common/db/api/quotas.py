@@ -21,10 +21,10 @@ from sqlalchemy.dialects import sqlite
 from common import exception
 from common import quota
 from common.db import models
-from common.db.api import get_engine
-from common.db.api import reader
-from common.db.api import retry_on_deadlock
-from common.db.api import writer
+from common.db.api.engine import get_engine
+from common.db.api.engine import reader
+from common.db.api.engine import retry_on_deadlock
+from common.db.api.engine import writer
 
 _Q = models.Quota
 _QC = models.QuotaClass

@@ -18,14 +18,14 @@ from sqlalchemy import orm
 
 from common import exception
 from common.db import models
-from common.db.api import compare_and_swap
-from common.db.api import conditional_update
 from common.db.api import metadata as metadata_db
-from common.db.api import project_page
-from common.db.api import reader
-from common.db.api import retry_on_deadlock
-from common.db.api import utcnow
-from common.db.api import writer
+from common.db.api.cas import compare_and_swap
+from common.db.api.cas import conditional_update
+from common.db.api.engine import reader
+from common.db.api.engine import retry_on_deadlock
+from common.db.api.engine import writer
+from common.db.api.paging import project_page
+from common.db.api.timestamps import utcnow
 from common.db.api.volumes import Check
 
 SNAP = models.Snapshot

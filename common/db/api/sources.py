@@ -17,7 +17,7 @@ import sqlalchemy as sa
 from common import constants
 from common import exception
 from common.db import models
-from common.db.api import utcnow
+from common.db.api.timestamps import utcnow
 
 VOL = models.Volume
 #: kind -> (the source's model, the new volume's column naming it).

@@ -16,11 +16,11 @@ import sqlalchemy as sa
 from common import constants
 from common import exception
 from common.db import models
-from common.db.api import conditional_update
-from common.db.api import project_page
-from common.db.api import reader
-from common.db.api import retry_on_deadlock
-from common.db.api import writer
+from common.db.api.cas import conditional_update
+from common.db.api.engine import reader
+from common.db.api.engine import retry_on_deadlock
+from common.db.api.engine import writer
+from common.db.api.paging import project_page
 from common.db.api.volumes import Check
 
 TRANSFER = models.Transfer

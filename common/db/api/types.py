@@ -9,10 +9,10 @@ from oslo_db import exception as db_exc
 
 from common import exception
 from common.db import models
-from common.db.api import reader
-from common.db.api import retry_on_deadlock
-from common.db.api import single_statement
-from common.db.api import writer
+from common.db.api.engine import reader
+from common.db.api.engine import retry_on_deadlock
+from common.db.api.engine import writer
+from common.db.api.execution import single_statement
 
 
 def _get(session: Any, type_id: str) -> models.VolumeType:

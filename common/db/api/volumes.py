@@ -9,17 +9,16 @@ from sqlalchemy import orm
 
 from common import exception
 from common.db import models
-from common.db.api import conditional_update
 from common.db.api import groups as groups_db
 from common.db.api import metadata as metadata_db
-from common.db.api import prebuilt_read
-from common.db.api import project_page
-from common.db.api import reader
-from common.db.api import Record
-from common.db.api import retry_on_deadlock
-from common.db.api import single_statement
-from common.db.api import utcnow
-from common.db.api import writer
+from common.db.api.cas import conditional_update
+from common.db.api.engine import reader
+from common.db.api.engine import retry_on_deadlock
+from common.db.api.engine import writer
+from common.db.api.execution import Record
+from common.db.api.execution import single_statement
+from common.db.api.paging import project_page
+from common.db.api.timestamps import utcnow
 
 
 #: Runs on a writer transaction's connection before its change (a quota
@@ -112,7 +111,7 @@ def _get(session: Any, volume_id: str) -> models.Volume:
     return row
 
 
-@prebuilt_read
+@single_statement(reader)
 def volume_get(conn: Any, volume_id: str) -> Record:
     """``(context, volume_id)``: the volume (clients poll it), read with
     Core in one statement: its columns, ``volume_type`` (``id`` and

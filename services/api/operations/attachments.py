@@ -22,7 +22,7 @@ from common import exception
 from common import states
 from common.db.api import attachments as attachments_db
 from common.db.api import fencing as fencing_db
-from common.db.api import utcnow
+from common.db.api.timestamps import utcnow
 from services.api.operations import volumes as volume_ops
 from services.volume import rpcapi as volume_rpcapi
 

@@ -27,11 +27,11 @@ from common import exception
 from common import states
 from common.db.api import attachments as attachments_db
 from common.db.api import fencing as fencing_db
+from common.db.api.execution import Record
 from services.api.operations import attachments as attachment_ops
 from services.volume import rpcapi as volume_rpcapi
 
 LOG = logging.getLogger(__name__)
-Record = attachments_db.Record
 
 
 class WriterExists(exception.Conflict):

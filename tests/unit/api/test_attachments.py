@@ -14,6 +14,7 @@ from common import exception
 from common import policy
 from common.db.api import attachments as attachments_db
 from common.db.api import volumes as volumes_db
+from common.db.api.attachments import reads as attachment_reads
 from services.api import rpc_door
 
 try:
@@ -342,7 +343,7 @@ def test_bootable_multiattach_race_admits_a_denied_caller_only_first(
     vid = api.volume(multiattach=True, bootable=True)
     assert api.create(vid).status_code == 200
     _deny("volume:multiattach_bootable_volume")
-    real = attachments_db._brief
+    real = attachment_reads._brief
     reads = []
 
     def stale_first_read(conn, volume_id):
@@ -351,7 +352,7 @@ def test_bootable_multiattach_race_admits_a_denied_caller_only_first(
         if len(reads) > 1:
             return row
         return types.SimpleNamespace(**dict(row._mapping, attachment_count=0))
-    monkeypatch.setattr(attachments_db, "_brief", stale_first_read)
+    monkeypatch.setattr(attachment_reads, "_brief", stale_first_read)
     resp = api.create(vid)
     assert resp.status_code == 403, resp.json
     assert "volume:multiattach_bootable_volume" in apitest.message(resp)

@@ -372,7 +372,7 @@ def test_services_table_is_the_default_source(conf, clock):
                                      True, "maintenance")
     row = [r for r in services_db.service_list(ctxt, "silent@b")][0]
     from common.db import models
-    from common.db.api import writer
+    from common.db.api.engine import writer
 
     @writer
     def age(context):
@@ -399,7 +399,7 @@ def test_services_read_joins_the_callers_reader_transaction(conf, clock):
     still sees only enabled, heartbeating services."""
     db_fixtures.setup()
     db_fixtures.clean()
-    from common.db.api import reader
+    from common.db.api.engine import reader
     from common.db.api import services as services_db
     ctxt = db_fixtures.admin()
     for host in ("plain@b", "other@b"):

@@ -12,9 +12,10 @@ import pytest
 import sqlalchemy as sa
 
 from common import exception
-from common.db import api as db_api
 from common.db import models
 from common.db.api import attachments as attachments_db
+from common.db.api import engine as db_engine
+from common.db.api import timestamps
 from common.db.api import volumes as volumes_db
 from drivers import base as driver_base
 from services.api.views import attachments as views
@@ -77,8 +78,8 @@ def _cannot_fence(api, monkeypatch):
 
 
 def _age(att_id, seconds=3600):
-    old = attachments_db.utcnow() - datetime.timedelta(seconds=seconds)
-    with db_api.get_engine().begin() as conn:
+    old = timestamps.utcnow() - datetime.timedelta(seconds=seconds)
+    with db_engine.get_engine().begin() as conn:
         conn.execute(sa.update(models.VolumeAttachment).where(
             models.VolumeAttachment.id == att_id).values(updated_at=old))
 

@@ -11,9 +11,10 @@ import pytest
 import sqlalchemy as sa
 
 from common import context
-from common.db import api as db_api
 from common.db import models
 from common.db.api import attachments as attachments_db
+from common.db.api import engine as db_engine
+from common.db.api import timestamps
 
 try:
     from tests.unit.api import apitest
@@ -28,8 +29,8 @@ VA = models.VolumeAttachment
 
 def _lapse(att_id, seconds=1):
     """Move the row's lease ``seconds`` into the past."""
-    past = db_api.utcnow() - datetime.timedelta(seconds=seconds)
-    with db_api.get_engine().begin() as conn:
+    past = timestamps.utcnow() - datetime.timedelta(seconds=seconds)
+    with db_engine.get_engine().begin() as conn:
         conn.execute(sa.update(VA).where(VA.id == att_id).values(
             lease_expires_at=past))
 
@@ -67,7 +68,7 @@ def test_a_connected_row_the_agent_never_completed_is_removed(api):
     vid = api.volume(multiattach=True)
     att = _door_create(api, vid)
     lease = _lease(att["id"])
-    now = db_api.utcnow()
+    now = timestamps.utcnow()
     assert now < lease <= now + datetime.timedelta(seconds=600)
     assert _reap(api) == 0
     assert api.driver.connections[vid]
@@ -115,7 +116,7 @@ def test_a_door_update_renews_the_lease(api):
     _lapse(att["id"], seconds=3600)
     apitest.door(api).attachment_update(apitest.agent("h1"), att["id"],
                                         connector("h1"))
-    assert _lease(att["id"]) > db_api.utcnow()
+    assert _lease(att["id"]) > timestamps.utcnow()
     assert _reap(api) == 0
     assert api.driver.connections[vid]
 
@@ -125,7 +126,7 @@ def test_a_row_completed_after_the_lapse_was_read_is_kept(api, monkeypatch):
     att = _door_create(api, vid)
     _lapse(att["id"])
     stale = attachments_db.attachments_with_lapsed_lease(
-        fixtures.admin(), apitest.HOST, db_api.utcnow())
+        fixtures.admin(), apitest.HOST, timestamps.utcnow())
     assert [row.id for row in stale] == [att["id"]]
     apitest.door(api).attachment_complete(apitest.agent("h1"), att["id"])
     monkeypatch.setattr(attachments_db, "attachments_with_lapsed_lease",
@@ -193,7 +194,7 @@ def test_a_rest_create_left_connecting_is_leased_and_reaped_if_connected(
     [row] = attachments_db.attachment_list(fixtures.admin())
     assert row.id in apitest.message(resp)
     assert "removed unless completed" in apitest.message(resp)
-    assert _lease(row.id) > db_api.utcnow()
+    assert _lease(row.id) > timestamps.utcnow()
     api.rpc.attacher.connect(fixtures.admin(),
                              json.loads(json.dumps(sent[0])))
     assert api.driver.connections[vid]

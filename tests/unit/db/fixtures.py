@@ -24,9 +24,10 @@ from common import conf as ashlar_conf
 from common import context
 from common import policy
 from common.conf import attachments as attachments_conf
-from common.db import api as db_api
 from common.db import migrations
 from common.db import models
+from common.db.api import engine as db_engine
+from common.db.api import execution
 
 _READY = False
 
@@ -49,22 +50,22 @@ def setup() -> None:
     if cfg.CONF._namespace is None:
         cfg.CONF([], project="ashlar", default_config_files=[])
     policy.reset()
-    if not db_api._CONFIGURED:
+    if not db_engine._CONFIGURED:
         folder = tempfile.mkdtemp(prefix="ashlar-unit-db-")
         atexit.register(shutil.rmtree, folder, True)
         conf = make_conf()
         url = os.environ.get("ASHLAR_UNIT_DB_URL",
                              "sqlite:///%s/unit.sqlite" % folder)
         conf.set_override("connection", url, "database")
-        db_api.configure(conf)
-    migrations.upgrade(db_api.get_engine())
+        db_engine.configure(conf)
+    migrations.upgrade(db_engine.get_engine())
     _READY = True
 
 
 def clean() -> None:
     """Empty every table but keep the default volume type (quota limits
     too: a limit one test set must not refuse another's creates)."""
-    engine = db_api.get_engine()
+    engine = db_engine.get_engine()
     with engine.begin() as conn:
         for table in ("transfers", "attachment_specs", "volume_attachment",
                       "snapshot_metadata", "snapshots", "group_snapshots",
@@ -109,7 +110,7 @@ def make_type(name: str | None = None, specs: dict | None = None):
 
 def make_volume(project: str = "p1", status: str = "available",
                 multiattach: bool = False, host: str = "node1@b1#b1",
-                vtype=None, **values) -> db_api.Record:
+                vtype=None, **values) -> execution.Record:
     from common.db.api import types as types_db
     from common.db.api import volumes as volumes_db
     if vtype is None:
@@ -122,7 +123,7 @@ def make_volume(project: str = "p1", status: str = "available",
     return volumes_db.volume_create(admin(), row)
 
 
-def make_volume_on(driver, **values) -> db_api.Record:
+def make_volume_on(driver, **values) -> execution.Record:
     """``make_volume``, and the volume made on ``driver`` too."""
     from services.volume import attach
     row = make_volume(**values)

@@ -7,10 +7,12 @@ import pytest
 import sqlalchemy as sa
 
 from common import states
-from common.db import api as db_api
 from common.db import models
 from common.db.api import attachments as db
+from common.db.api import engine as db_engine
+from common.db.api import timestamps
 from common.db.api import volumes as volumes_db
+from common.db.api.attachments import reserve as reserve_db
 
 try:
     from tests.unit.db import fixtures
@@ -103,15 +105,15 @@ def test_guard_checks_bootable_and_readonly_as_read(flag, monkeypatch):
     """Policy and the attach mode were decided on these flags: a flip
     between the read and the reservation refuses it, writing nothing."""
     vol = fixtures.make_volume(multiattach=True, **{flag: True})
-    real = db._brief_and_specs
+    real = reserve_db._brief_and_specs
 
     def read_before_the_flip(conn, volume_id):
         row, specs = real(conn, volume_id)
         return types.SimpleNamespace(**dict(vars(row), **{flag: False})), specs
-    monkeypatch.setattr(db, "_brief_and_specs", read_before_the_flip)
+    monkeypatch.setattr(reserve_db, "_brief_and_specs", read_before_the_flip)
     assert _reserve(vol) is None
     assert _vol(vol.id).attachment_count == 0
-    monkeypatch.setattr(db, "_brief_and_specs", real)
+    monkeypatch.setattr(reserve_db, "_brief_and_specs", real)
     assert _reserve(vol) is not None
 
 
@@ -212,7 +214,7 @@ def test_destroy_recomputes_and_reports_shared():
     vol = _vol(vol.id)
     assert (vol.status, vol.attach_status) == ("available", "detached")
     assert (vol.attachment_count, vol.writer_count) == (0, 0)
-    with db_api.get_engine().connect() as conn:
+    with db_engine.get_engine().connect() as conn:
         assert not conn.execute(sa.select(sa.func.count()).select_from(
             models.AttachmentSpec)).scalar()
 
@@ -266,12 +268,12 @@ def test_volume_leave_status_derives_from_rows():
 def test_in_transition_query_finds_old_rows_of_backend():
     vol = fixtures.make_volume(host="n@b#p")
     row = _reserve(vol, with_connector=True, connector={"host": "h"})
-    future = db.utcnow().replace(year=2100)
+    future = timestamps.utcnow().replace(year=2100)
     found = db.attachments_in_transition(fixtures.admin(), "n@b", future)
     assert [r.id for r in found] == [row.id]
     assert not db.attachments_in_transition(fixtures.admin(), "n@c", future)
     assert not db.attachments_in_transition(
-        fixtures.admin(), "n@b", db.utcnow().replace(year=2000))
+        fixtures.admin(), "n@b", timestamps.utcnow().replace(year=2000))
 
 
 def test_concurrent_cas_on_one_volume_never_locked_out():
@@ -298,7 +300,7 @@ def _volume_statements(fn):
     def record(_conn, _cursor, statement, *_args):
         if "volumes" in statement:
             seen.append(statement)
-    engine = db_api.get_engine()
+    engine = db_engine.get_engine()
     sa.event.listen(engine, "before_cursor_execute", record)
     try:
         fn()

@@ -11,10 +11,16 @@ import sqlalchemy as sa
 from oslo_db import exception as db_exc
 
 from common import states
-from common.db import api as db_api
 from common.db import models
-from common.db.api import attachments as db
+from common.db.api import cas
 from common.db.api import direct
+from common.db.api import engine as db_engine
+from common.db.api import execution
+from common.db.api import timestamps
+from common.db.api.attachments import connectors
+from common.db.api.attachments import reads
+from common.db.api.attachments import statements
+from common.db.api.attachments import volume_status
 
 try:
     from tests.unit.db import fixtures
@@ -28,11 +34,11 @@ VOL = models.Volume
 @pytest.fixture(scope="module")
 def engine():
     """The unit database through the autocommit pool of server databases
-    (``db_api.autocommit_engine``: oslo.db's error translation, no
+    (``db_engine.autocommit_engine``: oslo.db's error translation, no
     listener on cursor executions, so SQLite runs plans too)."""
     fixtures.setup()
-    url = db_api.get_engine().url
-    made = db_api.autocommit_engine(url, fixtures.make_conf().database)
+    url = db_engine.get_engine().url
+    made = db_engine.autocommit_engine(url, fixtures.make_conf().database)
     yield made
     made.dispose()
 
@@ -74,17 +80,17 @@ def test_reads_answer_the_same_rows(connect):
 
 def _compare_reads(conn, vol):
     for statement, params in (
-            (db._WITH_VOLUME, {"attachment_id": "a0"}),
-            (db._WITH_VOLUME_SHARED, {"attachment_id": "a0"}),
-            (db._BRIEF_SPECS, {"volume_id": vol.id}),
-            (db._DISCONNECT_STATE, {"attachment_id": "a0",
+            (statements.WITH_VOLUME, {"attachment_id": "a0"}),
+            (statements.WITH_VOLUME_SHARED, {"attachment_id": "a0"}),
+            (statements.BRIEF_SPECS, {"volume_id": vol.id}),
+            (statements.DISCONNECT_STATE, {"attachment_id": "a0",
                                     "volume_id": vol.id, "host": "h1"}),
-            (db._SELECT_ROW, {"attachment_id": "a1"}),
-            (db._WITH_VOLUME, {"attachment_id": "nothing"})):
+            (statements.SELECT_ROW, {"attachment_id": "a1"}),
+            (statements.WITH_VOLUME, {"attachment_id": "nothing"})):
         expected, got = _both(conn, statement, params)
         assert got == expected
     with_volume = direct.Connection(conn).execute(
-        db._WITH_VOLUME, {"attachment_id": "a0"}).one()
+        statements.WITH_VOLUME, {"attachment_id": "a0"}).one()
     assert with_volume.vol__bootable is True
     assert with_volume.has_connector is True
 
@@ -98,7 +104,7 @@ def test_changes_answer_the_rows_they_matched(connect):
         for expected, count in (({"transition": None}, 1),
                                 ({"transition": None}, 1),
                                 ({"transition": "connecting"}, 0)):
-            query, params = db_api.compare_and_swap(
+            query, params = cas.compare_and_swap(
                 models.VolumeAttachment, rows[0].id, expected,
                 {"mountpoint": "/dev/vdb"})
             assert through.execute(query, params).rowcount == count
@@ -116,10 +122,10 @@ def _flag_and_count(through, vol):
         bootable=sa.bindparam("flag", type_=sa.Boolean))
     assert through.execute(query, {"volume_id": vol.id,
                                    "flag": True}).rowcount == 1
-    state = db._state_after(through, db._COUNT, {
-        "volume_id": vol.id, "writer_delta": 1, "now": db_api.utcnow()})
+    state = volume_status.state_after(through, statements.COUNT, {
+        "volume_id": vol.id, "writer_delta": 1, "now": timestamps.utcnow()})
     assert tuple(state) == ("available", "detached", 0)
-    found = through.execute(db._SELECT_BRIEF, {"volume_id": vol.id}).one()
+    found = through.execute(statements.SELECT_BRIEF, {"volume_id": vol.id}).one()
     assert (found.bootable, found.writer_count) == (True, 1)
 
 
@@ -128,9 +134,9 @@ def test_an_insert_sets_the_columns_its_parameters_name(connect):
     columns not named keep their defaults (a server-side id, NULL)."""
     _vol, rows = _attached_pair()
     spec = {"attachment_id": rows[0].id, "key": "k",
-            "created_at": db_api.utcnow()}
+            "created_at": timestamps.utcnow()}
     with connect() as conn:
-        answer = direct.Connection(conn).execute(db._INSERT_SPECS, spec)
+        answer = direct.Connection(conn).execute(statements.INSERT_SPECS, spec)
         assert isinstance(answer, direct.Result) and answer.rowcount == 1
         found = conn.execute(sa.select(models.AttachmentSpec).where(
             models.AttachmentSpec.key == "k")).one()
@@ -158,14 +164,14 @@ def test_what_a_plan_cannot_run_goes_through_sqlalchemy(connect):
 def _fall_back(through, rows):
     through.execute(sa.insert(models.AttachmentSpec), [
         {"attachment_id": "a1", "key": key, "value": '"v"',
-         "created_at": db_api.utcnow()} for key in ("k1", "k2")])
-    query, params = db_api.compare_and_swap(
+         "created_at": timestamps.utcnow()} for key in ("k1", "k2")])
+    query, params = cas.compare_and_swap(
         models.VolumeAttachment, rows[1].id,
         {"attach_status": ["attached", "attaching"]}, {"mountpoint": "/m"})
     answer = through.execute(query, params)
     assert not isinstance(answer, direct.Result)
     assert answer.rowcount == 1
-    assert db._connector(through, "a1") == {"host": "h1", "wwpns": ["w1"],
+    assert connectors._connector(through, "a1") == {"host": "h1", "wwpns": ["w1"],
                                             "k1": "v", "k2": "v"}
 
 
@@ -179,7 +185,7 @@ def test_watched_statements_go_through_sqlalchemy(engine):
     try:
         with engine.connect() as conn:
             answer = direct.Connection(conn).execute(
-                db._SELECT_ROW, {"attachment_id": "a0"})
+                statements.SELECT_ROW, {"attachment_id": "a0"})
     finally:
         sa.event.remove(engine, "before_cursor_execute", record)
     assert not isinstance(answer, direct.Result)
@@ -193,14 +199,14 @@ def test_single_statements_run_plans_on_server_databases():
     one on SQLite."""
     given = []
 
-    @db_api.single_statement(db_api.reader)
+    @execution.single_statement(db_engine.reader)
     def probe(conn):
         given.append(conn)
-        return db._brief(conn, vol.id)
+        return reads._brief(conn, vol.id)
 
     vol = fixtures.make_volume()
     assert probe(fixtures.admin()).id == vol.id
-    server = db_api.get_engine().dialect.name != "sqlite"
+    server = db_engine.get_engine().dialect.name != "sqlite"
     assert isinstance(given[0], direct.Connection) is server
     if server:
         assert not given[0]._watched

@@ -12,8 +12,8 @@ from common import context
 from common import exception
 from common import messages
 from common.db.api import messages as messages_db
-from common.db.api import utcnow
 from common.db.api import volumes as volumes_db
+from common.db.api.timestamps import utcnow
 
 try:
     from tests.unit.db import fixtures

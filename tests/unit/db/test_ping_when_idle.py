@@ -4,7 +4,8 @@ before their first use when the pool had them before it was watched."""
 import pytest
 import sqlalchemy as sa
 
-from common.db import api as db_api
+from common.db.api import dialects
+from common.db.api import engine as db_engine
 
 try:
     from tests.unit.db import fixtures
@@ -22,10 +23,10 @@ _SESSION = {"postgresql": ("SELECT pg_backend_pid()",
 @pytest.fixture
 def pool(monkeypatch):
     """A one-connection pool on the unit database holding a connection
-    made before ``_ping_when_idle`` watched it (as oslo.db's engine does);
+    made before ``ping_when_idle`` watched it (as oslo.db's engine does);
     yields the engine, that connection's session id (None on SQLite) and
     the connections pinged."""
-    engine = sa.create_engine(db_api.get_engine().url, pool_size=1,
+    engine = sa.create_engine(db_engine.get_engine().url, pool_size=1,
                               max_overflow=0, pool_pre_ping=True)
     queries = _SESSION.get(engine.dialect.name)
     with engine.connect() as conn:
@@ -35,7 +36,7 @@ def pool(monkeypatch):
     ping = engine.dialect.do_ping
     monkeypatch.setattr(engine.dialect, "do_ping",
                         lambda conn: pings.append(conn) or ping(conn))
-    db_api._ping_when_idle(engine)
+    dialects.ping_when_idle(engine)
     yield engine, session, pings
     engine.dispose()
 
@@ -71,7 +72,7 @@ def test_a_connection_idle_longer_than_the_limit_is_tested(pool,
     with engine.connect():
         pass
     assert len(pings) == 1
-    monkeypatch.setattr(db_api, "PING_IDLE_SECONDS", 0.0)
+    monkeypatch.setattr(dialects, "PING_IDLE_SECONDS", 0.0)
     with engine.connect() as conn:
         assert conn.exec_driver_sql("SELECT 1").scalar() == 1
     assert len(pings) == 2

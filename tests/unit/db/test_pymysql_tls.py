@@ -4,7 +4,7 @@ import ssl
 
 import sqlalchemy as sa
 
-from common.db import api as db_api
+from common.db.api import engine as db_engine
 from common.db.api import pymysql_tls
 
 try:
@@ -45,7 +45,7 @@ def test_pymysql_engines_open_shared_context_connections():
     sqlite = sa.create_engine("sqlite://")
     pymysql_tls.share_preferred_tls(sqlite)
     assert not sqlite.dialect.dispatch.do_connect
-    engine = db_api.get_engine()
+    engine = db_engine.get_engine()
     if engine.dialect.driver == "pymysql":
         with engine.connect() as conn:
             raw = conn.connection.dbapi_connection

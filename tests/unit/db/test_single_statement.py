@@ -8,11 +8,14 @@ import pytest
 import sqlalchemy as sa
 
 from common import states
-from common.db import api as db_api
 from common.db import migrations
 from common.db import models
 from common.db.api import attachments as db
+from common.db.api import engine as db_engine
+from common.db.api import execution
 from common.db.api import volumes as volumes_db
+from common.db.api.attachments import change as change_db
+from common.db.api.attachments import reserve as reserve_db
 
 try:
     from tests.unit.db import fixtures
@@ -25,7 +28,7 @@ database = fixtures.database
 def test_a_single_statement_joins_the_transaction_the_context_has_open():
     vol = fixtures.make_volume()
     ctxt = fixtures.admin()
-    with db_api.writer.connection.using(ctxt) as conn:
+    with db_engine.writer.connection.using(ctxt) as conn:
         conn.execute(sa.update(models.Volume).where(
             models.Volume.id == vol.id).values(display_name="new"))
         # Not committed yet: only the same transaction can see it.
@@ -73,7 +76,7 @@ def test_server_databases_run_a_single_statement_without_a_transaction(
     from tests.functional import harness
     url, drop = harness.database(kind)
     plain = sa.create_engine(url)
-    single = db_api.autocommit_engine(url, fixtures.make_conf().database)
+    single = db_engine.autocommit_engine(url, fixtures.make_conf().database)
     try:
         with plain.begin() as conn:
             conn.exec_driver_sql("CREATE TABLE t (id INTEGER PRIMARY KEY)")
@@ -95,7 +98,7 @@ def test_the_autocommit_pool_takes_a_connection_back_without_a_rollback():
     (the server counts none)."""
     from tests.functional import harness
     url, drop = harness.database("mysql")
-    single = db_api.autocommit_engine(url, fixtures.make_conf().database)
+    single = db_engine.autocommit_engine(url, fixtures.make_conf().database)
 
     def rollbacks(conn) -> int:
         cursor = conn.connection.dbapi_connection.cursor()
@@ -125,14 +128,14 @@ def _statements(engine) -> list:
 
 
 def _reserve_at_once(conn, volume_id, multiattach, connector):
-    volume, _specs = db._brief_and_specs(conn, volume_id)
+    volume, _specs = reserve_db._brief_and_specs(conn, volume_id)
     wanted = db.Reservation(
         states.ReserveGuard(multiattach=multiattach, limit=8),
         {"id": str(uuid.uuid4()), "attach_status": "attaching",
          "transition": "creating", "attach_mode": "rw",
          "attached_host": "h1"}, connector)
-    guard, params, values = db._admission(volume_id, volume, wanted)
-    return values, inspect.unwrap(db._admit)(conn, guard, params, values,
+    guard, params, values = reserve_db._admission(volume_id, volume, wanted)
+    return values, inspect.unwrap(reserve_db._admit)(conn, guard, params, values,
                                          connector)
 
 
@@ -145,7 +148,7 @@ def test_postgresql_reserves_and_completes_in_one_statement_each(
     from tests.functional import harness
     url, drop = harness.database("postgresql")
     plain = sa.create_engine(url)
-    single = db_api.autocommit_engine(url, fixtures.make_conf().database)
+    single = db_engine.autocommit_engine(url, fixtures.make_conf().database)
     volume_id = str(uuid.uuid4())
     try:
         migrations.upgrade(plain)
@@ -168,12 +171,12 @@ def test_postgresql_reserves_and_completes_in_one_statement_each(
                                 "transition": None},
                                {"attach_status": "attached"})
             del seen[:]
-            assert not inspect.unwrap(db._raise_with_row)(
+            assert not inspect.unwrap(change_db._raise_with_row)(
                 conn, volume_id, values["id"], change)  # still in flight
             conn.execute(sa.update(models.VolumeAttachment).where(
                 models.VolumeAttachment.id == values["id"]).values(
                 transition=None))
-            assert inspect.unwrap(db._raise_with_row)(conn, volume_id,
+            assert inspect.unwrap(change_db._raise_with_row)(conn, volume_id,
                                                   values["id"], change)
             assert len(seen) == 3
             volume = conn.execute(sa.select(models.Volume).where(
@@ -199,7 +202,7 @@ def test_a_volume_read_on_its_own_takes_no_transaction():
     transaction, under ``reader``."""
     vol = fixtures.make_volume()
     ctxt = fixtures.admin()
-    own = db_api._SINGLE or db_api.get_engine()
+    own = execution.autocommit_pool() or db_engine.get_engine()
     seen = []
 
     def spy(_conn, _cursor, statement, *_args):
@@ -209,10 +212,10 @@ def test_a_volume_read_on_its_own_takes_no_transaction():
         assert volumes_db.volume_get(ctxt, vol.id).id == vol.id
         assert any("FROM volumes" in sql for sql in seen)
         seen.clear()
-        with db_api.writer.using(ctxt):
+        with db_engine.writer.using(ctxt):
             assert volumes_db.volume_get(ctxt, vol.id).id == vol.id
         assert not any("FROM volumes" in sql for sql in seen) or \
-            db_api._SINGLE is None
+            execution.autocommit_pool() is None
     finally:
         sa.event.remove(own, "before_cursor_execute", spy)
 
@@ -222,7 +225,7 @@ def test_a_volume_read_reads_attachments_only_when_it_has_some():
     statement; one with some brings them, each without its connector."""
     vol = fixtures.make_volume(multiattach=True)
     ctxt = fixtures.admin()
-    seen = _statements(db_api._SINGLE or db_api.get_engine())
+    seen = _statements(execution.autocommit_pool() or db_engine.get_engine())
     row = volumes_db.volume_get(ctxt, vol.id)
     assert row.attachments == []
     reads = [sql for sql in seen if sql.startswith("SELECT")]

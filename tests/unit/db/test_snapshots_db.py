@@ -8,8 +8,8 @@ import sqlalchemy as sa
 
 from common import exception
 from common import quota
-from common.db import api as db_api
 from common.db import models
+from common.db.api import engine as db_engine
 from common.db.api import quotas as quotas_db
 from common.db.api import snapshots as db
 from common.db.api import volumes as volumes_db
@@ -28,7 +28,7 @@ def _vol(volume_id):
 
 
 def _count(table):
-    with db_api.get_engine().connect() as conn:
+    with db_engine.get_engine().connect() as conn:
         return conn.execute(sa.select(sa.func.count()).select_from(
             table)).scalar()
 

@@ -3,8 +3,9 @@ brings, in how many statements, and what a removal takes along."""
 
 import sqlalchemy as sa
 
-from common.db import api as db_api
 from common.db import models
+from common.db.api import engine as db_engine
+from common.db.api import execution
 from common.db.api import types as types_db
 from common.db.api import volumes as volumes_db
 
@@ -23,7 +24,7 @@ def test_a_created_volume_reads_back_with_its_type_and_metadata():
             "status": "creating", "attach_status": "detached",
             "volume_type_id": vtype.id}, {"a": "1", "b": "2"})
     for row in (made, volumes_db.volume_get(fixtures.admin(), "v1")):
-        assert isinstance(row, db_api.Record)
+        assert isinstance(row, execution.Record)
         assert (row.id, row.size, row.status) == ("v1", 2, "creating")
         assert row.volume_type.name == "gold"
         assert volumes_db.metadata_of(row) == {"a": "1", "b": "2"}
@@ -44,7 +45,7 @@ def test_a_volume_read_is_one_statement_with_its_metadata():
         "status": "available", "attach_status": "detached",
         "volume_type_id": vtype.id}, {"x": "1", "y": "2", "z": "3"})
     seen = []
-    engine = db_api._SINGLE or db_api.get_engine()
+    engine = execution.autocommit_pool() or db_engine.get_engine()
 
     def spy(_conn, _cursor, statement, *_args):
         if statement.lstrip().upper().startswith("SELECT"):
@@ -64,12 +65,12 @@ def test_removing_a_volume_removes_its_metadata_and_its_transfer():
         "id": "v3", "project_id": "p1", "user_id": "u", "size": 1,
         "status": "available", "attach_status": "detached",
         "volume_type_id": fixtures.make_type().id}, {"a": "1"})
-    with db_api.get_engine().begin() as conn:
+    with db_engine.get_engine().begin() as conn:
         conn.execute(sa.insert(models.Transfer.__table__).values(
             id="t1", volume_id=vol.id, project_id="p1", display_name="x",
             salt="s", crypt_hash="h"))
     volumes_db.volume_destroy(fixtures.admin(), vol.id)
-    with db_api.get_engine().connect() as conn:
+    with db_engine.get_engine().connect() as conn:
         for table in (models.Volume, models.VolumeMetadata, models.Transfer):
             assert conn.execute(sa.select(sa.func.count()).select_from(
                 table)).scalar() == 0

@@ -10,10 +10,11 @@ import pytest
 
 from common import context
 from common import messages
-from common.db import api as db_api
 from common.db import models
+from common.db.api import engine as db_engine
 from common.db.api import messages as messages_db
 from common.db.api import services as services_db
+from common.db.api import timestamps
 from common.db.api import volumes as volumes_db
 from services.scheduler import manager as scheduler_manager
 from tests.unit.db import fixtures
@@ -215,7 +216,7 @@ def test_a_create_whose_volume_service_died_is_an_error_and_a_message(mgr):
     # The service went down longer ago than service_down_time.
     with mock.patch.object(scheduler_manager, "up_volume_hosts",
                            return_value=set()), \
-            mock.patch.object(scheduler_manager.db_api, "older_than",
+            mock.patch.object(scheduler_manager.timestamps, "older_than",
                               return_value=True):
         mgr._fail_orphaned_creates()
         mgr._fail_orphaned_creates()
@@ -231,7 +232,7 @@ def test_expired_messages_are_reaped_at_start_and_periodically(mgr):
     messages.record(fixtures.admin(), 3600, messages.NO_BACKEND, "v2", "p1")
     assert (mgr.conf.message_reap_interval, mgr._reap_messages) in \
         mgr.periodic_tasks()
-    later = db_api.utcnow() + datetime.timedelta(seconds=5)
+    later = timestamps.utcnow() + datetime.timedelta(seconds=5)
     with mock.patch.object(messages_db, "utcnow", return_value=later):
         mgr.after_start()
     assert [m.resource_uuid for m in messages_db.message_list(
@@ -344,7 +345,7 @@ def test_get_pools_exports_the_charged_view(mgr):
 
 def _age(volume_id, seconds):
     """Make a volume look created ``seconds`` ago."""
-    then = db_api.utcnow() - datetime.timedelta(seconds=seconds)
+    then = timestamps.utcnow() - datetime.timedelta(seconds=seconds)
     volumes_db.volume_update(fixtures.admin(), volume_id,
                              {"created_at": then})
 
@@ -451,11 +452,11 @@ def test_the_sweep_waits_out_a_broker_restart_before_failing_a_create(mgr):
 
 def _heartbeat_stopped(host, seconds):
     """Make ``host``'s service look dead for ``seconds``."""
-    @db_api.writer
+    @db_engine.writer
     def age(context):
         row = services_db.service_list(context, host)[0]
         context.session.get(models.Service, row.id).heartbeat_at = (
-            db_api.utcnow() - datetime.timedelta(seconds=seconds))
+            timestamps.utcnow() - datetime.timedelta(seconds=seconds))
     age(fixtures.admin())
 
 

@@ -12,9 +12,10 @@ from oslo_config import cfg
 
 from common import exception
 from common import states
-from common.db import api as db_api
 from common.db import models
 from common.db.api import attachments as db
+from common.db.api import engine as db_engine
+from common.db.api import timestamps
 from common.db.api import volumes as volumes_db
 from drivers import fake as fake_driver
 from services.volume import attach
@@ -188,8 +189,8 @@ def test_disconnect_requires_the_transition(attacher, driver):
 
 
 def _age(row, seconds=3600):
-    old = db.utcnow() - datetime.timedelta(seconds=seconds)
-    with db_api.get_engine().begin() as conn:
+    old = timestamps.utcnow() - datetime.timedelta(seconds=seconds)
+    with db_engine.get_engine().begin() as conn:
         conn.execute(sa.update(models.VolumeAttachment).where(
             models.VolumeAttachment.id == row.id).values(updated_at=old))
 

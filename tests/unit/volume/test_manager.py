@@ -10,10 +10,11 @@ import sqlalchemy as sa
 
 from common import exception
 from common import states
-from common.db import api as db_api
 from common.db import models
 from common.db.api import attachments as db
+from common.db.api import engine as db_engine
 from common.db.api import messages as messages_db
+from common.db.api import timestamps
 from common.db.api import volumes as volumes_db
 from services.volume import manager
 from services.volume import rpcapi
@@ -37,7 +38,7 @@ def test_extend_returns_to_what_attachments_say(mgr, attached, after):
     vol = fixtures.make_volume_on(mgr.driver)
     if attached:
         assert fixtures.reserve(
-            vol.id, db.states.ReserveGuard(multiattach=False, limit=1),
+            vol.id, states.ReserveGuard(multiattach=False, limit=1),
             {"id": "a1", "attach_status": "attached", "attach_mode": "rw"})
     volumes_db.volume_cas(fixtures.admin(), vol.id, {},
                           {"status": "extending", "pending_size": 5})
@@ -288,10 +289,10 @@ def test_lost_creates_and_deletes_are_finished_once_old_enough(mgr):
     lost = fixtures.make_volume(status="creating", provider_location=None)
     recent = fixtures.make_volume(status="creating", provider_location=None)
     doomed = fixtures.make_volume_on(mgr.driver, status="deleting")
-    with db_api.writer.using(fixtures.admin()) as session:
+    with db_engine.writer.using(fixtures.admin()) as session:
         session.execute(sa.update(models.Volume).where(
             models.Volume.id.in_([lost.id, doomed.id])).values(
-            updated_at=db_api.utcnow() - old))
+            updated_at=timestamps.utcnow() - old))
     with mock.patch.object(mgr, "_capacity_changed"):
         mgr._finish_lost_work()
     assert _get(lost).status == "available"

@@ -1,0 +1,107 @@
+"""The transaction context and the engines behind it.
+
+``context_manager`` is the one oslo.db transaction context of a process:
+every family module runs under its ``reader``/``writer`` (retrying lost
+deadlocks with ``retry_on_deadlock``).  ``configure`` points it at
+``[database] connection``, tunes its engine for the dialect
+(``common.db.api.dialects``) and, on a server database, opens the second
+pool ``single_statement`` runs on (``autocommit_engine``,
+``common.db.api.execution``).
+"""
+
+import os
+from typing import Any
+
+import sqlalchemy as sa
+from oslo_config import cfg
+from oslo_db import api as oslo_db_api
+from oslo_db.sqlalchemy import enginefacade
+from oslo_db.sqlalchemy import exc_filters
+
+from common.db.api import dialects
+from common.db.api import execution
+
+context_manager = enginefacade.transaction_context()
+reader = context_manager.reader
+writer = context_manager.writer
+
+#: Retry writer transactions that lost a deadlock or a SQLite lock race.
+retry_on_deadlock = oslo_db_api.wrap_db_retry(
+    max_retries=10, retry_on_deadlock=True, retry_interval=0.01,
+    inc_retry_interval=True, max_retry_interval=0.2)
+
+_CONFIGURED = False
+
+
+def default_connection(conf: cfg.ConfigOpts) -> str:
+    """The embedded default: an SQLite file under ``state_path``."""
+    path = os.path.abspath(os.path.join(conf.state_path, "ashlar.sqlite"))
+    return "sqlite:///" + path
+
+
+def configure(conf: cfg.ConfigOpts) -> None:
+    """Point the transaction context at ``[database] connection``."""
+    global _CONFIGURED
+    if _CONFIGURED:
+        return
+    connection = conf.database.connection or default_connection(conf)
+    if connection.startswith("sqlite:///"):
+        os.makedirs(os.path.dirname(connection[len("sqlite:///"):]) or ".",
+                    exist_ok=True)
+    context_manager.configure(connection=connection,
+                              max_pool_size=conf.database.max_pool_size,
+                              max_overflow=conf.database.max_overflow,
+                              pool_timeout=conf.database.pool_timeout,
+                              sqlite_fk=True)
+    engine = get_engine()
+    if engine.dialect.name == "sqlite":
+        dialects.tune_sqlite(engine)
+    else:
+        dialects.ping_when_idle(engine)
+    if engine.dialect.name == "mysql":
+        dialects.share_preferred_tls(engine)
+        dialects.read_committed(engine)
+    if engine.dialect.name != "sqlite":
+        execution.use_autocommit_pool(
+            autocommit_engine(connection, conf.database))
+    _CONFIGURED = True
+
+
+def autocommit_engine(url: str | sa.engine.URL,
+                      options: Any) -> sa.engine.Engine:
+    """A pool of connections to a server database that run each statement
+    on its own, set up as oslo.db sets up its engines (encoding, MySQL's
+    ``sql_mode``, exception translation).
+
+    :param options: the ``[database]`` group.
+    """
+    url = sa.engine.make_url(url)
+    kwargs = {key: value for key, value in (
+        ("pool_size", options.max_pool_size),
+        ("max_overflow", options.max_overflow),
+        ("pool_timeout", options.pool_timeout)) if value is not None}
+    if url.get_backend_name() == "postgresql":
+        kwargs["client_encoding"] = "utf8"
+    elif "charset" not in url.query:
+        url = url.update_query_dict({"charset": "utf8"})
+    # NOTE(ashlar): no reset on return, and no ROLLBACK as a Session on it
+    # ends: a connection in autocommit mode holds no transaction to roll
+    # back, and PyMySQL and mysqlclient would send the ROLLBACK anyway, a
+    # round trip per statement (SQLAlchemy's pooling guide: "Disabling
+    # Reset on Return for non-transactional connections", and
+    # ``skip_autocommit_rollback``).
+    engine = sa.create_engine(url, isolation_level="AUTOCOMMIT",
+                              pool_recycle=options.connection_recycle_time,
+                              pool_pre_ping=True, pool_reset_on_return=None,
+                              skip_autocommit_rollback=True, **kwargs)
+    dialects.share_preferred_tls(engine)
+    if url.get_backend_name() == "mysql" and options.mysql_sql_mode:
+        dialects.set_sql_mode(engine, options.mysql_sql_mode)
+    exc_filters.register_engine(engine)
+    dialects.ping_when_idle(engine)
+    return engine
+
+
+def get_engine() -> sa.engine.Engine:
+    """The engine of ``context_manager`` (``configure`` first)."""
+    return context_manager.writer.get_engine()

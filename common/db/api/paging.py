@@ -1,0 +1,43 @@
+"""One page of an ORM list query, in Cinder's order and with its markers."""
+
+from typing import Any
+
+from oslo_db.sqlalchemy import utils as db_utils
+from sqlalchemy import orm
+
+
+def page(query: orm.Query, model: Any, marker_row: Any, limit: int | None,
+         sort_keys: list | None, sort_dirs: list | None,
+         offset: int | None) -> list:
+    """One page of a list query, in Cinder's default order (newest first),
+    ``id`` breaking ties (whole-second timestamps make them common)."""
+    sort_keys = list(sort_keys or ["created_at"])
+    sort_dirs = list(sort_dirs or ["desc"] * len(sort_keys))
+    if "id" not in sort_keys:
+        sort_keys.append("id")
+        sort_dirs.append(sort_dirs[-1])
+    query = db_utils.paginate_query(query, model, limit, sort_keys,
+                                    marker=marker_row, sort_dirs=sort_dirs)
+    if offset:
+        query = query.offset(offset)
+    return list(query.all())
+
+
+def project_page(query: orm.Query, model: Any, project_id: str | None,
+                 filters: dict | None, marker_row: Any, hidden: Exception,
+                 limit: int | None, sort_keys: list | None,
+                 sort_dirs: list | None, offset: int | None) -> list:
+    """One page of the ``model`` rows of ``project_id`` (every project's
+    when None) whose columns equal ``filters``, after ``marker_row``.
+
+    :raises: ``hidden`` for a marker of another project, as Cinder does
+        (an unknown marker is the caller's to refuse).
+    """
+    if project_id is not None:
+        query = query.filter(model.project_id == project_id)
+    for key, value in (filters or {}).items():
+        query = query.filter(getattr(model, key) == value)
+    if marker_row is not None and project_id not in (
+            None, marker_row.project_id):
+        raise hidden
+    return page(query, model, marker_row, limit, sort_keys, sort_dirs, offset)
