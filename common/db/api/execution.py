@@ -7,19 +7,18 @@
 2. **Core on the transaction's connection** under
    ``@reader.connection``/``@writer.connection`` (``context.connection``,
    SQLAlchemy's own execution).  Several statements that must commit
-   together and that hand their connection to checks written against
+   together, where they hand their connection to checks written against
    SQLAlchemy's ``Connection`` (a create's quota check, a delete's source
    check, a group settling as its last volume goes) or build statements
-   per call, which SQLAlchemy's compiled cache serves by cache key and a
-   plan (way 3) would compile again at every call.
+   per call (the volume writes, the fencing grant, the start's warm-up).
 3. **Prebuilt statements in a transaction, on the driver's cursor**:
    ``transaction(manager)`` runs ``fn(connection, ...)`` under
    ``manager.connection`` with the connection wrapped in
    ``common.db.api.direct.Connection``.  The attachment transactions
    (reserve, change, destroy, a volume leaving a status): their statements
    are built once, and a plan skips SQLAlchemy's per-execution work, which
-   cost the api more CPU than the driver's (api CPU per attach cycle -11%,
-   8 clients +7%, commit b5f7e12).
+   cost the api more CPU than the driver's own (commit b5f7e12: api CPU
+   per attach cycle -11%, S3 at c=8 +7%).
 4. **One statement with no transaction of its own**:
    ``single_statement(manager)``.  On a server database outside an open
    transaction, ``fn``'s statements run each on its own on the autocommit
@@ -27,18 +26,28 @@
    context has open, under ``manager`` on the transaction's connection (as
    way 2).  A transaction costs round trips of its own (psycopg's
    ``BEGIN``/``COMMIT``, PyMySQL's ``COMMIT`` or ``ROLLBACK``): one round
-   trip instead of three for a one-statement read or record (commit
-   46b0520); ROLLBACKs per volume created and deleted on MariaDB 25.9 ->
-   17.9 (f0acee8); ``GET /volumes/{id}`` 1.49 -> 1.02 ms of api CPU, the
-   scheduler 3.5 -> 2.2 ms per create (f3a0032).  Where
+   trip instead of three for a one-statement read or record on PostgreSQL
+   (46b0520); per volume created and deleted on MariaDB, ROLLBACKs 25.9 ->
+   17.9 and statements 65.1 -> 57.1 (f0acee8); with the volume's reads on
+   prebuilt statements, ``GET /volumes/{id}`` 1.49 -> 1.02 ms of api CPU
+   and the scheduler 3.5 -> 2.2 ms per create (f3a0032).  Where
    ``data_modifying_with`` (PostgreSQL), the attach cycle's reservation and
    ``os-complete`` are one such statement each (a data-modifying
    ``WITH``): 20 -> 13 round trips per attach cycle (b8e0bcb).
 
+Ways 2 and 3 stay apart: a plan is cached per statement object, so a
+statement built per call, which SQLAlchemy's compiled cache serves by its
+cache key, would be compiled again at every call; and the checks way 2
+hands its connection to use SQLAlchemy's result API (``scalar()``, ...).  Besides
+these four, only migrations run SQL (alembic on ``engine.get_engine()``,
+``common.db.migrations``).
+
 Folded away: ``prebuilt_read`` (it was ``single_statement(reader)`` under a
 second name), the wrapper ``single_statement`` shared with a reader that
 no longer exists, and three hand-written ``direct.Connection(
-context.connection)`` transactions (now way 3).
+context.connection)`` transactions (now way 3, which
+``volume_leave_status`` joined: the same prebuilt statements, run through
+SQLAlchemy before).
 """
 
 import functools

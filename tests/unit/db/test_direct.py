@@ -192,6 +192,34 @@ def test_watched_statements_go_through_sqlalchemy(engine):
     assert len(seen) == 1 and "volume_attachment" in seen[0]
 
 
+def test_a_prebuilt_transaction_runs_on_the_driver_s_cursor():
+    """``transaction(writer)`` hands its function a ``direct.Connection``
+    on its transaction's connection (the one the context has open, when it
+    has one) and commits what it wrote, or rolls it back on a raise."""
+    given = []
+
+    @execution.transaction(db_engine.writer)
+    def rename(conn, volume_id, name, fail=False):
+        given.append(conn)
+        conn.execute(sa.update(VOL).where(VOL.id == volume_id).values(
+            display_name=name))
+        if fail:
+            raise RuntimeError("undo")
+
+    vol = fixtures.make_volume()
+    ctxt = fixtures.admin()
+    rename(ctxt, vol.id, "kept")
+    with pytest.raises(RuntimeError):
+        rename(ctxt, vol.id, "undone", fail=True)
+    assert reads.volume_brief(ctxt, vol.id).display_name == "kept"
+    with db_engine.writer.connection.using(ctxt) as conn:
+        rename(ctxt, vol.id, "joined")
+        assert given[-1].connection is conn
+    assert reads.volume_brief(ctxt, vol.id).display_name == "joined"
+    assert len(given) == 3
+    assert all(isinstance(conn, direct.Connection) for conn in given)
+
+
 def test_single_statements_run_plans_on_server_databases():
     """``single_statement`` hands its function a ``direct.Connection`` on
     the autocommit pool of PostgreSQL and MariaDB (unwatched: SQLAlchemy's
