@@ -5,9 +5,10 @@ volumes_db``) and each shared name from the module that holds it.
 
 Table families (functions of a ``RequestContext``):
 
-- ``volumes`` (volumes and their metadata), ``metadata`` (the metadata
-  helpers volumes and snapshots share), ``sources`` (the source row of a
-  create: snapshot or volume), ``transfers``;
+- ``volumes`` (volumes and their metadata), ``metadata`` (merging,
+  replacing and removing the keys of volumes and snapshots), ``sources``
+  (a create holds its source; a delete waits for what is made from it),
+  ``transfers``;
 - ``attachments`` (a package: attachments, their connector rows and the
   volume status they drive), ``fencing`` (fenced rows, the writer grant);
 - ``snapshots``, ``groups``, ``group_snapshots``, ``group_types``;
@@ -20,7 +21,7 @@ Shared plumbing:
   ``retry_on_deadlock``), ``configure`` and the engines
   (``get_engine``, ``autocommit_engine``);
 - ``dialects``: what each database's engines are tuned with (SQLite's
-  pragmas and ``BEGIN IMMEDIATE``, the pre-ping skipped when idle briefly,
+  pragmas and ``BEGIN IMMEDIATE``, no pre-ping of a connection good just now,
   MySQL's READ COMMITTED); ``pymysql_tls``: PyMySQL's shared TLS context;
 - ``execution``: the ways SQL runs, and why each remains (the ORM
   session, Core in a transaction, prebuilt statements in a transaction on

@@ -1,6 +1,6 @@
 """Fencing in the database: which rows a host holds, and granting a writer.
 
-A fence itself is a compare-and-swap of the row (``attachments.py``:
+A fence itself is a compare-and-swap of the row (``attachments.change``:
 ``fencing`` transition, then ``fenced_at`` with the writer count lowered).
 What is here gives a row the right to write (a takeover, an unfence): the
 row changes first (a compare-and-swap), then the volume's writer count goes
