@@ -29,16 +29,10 @@ from common.db.api import attachments as attachments_db
 from common.db.api.timestamps import utcnow
 from drivers import base as driver_base
 from services.volume import rpcapi as volume_rpcapi
+from services.volume.backend import driver_volume
 
 LOG = logging.getLogger(__name__)
 T = states.Transition
-
-
-def driver_volume(row: Any) -> driver_base.DriverVolume:
-    return driver_base.DriverVolume(id=row.id, size=row.size,
-                                    name=row.display_name,
-                                    provider_location=row.provider_location,
-                                    multiattach=bool(row.multiattach))
 
 
 def connection_info(info: dict, attachment: Any, volume: Any,

@@ -17,7 +17,7 @@ from common.db.api import group_snapshots as group_snapshots_db
 from common.db.api import snapshots as snapshots_db
 from common.db.api import volumes as volumes_db
 from drivers import base as driver_base
-from services.volume import attach
+from services.volume import backend as volume_backend
 from services.volume import rpcapi as volume_rpcapi
 
 LOG = logging.getLogger(__name__)
@@ -27,7 +27,7 @@ SNAP = constants.SnapshotStatus
 
 def driver_snapshot(row: Any) -> driver_base.DriverSnapshot:
     return driver_base.DriverSnapshot(
-        id=row.id, volume=attach.driver_volume(row.volume),
+        id=row.id, volume=volume_backend.driver_volume(row.volume),
         size=row.volume_size, provider_location=row.provider_location)
 
 
@@ -108,7 +108,7 @@ class SnapshotWorker:
             return
         values: dict = {"status": STATUS.AVAILABLE}
         try:
-            self.driver.revert_to_snapshot(attach.driver_volume(volume),
+            self.driver.revert_to_snapshot(volume_backend.driver_volume(volume),
                                            driver_snapshot(snap))
         except Exception as exc:
             LOG.exception("Driver failed to revert volume %(vol)s to "

@@ -10,7 +10,7 @@ from common.db.api import groups as groups_db
 from common.db.api import snapshots as snapshots_db
 from common.db.api import types as types_db
 from common.db.api import volumes as volumes_db
-from services.volume import attach
+from services.volume import backend as volume_backend
 from services.volume import snapshots as volume_snapshots
 
 try:
@@ -52,7 +52,7 @@ def _in_group(api, group_id, **kwargs):
     assert volumes_db.volume_cas(fixtures.admin(), volume_id, {}, {
         "status": "available", "host": apitest.HOST + "#b1",
         "provider_location": "fake://x"})
-    api.driver.create_volume(attach.driver_volume(
+    api.driver.create_volume(volume_backend.driver_volume(
         volumes_db.volume_get(fixtures.admin(), volume_id)))
     return volume_id
 

@@ -125,9 +125,9 @@ def make_volume(project: str = "p1", status: str = "available",
 
 def make_volume_on(driver, **values) -> execution.Record:
     """``make_volume``, and the volume made on ``driver`` too."""
-    from services.volume import attach
+    from services.volume import backend as volume_backend
     row = make_volume(**values)
-    driver.create_volume(attach.driver_volume(row))
+    driver.create_volume(volume_backend.driver_volume(row))
     return row
 
 

@@ -24,7 +24,7 @@ def make_manager(host: str = "node1",
             mock.patch.object(manager.scheduler_rpcapi, "SchedulerAPI"), \
             mock.patch.object(manager.volume_rpcapi, "VolumeAPI"):
         mgr = manager.VolumeManager(conf, host, backend, driver)
-    mgr.service_uuid = "svc-" + host
+    mgr.here.service_uuid = "svc-" + host
     return mgr
 
 

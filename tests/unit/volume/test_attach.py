@@ -19,6 +19,7 @@ from common.db.api import timestamps
 from common.db.api import volumes as volumes_db
 from drivers import fake as fake_driver
 from services.volume import attach
+from services.volume import backend as volume_backend
 from services.volume import rpcapi as volume_rpcapi
 
 try:
@@ -48,7 +49,7 @@ def attacher(driver):
 
 def _volume(driver, **kwargs):
     vol = fixtures.make_volume(host=HOST + "#b1", **kwargs)
-    driver.create_volume(attach.driver_volume(vol))
+    driver.create_volume(volume_backend.driver_volume(vol))
     return vol
 
 
@@ -204,7 +205,7 @@ def _age(row, seconds=3600):
 def test_resolve_stuck(attacher, driver, status, transition, after):
     vol = _volume(driver)
     row = _row(vol, status=status, transition=transition)
-    driver.initialize_connection(attach.driver_volume(vol), {"host": "h1"})
+    driver.initialize_connection(volume_backend.driver_volume(vol), {"host": "h1"})
     _age(row)
     assert attacher.resolve_stuck(fixtures.admin()) == 1
     assert vol.id not in driver.connections

@@ -2,7 +2,6 @@
 
 import datetime
 import json
-import threading
 from unittest import mock
 
 import pytest
@@ -17,6 +16,7 @@ from common.db.api import messages as messages_db
 from common.db.api import timestamps
 from common.db.api import volumes as volumes_db
 from services.volume import manager
+from services.volume import resume
 from services.volume import rpcapi
 
 try:
@@ -207,37 +207,9 @@ def test_rpc_refuses_old_servers(client):
     assert caught.value.code == 503
 
 
-def test_a_burst_of_capacity_changes_makes_one_report(mgr):
-    reported = []
-    done = threading.Event()
-
-    def report():
-        reported.append(1)
-        done.set()
-    with mock.patch.object(mgr, "report_capabilities", side_effect=report):
-        for _ in range(20):
-            mgr._capacity_changed()
-        assert done.wait(5)
-    assert reported == [1]
-    assert mgr._report_pending is False
-
-
-def test_stop_withdraws_the_pools_and_no_report_follows(mgr):
-    api = mgr.capabilities_rpcapi
-    mgr.report_capabilities()
-    [(args, _kw)] = api.update_service_capabilities.call_args_list
-    mgr.before_stop()
-    api.withdraw_service_capabilities.assert_called_once_with(
-        mock.ANY, "node1@b1", mock.ANY)
-    withdrawn_at = api.withdraw_service_capabilities.call_args[0][2]
-    assert withdrawn_at >= args[3]          # later than the last report
-    mgr.report_capabilities()               # a late periodic or timer one
-    assert api.update_service_capabilities.call_count == 1
-
-
 def test_create_makes_the_volume_available(mgr):
     vol = fixtures.make_volume(status="creating", provider_location=None)
-    with mock.patch.object(mgr, "_capacity_changed") as changed:
+    with mock.patch.object(mgr.reporter, "capacity_changed") as changed:
         mgr.create_volume(fixtures.admin(), vol.id)
     assert _get(vol).status == "available"
     assert vol.id in mgr.driver.volumes
@@ -293,7 +265,7 @@ def test_lost_creates_and_deletes_are_finished_once_old_enough(mgr):
         session.execute(sa.update(models.Volume).where(
             models.Volume.id.in_([lost.id, doomed.id])).values(
             updated_at=timestamps.utcnow() - old))
-    with mock.patch.object(mgr, "_capacity_changed"):
+    with mock.patch.object(mgr.reporter, "capacity_changed"):
         mgr._finish_lost_work()
     assert _get(lost).status == "available"
     assert _get(recent).status == "creating"
@@ -303,7 +275,7 @@ def test_lost_creates_and_deletes_are_finished_once_old_enough(mgr):
 
 def test_a_volume_in_hand_is_not_worked_on_twice(mgr):
     vol = fixtures.make_volume(status="creating", provider_location=None)
-    with mgr._in_hand(vol.id):
+    with mgr.here.in_hand(vol.id):
         mgr.create_volume(fixtures.admin(), vol.id)
     assert _get(vol).status == "creating"
     assert vol.id not in mgr.driver.volumes
@@ -337,8 +309,8 @@ def test_interrupted_extends_and_retypes_are_finished_at_start(mgr):
         "multiattach": "<is> True"})
     retyped = fixtures.make_volume_on(mgr.driver, status="retyping",
                                       pending_type_id=shared.id)
-    with mock.patch.object(mgr, "_capacity_changed"):
-        mgr._finish_interrupted_work()
+    with mock.patch.object(mgr.reporter, "capacity_changed"):
+        resume.finish_interrupted_work(mgr)
     row = _get(grown)
     assert (row.status, row.size, row.pending_size) == ("available", 4, None)
     assert mgr.driver.volumes[grown.id] == 4

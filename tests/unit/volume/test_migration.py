@@ -8,7 +8,8 @@ import pytest
 
 from common import exception
 from common.db.api import volumes as volumes_db
-from services.volume import manager
+from services.volume import backend as volume_backend
+from services.volume import resume
 
 try:
     from tests.unit.db import fixtures
@@ -55,7 +56,7 @@ def test_on_demand_retype_the_pool_fails_starts_a_move(mgr, before):
     assert (row.status, row.migration_status, row.host) == (
         "retyping", "migrating", SOURCE)
     (_ctxt, volume_id, type_id, source, host), _kw = (
-        mgr.scheduler_rpcapi.migrate_volume.call_args)
+        mgr.here.scheduler_rpcapi.migrate_volume.call_args)
     assert (volume_id, type_id, source, host) == (
         vol.id, vtype.id, {"protocol": "fake", "volume_id": vol.id}, None)
 
@@ -70,7 +71,7 @@ def test_a_volume_a_copy_cannot_carry_keeps_its_type(mgr, values):
     row = _get(vol)
     assert (row.volume_type_id, row.migration_status) == (old_type, None)
     assert row.status != "retyping"
-    mgr.scheduler_rpcapi.migrate_volume.assert_not_called()
+    mgr.here.scheduler_rpcapi.migrate_volume.assert_not_called()
 
 
 def test_a_backend_that_cannot_be_copied_from_ends_the_move(mgr):
@@ -83,14 +84,14 @@ def test_a_backend_that_cannot_be_copied_from_ends_the_move(mgr):
     assert (row.status, row.volume_type_id, row.migration_status) == (
         "available", vol.volume_type_id, "error")
     assert "no export" in row.error_reason
-    mgr.scheduler_rpcapi.migrate_volume.assert_not_called()
+    mgr.here.scheduler_rpcapi.migrate_volume.assert_not_called()
 
 
 def test_the_destination_copies_and_takes_the_volume(mgr, dest):
     vtype = fixtures.make_type(specs={"volume_backend_name": "b2",
                                       "multiattach": "<is> True"})
     vol = _moving(mgr, vtype)
-    source = mgr.driver.copy_source(manager._driver_volume(vol))
+    source = mgr.driver.copy_source(volume_backend.driver_volume(vol))
     dest.migrate_volume_in(fixtures.admin(), vol.id, DEST, SOURCE, source,
                            vtype.id)
     row = _get(vol)
@@ -101,7 +102,7 @@ def test_the_destination_copies_and_takes_the_volume(mgr, dest):
         "fake://%s" % vol.id)
     assert dest.driver.origins[vol.id] == ("copy", vol.id)
     (_ctxt, volume_id, host, size, location), _kw = (
-        dest.volume_rpcapi.delete_migrated.call_args)
+        dest.here.volume_rpcapi.delete_migrated.call_args)
     assert (volume_id, host, size, location) == (vol.id, SOURCE, 1,
                                                  "fake://x")
     mgr.delete_migrated(fixtures.admin(), vol.id, size, location)
@@ -121,7 +122,7 @@ def test_a_failed_copy_leaves_the_volume_where_it_was(mgr, dest):
                                      None)
     assert "cannot copy a volume from local" in row.error_reason
     assert vol.id not in dest.driver.volumes
-    dest.volume_rpcapi.delete_migrated.assert_not_called()
+    dest.here.volume_rpcapi.delete_migrated.assert_not_called()
 
 
 def test_a_volume_reset_during_the_copy_keeps_no_copy(mgr, dest):
@@ -145,7 +146,7 @@ def test_a_volume_reset_during_the_copy_keeps_no_copy(mgr, dest):
     row = _get(vol)
     assert (row.host, row.volume_type_id) == (SOURCE, vol.volume_type_id)
     assert vol.id not in dest.driver.volumes
-    dest.volume_rpcapi.delete_migrated.assert_not_called()
+    dest.here.volume_rpcapi.delete_migrated.assert_not_called()
 
 
 def test_the_source_keeps_a_copy_its_row_points_to(mgr):
@@ -157,8 +158,8 @@ def test_the_source_keeps_a_copy_its_row_points_to(mgr):
 def test_a_restart_leaves_a_moving_volume_to_its_move(mgr):
     vtype = _elsewhere()
     vol = _moving(mgr, vtype)
-    with mock.patch.object(mgr, "_capacity_changed"):
-        mgr._finish_interrupted_work()
+    with mock.patch.object(mgr.reporter, "capacity_changed"):
+        resume.finish_interrupted_work(mgr)
     row = _get(vol)
     assert (row.status, row.migration_status) == ("retyping", "migrating")
 
@@ -174,7 +175,7 @@ def test_an_admin_migrate_moves_the_volume_with_its_type(mgr, dest):
     mgr.migrate_volume(fixtures.admin(), vol.id, DEST)
     assert _get(vol).migration_status == "migrating"
     (_ctxt, volume_id, type_id, source, host), _kw = (
-        mgr.scheduler_rpcapi.migrate_volume.call_args)
+        mgr.here.scheduler_rpcapi.migrate_volume.call_args)
     assert (volume_id, type_id, host) == (vol.id, vol.volume_type_id, DEST)
     dest.migrate_volume_in(fixtures.admin(), vol.id, DEST, SOURCE, source,
                            type_id)
@@ -193,14 +194,14 @@ def test_an_admin_migrate_of_what_a_copy_cannot_carry_ends_at_once(mgr):
     assert (row.status, row.migration_status, row.host) == (
         "available", "error", SOURCE)
     assert "snapshots" in row.error_reason
-    mgr.scheduler_rpcapi.migrate_volume.assert_not_called()
+    mgr.here.scheduler_rpcapi.migrate_volume.assert_not_called()
 
 
 def test_a_migrate_whose_message_was_lost_ends_at_restart(mgr):
     lost = _migrating(mgr)
     moving = _migrating(mgr, "migrating")
-    with mock.patch.object(mgr, "_capacity_changed"):
-        mgr._finish_interrupted_work()
+    with mock.patch.object(mgr.reporter, "capacity_changed"):
+        resume.finish_interrupted_work(mgr)
     row = _get(lost)
     assert (row.status, row.migration_status) == ("available", "error")
     assert "message was lost" in row.error_reason
@@ -212,10 +213,10 @@ def test_a_retype_the_api_let_move_moves_when_resumed(mgr):
     (which knows no policy) moves the volume."""
     vtype = _elsewhere()
     vol = _retyping(mgr, vtype, migration_status="starting")
-    with mock.patch.object(mgr, "_capacity_changed"):
-        mgr._finish_interrupted_work()
+    with mock.patch.object(mgr.reporter, "capacity_changed"):
+        resume.finish_interrupted_work(mgr)
     assert _get(vol).migration_status == "migrating"
-    mgr.scheduler_rpcapi.migrate_volume.assert_called_once()
+    mgr.here.scheduler_rpcapi.migrate_volume.assert_called_once()
 
 
 def test_a_late_retype_message_leaves_a_moving_volume_alone(mgr):
@@ -227,18 +228,18 @@ def test_a_late_retype_message_leaves_a_moving_volume_alone(mgr):
         mgr.retype_volume(fixtures.admin(), vol.id, vtype.id, policy)
     row = _get(vol)
     assert (row.status, row.migration_status) == ("retyping", "migrating")
-    mgr.scheduler_rpcapi.migrate_volume.assert_not_called()
+    mgr.here.scheduler_rpcapi.migrate_volume.assert_not_called()
 
 
 def test_a_retype_older_services_cannot_move_keeps_the_type(mgr):
     vtype = _elsewhere()
     vol = _retyping(mgr, vtype, migration_status="starting")
-    mgr.scheduler_rpcapi.client.can_send_version.return_value = False
+    mgr.here.scheduler_rpcapi.client.can_send_version.return_value = False
     mgr.retype_volume(fixtures.admin(), vol.id, vtype.id, "on-demand")
     row = _get(vol)
     assert (row.status, row.volume_type_id, row.migration_status) == (
         "available", vol.volume_type_id, None)
-    mgr.scheduler_rpcapi.migrate_volume.assert_not_called()
+    mgr.here.scheduler_rpcapi.migrate_volume.assert_not_called()
 
 
 def test_a_copy_for_another_move_is_not_made(mgr, dest):
@@ -263,7 +264,7 @@ def test_a_type_whose_zones_leave_out_the_pool_s_moves_the_volume(mgr):
     vol = _retyping(mgr, vtype, availability_zone="nova")
     mgr.retype_volume(fixtures.admin(), vol.id, vtype.id, "on-demand")
     assert _get(vol).migration_status == "migrating"
-    mgr.scheduler_rpcapi.migrate_volume.assert_called_once()
+    mgr.here.scheduler_rpcapi.migrate_volume.assert_called_once()
     here = fixtures.make_type(specs={
         "RESKEY:availability_zones": "east, nova"})
     vol = _retyping(mgr, here, availability_zone="nova")
@@ -277,7 +278,7 @@ def test_a_moved_volume_takes_the_zone_of_its_new_pool(mgr):
     east.conf.set_override("storage_availability_zone", "east")
     vtype = fixtures.make_type(specs={"RESKEY:availability_zones": "east"})
     vol = _moving(mgr, vtype, availability_zone="nova")
-    source = mgr.driver.copy_source(manager._driver_volume(vol))
+    source = mgr.driver.copy_source(volume_backend.driver_volume(vol))
     east.migrate_volume_in(fixtures.admin(), vol.id, DEST, SOURCE, source,
                            vtype.id)
     row = _get(vol)

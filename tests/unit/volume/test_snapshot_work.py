@@ -10,7 +10,8 @@ from common import exception
 from common.db.api import messages as messages_db
 from common.db.api import snapshots as snapshots_db
 from common.db.api import volumes as volumes_db
-from services.volume import manager
+from services.volume import resume
+from services.volume import snapshots as volume_snapshots
 
 try:
     from tests.unit.db import fixtures
@@ -99,7 +100,7 @@ def test_a_source_gone_meanwhile_makes_an_error_not_a_blank_volume(mgr):
 def test_revert(mgr):
     vol = fixtures.make_volume_on(mgr.driver, status="reverting")
     snap = _snap(vol, status="restoring")
-    mgr.driver.create_snapshot(manager.snapshots.driver_snapshot(snap))
+    mgr.driver.create_snapshot(volume_snapshots.driver_snapshot(snap))
     mgr.revert_to_snapshot(fixtures.admin(), vol.id, snap.id)
     assert volumes_db.volume_get(fixtures.admin(), vol.id).status == \
         "available"
@@ -121,8 +122,8 @@ def test_failed_revert_leaves_the_volume_in_error(mgr):
 def test_snapshot_work_is_resumed_at_start(mgr):
     vol = fixtures.make_volume_on(mgr.driver)
     creating, deleting = _snap(vol), _snap(vol, status="deleting")
-    mgr.driver.create_snapshot(manager.snapshots.driver_snapshot(deleting))
-    mgr._finish_interrupted_work()
+    mgr.driver.create_snapshot(volume_snapshots.driver_snapshot(deleting))
+    resume.finish_interrupted_work(mgr)
     assert _snap_status(creating.id) == "available"
     assert _snap_status(deleting.id) is None
 
@@ -137,8 +138,8 @@ def test_a_revert_whose_snapshot_is_gone_ends_in_error(mgr):
 def test_a_revert_is_resumed_at_start(mgr):
     vol = fixtures.make_volume_on(mgr.driver, status="reverting")
     snap = _snap(vol, status="restoring")
-    mgr.driver.create_snapshot(manager.snapshots.driver_snapshot(snap))
-    mgr._finish_interrupted_work()
+    mgr.driver.create_snapshot(volume_snapshots.driver_snapshot(snap))
+    resume.finish_interrupted_work(mgr)
     assert volumes_db.volume_get(fixtures.admin(), vol.id).status == \
         "available"
     assert mgr.driver.reverts == [(vol.id, snap.id)]
@@ -193,7 +194,7 @@ def test_a_snapshot_that_fails_leaves_the_volume_error_deleting(mgr):
 
 def test_a_snapshot_in_hand_elsewhere_keeps_the_volume_deleting(mgr):
     vol, snaps = _cascade(mgr, count=1)
-    with mgr._in_hand(snaps[0].id):
+    with mgr.here.in_hand(snaps[0].id):
         mgr.delete_volume(fixtures.admin(), vol.id)
     assert _snap_status(snaps[0].id) == "deleting"
     assert volumes_db.volume_get(fixtures.admin(), vol.id).status == \

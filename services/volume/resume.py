@@ -1,0 +1,142 @@
+"""The sweep that resumes this backend's interrupted work.
+
+Creates, deletes, snapshots, reverts, extends and retypes that no message
+will bring are finished (an extend or retype from the size or type the api
+recorded as pending); an admin's migrate whose message was lost ends.  At
+start the sweep takes everything a previous run began: RPC messages are
+acknowledged before they are handled, so work in hand when the process
+died is not redelivered.  Periodically it takes what is older than an RPC
+timeout: a cast that never arrived (a broker restart can drop a queue).
+
+Work is resumed through the manager's own RPC methods (``Endpoint``), so
+it is claimed as a late cast would be and never done twice.
+"""
+
+import functools
+from typing import Protocol
+
+from oslo_log import log as logging
+
+from common import constants
+from common import context as ashlar_context
+from common import migration
+from common.db.api import attachments as attachments_db
+from common.db.api import volumes as volumes_db
+from common.db.api.timestamps import older_than
+from services.volume import backend as volume_backend
+from services.volume import rpcapi as volume_rpcapi
+from services.volume import snapshots
+
+LOG = logging.getLogger(__name__)
+STATUS = constants.VolumeStatus
+SNAP = constants.SnapshotStatus
+MIGRATION = constants.MigrationStatus
+Context = ashlar_context.RequestContext
+
+
+class Endpoint(Protocol):
+    """What the sweep uses of the volume manager."""
+
+    service_host: str
+    snapshots: snapshots.SnapshotWorker
+
+    def create_volume(self, ctxt: Context, volume_id: str) -> None: ...
+
+    def delete_volume(self, ctxt: Context, volume_id: str) -> None: ...
+
+    def create_snapshot(self, ctxt: Context, snapshot_id: str) -> None: ...
+
+    def delete_snapshot(self, ctxt: Context, snapshot_id: str) -> None: ...
+
+    def revert_to_snapshot(self, ctxt: Context, volume_id: str,
+                           snapshot_id: str | None) -> None: ...
+
+    def extend_volume(self, ctxt: Context, volume_id: str,
+                      new_size: int) -> None: ...
+
+    def retype_volume(self, ctxt: Context, volume_id: str, new_type_id: str,
+                      migration_policy: str) -> None: ...
+
+
+def finish_interrupted_work(mgr: Endpoint, min_age: float = 0.0) -> None:
+    """Resume this backend's rows in an unfinished status, those changed
+    at least ``min_age`` seconds ago (0: all)."""
+    ctxt = ashlar_context.get_admin_context()
+    snaps = mgr.snapshots
+    for kind, rows, method in (
+            ("volume", _my_volumes(mgr.service_host, STATUS.CREATING),
+             mgr.create_volume),
+            ("volume", _my_volumes(mgr.service_host, STATUS.DELETING),
+             mgr.delete_volume),
+            ("snapshot", snaps.mine(ctxt, SNAP.CREATING),
+             mgr.create_snapshot),
+            ("snapshot", snaps.mine(ctxt, SNAP.DELETING),
+             mgr.delete_snapshot),
+            ("volume", _my_volumes(mgr.service_host, STATUS.REVERTING),
+             lambda ctxt, volume_id: mgr.revert_to_snapshot(
+                 ctxt, volume_id, snaps.restoring_of(ctxt, volume_id))),
+            ("volume", _my_volumes(mgr.service_host, STATUS.EXTENDING),
+             functools.partial(_resume_extend, mgr)),
+            ("volume", _my_volumes(mgr.service_host, STATUS.RETYPING),
+             functools.partial(_resume_retype, mgr)),
+            ("volume", _my_volumes(mgr.service_host, STATUS.MAINTENANCE),
+             _resume_migrate)):
+        for row in rows:
+            if min_age and not older_than(row.updated_at or row.created_at,
+                                          min_age):
+                continue
+            LOG.info("Resuming %(status)s %(kind)s %(id)s",
+                     {"status": row.status, "kind": kind, "id": row.id})
+            method(ctxt, row.id)
+
+
+def _my_volumes(service_host: str, status: str) -> list:
+    """This backend's volumes in ``status``."""
+    ctxt = ashlar_context.get_admin_context()
+    return [row for row in volumes_db.volume_list(
+                ctxt, filters={"status": status})
+            if volume_rpcapi.backend_of(row.host or "") == service_host]
+
+
+def _resume_extend(mgr: Endpoint, ctxt: Context, volume_id: str) -> None:
+    row = volume_backend.volume_in(ctxt, volume_id, STATUS.EXTENDING)
+    if row is None:
+        return
+    if row.pending_size is None:
+        # NOTE(ashlar): an extend of a release before pending sizes.
+        volumes_db.volume_cas(ctxt, volume_id,
+                              {"status": STATUS.EXTENDING},
+                              {"status": STATUS.ERROR_EXTENDING,
+                               "error_reason": "The extend was "
+                               "interrupted and its size is unknown."})
+        return
+    mgr.extend_volume(ctxt, volume_id, row.pending_size)
+
+
+def _resume_retype(mgr: Endpoint, ctxt: Context, volume_id: str) -> None:
+    row = volume_backend.volume_in(ctxt, volume_id, STATUS.RETYPING)
+    if row is None:
+        return
+    if row.migration_status == MIGRATION.MIGRATING:
+        LOG.info("Volume %s is moving to another pool; the move ends "
+                 "it", volume_id)
+        return
+    if row.pending_type_id is None:
+        attachments_db.volume_leave_status(
+            ctxt, volume_id, STATUS.RETYPING, {"previous_status": None})
+        LOG.warning("Retype of volume %s was interrupted and its type "
+                    "is unknown; it keeps its type", volume_id)
+        return
+    mgr.retype_volume(ctxt, volume_id, row.pending_type_id, "never")
+
+
+def _resume_migrate(ctxt: Context, volume_id: str) -> None:
+    """An admin's migrate whose message was lost ends (its destination
+    went with the message); one that moves goes on elsewhere."""
+    row = volume_backend.volume_in(ctxt, volume_id, STATUS.MAINTENANCE)
+    if row is not None and row.migration_status == MIGRATION.STARTING:
+        migration.give_up(ctxt, row, "Its migration's message was lost "
+                          "before this node took it up; migrate it "
+                          "again.", expected={
+                              "host": row.host,
+                              "migration_status": MIGRATION.STARTING})
