@@ -38,6 +38,7 @@ MULTIATTACH_KEY = "multiattach"
 #: multiattach; ``<is> true`` or ``capabilities:multiattach`` do not count.
 MULTIATTACH_VALUE = "<is> True"
 
+_IS = "<is>"
 _OR = "<or>"
 _ALL_IN = "<all-in>"
 _MISSING = object()
@@ -48,15 +49,35 @@ def _numeric(compare: Callable[[float, float], bool]) -> Callable[[Any, str], bo
     return lambda value, operand: compare(float(value), float(operand))
 
 
-def _is(value: Any, operand: str) -> bool:
-    """Compare both sides read as booleans."""
+def _as_bool(value: Any) -> bool:
+    """``value`` read as ``<is>`` reads it: oslo's ``bool_from_string``
+    (anything it does not read as true is False)."""
     # NOTE(ashlar): imported at the first use: strutils compiles its
     # password-masking patterns at import, about 40 ms of the start of
     # every volume node, which imports this module for its reports but
     # rarely matches an ``<is>``.
     from oslo_utils import strutils
-    return (strutils.bool_from_string(value)
-            is strutils.bool_from_string(operand))
+    return strutils.bool_from_string(value)
+
+
+def _is(value: Any, operand: str) -> bool:
+    """Compare both sides read as booleans."""
+    return _as_bool(value) is _as_bool(operand)
+
+
+def is_true(spec: str | None) -> bool:
+    """Tell whether a spec value says yes, as ``<is>`` reads its operand:
+    ``"<is> True"``, or for specs that are not capabilities a bare
+    ``"True"`` (``ashlar:multiattach_single_writer``).
+
+    :param spec: the extra-spec value; None (no such spec) is False.
+    """
+    if spec is None:
+        return False
+    words = str(spec).split()
+    if words and words[0] == _IS:
+        words = words[1:]
+    return bool(words) and _as_bool(words[0])
 
 
 def _contains(value: Any, operand: str) -> bool:
@@ -72,7 +93,7 @@ _OPERATORS: dict[str, Callable[[Any, str], bool]] = {
     ">=": _numeric(operator.ge),
     "<=": _numeric(operator.le),
     "<in>": _contains,
-    "<is>": _is,
+    _IS: _is,
     "s==": operator.eq,
     "s!=": operator.ne,
     "s<": operator.lt,
@@ -199,7 +220,6 @@ def is_multiattach_spec(extra_specs: Mapping[str, str | None]) -> bool:
     :returns: True when ``multiattach`` is exactly ``"<is> True"``.
     """
     return extra_specs.get(MULTIATTACH_KEY) == MULTIATTACH_VALUE
-
 
 #: The spec that restricts a type to some availability zones (3.52).
 AVAILABILITY_ZONES_KEY = "RESKEY:availability_zones"

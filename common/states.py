@@ -66,6 +66,7 @@ from collections.abc import Iterable, Mapping
 
 from common import constants
 from common import exception
+from common import extra_specs
 
 VOL = constants.VolumeStatus
 ATT = constants.AttachStatus
@@ -316,7 +317,7 @@ def attach_limits(specs: Mapping[str, str | None],
     raw = specs.get(MAX_ATTACHMENTS_SPEC)
     if raw is not None:
         limit = _parse_limit(raw)
-    single = _parse_is_true(specs.get(SINGLE_WRITER_SPEC))
+    single = extra_specs.is_true(specs.get(SINGLE_WRITER_SPEC))
     return limit, single
 
 
@@ -330,15 +331,6 @@ def _parse_limit(raw: str | None) -> int:
             reason="%s must be a whole number of at least 1, not %r."
             % (MAX_ATTACHMENTS_SPEC, raw))
     return value
-
-
-def _parse_is_true(raw: str | None) -> bool:
-    if raw is None:
-        return False
-    words = str(raw).split()
-    if words and words[0] == "<is>":
-        words = words[1:]
-    return bool(words) and words[0].lower() in ("true", "1", "yes", "on")
 
 
 def is_encrypted(specs: Mapping[str, str | None]) -> bool:

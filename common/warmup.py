@@ -3,7 +3,7 @@
 A fresh process compiles each prebuilt statement for its dialect and opens
 its pools' connections at their first use, and imports oslo.utils'
 ``strutils`` at the first ``<is>`` extra spec it matches (about 45 ms; see
-``extra_specs._is``).  :func:`warm` does that at start, with reads of an id
+``extra_specs._as_bool``).  :func:`warm` does that at start, with reads of an id
 no row has, so that the first requests after a start are as fast as the
 next ones.  :func:`undone` compiles the statements of a writer
 transaction's checks (a create's quota check, a delete's source check) the

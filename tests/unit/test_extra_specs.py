@@ -308,6 +308,32 @@ def test_all_in_needs_every_operand(value, requirement, expected):
     assert extra_specs.match_value(value, requirement) is expected
 
 
+@pytest.mark.parametrize("spec, expected", [
+    (None, False),
+    ("", False),
+    ("<is>", False),
+    ("<is> True", True),
+    ("<is>  true ", True),
+    ("True", True),
+    ("yes", True),
+    ("<is> on", True),
+    ("1", True),
+    ("<is> False", False),
+    ("False", False),
+    ("<is> maybe", False),
+])
+def test_is_true_reads_a_spec_value(spec, expected):
+    assert extra_specs.is_true(spec) is expected
+
+
+@pytest.mark.parametrize("word", ["True", "true", "t", "Yes", "y", "on",
+                                  "1", "False", "no", "0", "maybe"])
+def test_is_true_reads_as_the_matcher_s_is_operator(word):
+    """One reading of ``<is>``: a spec value says yes exactly when a
+    capability of True matches it."""
+    assert extra_specs.is_true("<is> " + word) is extra_specs.match_value(
+        True, "<is> " + word)
+
 @pytest.mark.parametrize("specs, zones", [
     ({}, None),
     ({"RESKEY:availability_zones": "az1"}, ("az1",)),
