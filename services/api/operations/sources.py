@@ -12,6 +12,7 @@ from common import constants
 from common import exception
 from common.db.api import sources as sources_db
 from common.db.api.volumes import Check
+from services.api import faults
 
 STATUS = constants.VolumeStatus
 SNAP = constants.SnapshotStatus
@@ -53,16 +54,27 @@ def of_volume(row: Any) -> Source:
                   row.availability_zone, (STATUS.AVAILABLE, STATUS.IN_USE))
 
 
+def require_size(size: object, sourced: bool) -> None:
+    """A create names its size unless it copies a snapshot or a volume.
+
+    :param sourced: a ``snapshot_id`` or ``source_volid`` is given.
+    :raises Invalid: neither a size nor a source (Cinder's 400, naming the
+        field).
+    """
+    if size is None and not sourced:
+        raise exception.Invalid(faults.bad_request(
+            "Invalid input for field/attribute size: it is required "
+            "unless snapshot_id or source_volid is given."))
+
+
 def checked_size(size: int | None, source: Source | None) -> int:
     """The new volume's size: as asked, else the source's.
 
-    :raises InvalidInput: no size and no source, or smaller than the source.
+    :raises Invalid: no size and no source (:func:`require_size`).
+    :raises InvalidInput: smaller than the source.
     """
+    require_size(size, sourced=source is not None)
     if source is None:
-        if size is None:
-            raise exception.InvalidInput(
-                reason="Size is required unless a snapshot_id or "
-                "source_volid is given.")
         return size
     if size is None:
         return source.size

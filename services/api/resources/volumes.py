@@ -3,9 +3,9 @@
 import falcon
 
 from common import exception
-from services.api import faults
 from services.api import microversion as mv
 from services.api import validation
+from services.api.operations import sources
 from services.api.operations import volumes as volume_ops
 from services.api.resources import base
 from services.api.schemas import volumes as schemas
@@ -86,11 +86,8 @@ class Collection(_Lister):
         for key, what in _NOT_SUPPORTED:
             if data.get(key):
                 raise exception.NotSupported(what=what)
-        if data.get("size") is None and not (data.get("snapshot_id")
-                                             or data.get("source_volid")):
-            raise exception.Invalid(faults.bad_request(
-                "Invalid input for field/attribute size: it is required "
-                "unless snapshot_id or source_volid is given."))
+        sources.require_size(data.get("size"), sourced=bool(
+            data.get("snapshot_id") or data.get("source_volid")))
         multiattach = ("multiattach" in data and validation.parse_bool_param(
             "multiattach", data["multiattach"]))
         row = self.ops.create(

@@ -6,6 +6,7 @@ import uuid
 
 import pytest
 
+from common import exception
 from common.db.api import snapshots as snapshots_db
 from common.db.api import volumes as volumes_db
 
@@ -146,6 +147,19 @@ def test_volume_from_a_volume(api):
     assert other.status_code == 404
     both = _create(api, source_volid=vid, snapshot_id=str(uuid.uuid4()))
     assert both.status_code == 400
+
+
+def test_a_create_names_a_size_unless_it_copies_a_source(api):
+    """One refusal, whether the request or the operation meets it first."""
+    text = ("Invalid input for field/attribute size: it is required unless "
+            "snapshot_id or source_volid is given.")
+    resp = _create(api, name="no-size")
+    assert resp.status_code == 400
+    assert apitest.message(resp).endswith(" " + text)
+    with pytest.raises(exception.Invalid) as caught:
+        api.ops.volumes.create(fixtures.user(), None, name="no-size")
+    assert str(caught.value) == apitest.message(resp)
+    assert volumes_db.volume_list(fixtures.admin()) == []
 
 
 @pytest.mark.parametrize("key", ["imageRef", "backup_id"])
