@@ -196,6 +196,14 @@ class CapabilityCache:
         return (self.warmed.is_set() and age is not None
                 and age <= self.store.freshness)
 
+    def trusted_pools(self) -> dict[str, dict] | None:
+        """``{pool name: capabilities}`` of the pools that count now, if
+        the view is trusted (:meth:`trusted`); None when it is not (then
+        it tells nothing, not even that a pool is missing)."""
+        if not self.trusted():
+            return None
+        return self.store.fresh_pools()
+
     def _from_db(self, ctxt: Any = None) -> set[str]:
         """Enabled, heartbeating volume services, read from the table now.
 
@@ -259,8 +267,8 @@ class CapabilityCache:
 
         :raises UnsatisfiableSource:
         """
-        caps = self.store.fresh_pools().get(pool_name)
-        if caps is None or not self.trusted():
+        caps = (self.trusted_pools() or {}).get(pool_name)
+        if caps is None:
             return
         wanted = extra_specs.capability_specs(specs)
         missing = extra_specs.unsatisfied_specs(caps, wanted)

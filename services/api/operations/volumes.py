@@ -494,13 +494,17 @@ class VolumeOperations:
         LOG.info("Volume %(id)s reverting to snapshot %(snap)s",
                  {"id": volume_id, "snap": snapshot_id})
 
+    def _trusted_pools(self) -> dict[str, dict] | None:
+        """The capability view's pools that count now; None without a
+        view, or one not trusted (then it tells nothing)."""
+        return None if self.cache is None else self.cache.trusted_pools()
+
     def _needs_migration(self, row: Any, specs: dict) -> bool | None:
         """Whether the volume's pool fails the new type's capability specs
         or zones; None when the capability view cannot tell."""
-        cache = self.cache
-        if cache is None or not row.host or not cache.trusted():
+        if not row.host:
             return None
-        pool = cache.store.fresh_pools().get(row.host)
+        pool = (self._trusted_pools() or {}).get(row.host)
         if pool is None:
             return None
         return bool(capabilities.misses(pool, specs))
@@ -693,10 +697,9 @@ class VolumeOperations:
             raise exception.InvalidHost(
                 reason="Destination host must be different than the "
                        "current host.")
-        cache = self.cache
-        if cache is None or not cache.trusted():
+        pools = self._trusted_pools()
+        if pools is None:
             return
-        pools = cache.store.fresh_pools()
         if host not in pools and backend not in {
                 volume_rpcapi.backend_of(name) for name in pools}:
             raise exception.InvalidHost(

@@ -215,6 +215,18 @@ def test_view_that_stopped_hearing_the_bus_is_not_trusted(cache, clock):
     cache.check_type(None, VTYPE, MA)
 
 
+def test_trusted_pools_are_the_fresh_ones_while_the_view_is_trusted(
+        conf, clock, running):
+    cold = make_cache(conf, clock, running, warm=False)
+    hear(cold, "plain@b", False)
+    assert cold.trusted_pools() is None
+    cache = make_cache(conf, clock, running)
+    hear(cache, "plain@b", False)
+    assert list(cache.trusted_pools()) == ["plain@b#b"]
+    clock.now += 10.5
+    assert cache.trusted_pools() is None
+
+
 def test_running_service_not_heard_means_accept(cache, running):
     running.add("new@b")
     cache.check_type(None, VTYPE, MA)
