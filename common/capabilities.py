@@ -27,6 +27,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from common import extra_specs as specs_matcher
+from common.zones import TYPE_SPEC, Zones, in_zone, of_type
 
 #: Pool keys that change as volumes come and go: specs reading them are
 #: matched afresh on every query.
@@ -47,34 +48,13 @@ def freshness_window(conf: Any) -> float:
     return float(configured or 2 * conf.backend_stats_polling_interval)
 
 
-#: The availability zones a volume may go to (None: any).
-Zones = tuple[str, ...] | None
-
-
-def in_zone(pool: Mapping[str, Any], zones: Zones) -> bool:
-    """Tell whether a pool's capabilities put it in one of ``zones``: the
-    scheduler's AvailabilityZoneFilter, and the API's early check."""
-    return not zones or pool.get("availability_zone") in zones
-
-
-def zones_of(specs: Mapping[str, str | None], zone: str | None,
-             retype: bool = False) -> Zones:
-    """The zones a volume in ``zone`` may be placed in with a type of
-    ``specs``: its own; its type's ``RESKEY:availability_zones`` while it
-    has none yet, or for a retype (Cinder's retype request spec)."""
-    allowed = specs_matcher.availability_zones(specs)
-    if zone and not (retype and allowed is not None):
-        return (zone,)
-    return allowed
-
-
 def misses(pool: Mapping[str, Any], specs: Mapping[str, str | None]
            ) -> list[str]:
     """The specs of a type that a pool fails: capability specs, and
     ``RESKEY:availability_zones`` when the pool is in none of them."""
     missing = specs_matcher.unsatisfied_specs(pool, specs)
-    if not in_zone(pool, specs_matcher.availability_zones(specs)):
-        missing.append(specs_matcher.AVAILABILITY_ZONES_KEY)
+    if not in_zone(pool, of_type(specs)):
+        missing.append(TYPE_SPEC)
     return missing
 
 
@@ -449,6 +429,14 @@ class CapabilityStore:
             entry = self._backends.get(service_host)
             return ({name: pool.caps for name, pool in entry.pools.items()}
                     if entry else None)
+
+    def pool(self, name: str) -> dict | None:
+        """The last report of one pool (``host@backend#pool``), fresh or
+        not; None when none is held."""
+        with self._lock:
+            entry = self._backends.get(name.partition("#")[0])
+            found = entry.pools.get(name) if entry else None
+            return found.caps if found else None
 
     def fresh_backends(self) -> set[str]:
         """``host@backend`` names whose last report is fresh."""

@@ -220,17 +220,3 @@ def is_multiattach_spec(extra_specs: Mapping[str, str | None]) -> bool:
     :returns: True when ``multiattach`` is exactly ``"<is> True"``.
     """
     return extra_specs.get(MULTIATTACH_KEY) == MULTIATTACH_VALUE
-
-#: The spec that restricts a type to some availability zones (3.52).
-AVAILABILITY_ZONES_KEY = "RESKEY:availability_zones"
-
-
-def availability_zones(extra_specs: Mapping[str, str | None]
-                       ) -> tuple[str, ...] | None:
-    """The availability zones a type's volumes may be in, as Cinder 29's
-    ``extract_availability_zones_from_volume_type`` reads them (a comma
-    separated list); None when the type names none."""
-    if AVAILABILITY_ZONES_KEY not in extra_specs:
-        return None
-    listed = (extra_specs[AVAILABILITY_ZONES_KEY] or "").split(",")
-    return tuple(zone.strip() for zone in listed if zone != "")

@@ -64,6 +64,7 @@ from common import exception
 from common import extra_specs
 from common import rpc
 from common.db.api import services as services_db
+from common.zones import Zones
 from services.scheduler import rpcapi as scheduler_rpcapi
 from services.volume import rpcapi as volume_rpcapi
 
@@ -234,7 +235,7 @@ class CapabilityCache:
             return None
 
     def _judge(self, wanted: dict,
-               zones: capabilities.Zones) -> _Verdict | None:
+               zones: Zones) -> _Verdict | None:
         """Judge the pools of ``zones`` held now; None when one satisfies
         ``wanted``."""
         generation = self.store.generation
@@ -246,7 +247,7 @@ class CapabilityCache:
 
     def check_type(self, ctxt: Any, vtype: Any, specs: dict,
                    size: int | None = None,
-                   zones: capabilities.Zones = None) -> None:
+                   zones: Zones = None) -> None:
         """Reject a type no fresh pool of ``zones`` (None: of any zone) can
         satisfy, or a size no such pool could hold even empty, if the view
         is trusted.
@@ -283,7 +284,7 @@ class CapabilityCache:
                 % size)
 
     def _check_size(self, ctxt: Any, specs: dict, size: int,
-                    zones: capabilities.Zones) -> None:
+                    zones: Zones) -> None:
         """Rule 4 for capacity: refuse only when every running backend was
         heard and no pool of theirs in ``zones``, judged empty, would hold
         ``size``; zones without a pool that counts are left to the
@@ -308,7 +309,7 @@ class CapabilityCache:
                  "letting the scheduler decide", size)
 
     def _check_specs(self, ctxt: Any, vtype: Any, specs: dict,
-                     zones: capabilities.Zones) -> None:
+                     zones: Zones) -> None:
         wanted = extra_specs.capability_specs(specs)
         if not wanted or not self.trusted():
             return
@@ -374,7 +375,7 @@ class _Reports:
 
 
 def describe(wanted: dict, failures: list[tuple[str, ...]],
-             zones: capabilities.Zones = None) -> str:
+             zones: Zones = None) -> str:
     """Name the specs no pool satisfies, or those no pool satisfies together.
 
     :param wanted: the type's capability specs.

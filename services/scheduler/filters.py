@@ -4,17 +4,17 @@ A pool is the capability dict a volume service reports for it, with the keys
 of Cinder's ``get_pools`` detail (``total_capacity_gb`` and
 ``free_capacity_gb`` may be the strings ``infinite``/``unknown``) plus
 ``availability_zone`` and ``backend_state``.  Missing keys take the defaults
-of Cinder's ``PoolState``.  The capacity rules are :mod:`common.capacity`
-and the capability rules :mod:`common.extra_specs`, both shared with the
-API.
+of Cinder's ``PoolState``.  The capacity rules are :mod:`common.capacity`,
+the capability rules :mod:`common.extra_specs` and the zone rules
+:mod:`common.zones`, all shared with the API.
 """
 
 import dataclasses
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from common import capabilities
 from common import capacity
+from common import zones
 from common.extra_specs import unsatisfied_specs
 
 Pool = Mapping[str, Any]
@@ -27,7 +27,7 @@ class PlacementRequest:
     size_gb: int
     extra_specs: Mapping[str, str | None]
     #: The zones the volume may go to (its own, or its type's).
-    availability_zones: capabilities.Zones
+    availability_zones: zones.Zones
 
 
 def backend_up(pool: Pool) -> bool:
@@ -43,7 +43,7 @@ def capabilities_ok(pool: Pool, extra_specs: Mapping[str, str | None]) -> bool:
 _FILTERS: tuple[tuple[str, Callable[[Pool, PlacementRequest], bool]], ...] = (
     ("BackendStateFilter", lambda pool, req: backend_up(pool)),
     ("AvailabilityZoneFilter",
-     lambda pool, req: capabilities.in_zone(pool, req.availability_zones)),
+     lambda pool, req: zones.in_zone(pool, req.availability_zones)),
     ("CapacityFilter",
      lambda pool, req: capacity.capacity_ok(pool, req.size_gb,
                                             req.extra_specs)),

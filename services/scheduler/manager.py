@@ -16,6 +16,7 @@ from common import messages
 from common import migration
 from common import service
 from common import warmup
+from common import zones
 from common.db.api import messages as messages_db
 from common.db.api import services as services_db
 from common.db.api import timestamps
@@ -340,15 +341,6 @@ class SchedulerManager(service.Manager):
                     host, dest))
         return dest
 
-    def _zone_of(self, pool: str) -> str:
-        """The availability zone a pool reports (chosen for a volume whose
-        type let the scheduler pick its zone), as Cinder sets the volume's
-        zone to its backend's."""
-        caps = (self.store.backend(volume_rpcapi.backend_of(pool)) or {}).get(
-            pool, {})
-        return caps.get("availability_zone",
-                        self.conf.storage_availability_zone)
-
     def _silent(self) -> bool:
         """No running service's report arrived for a freshness window,
         though some did before: the broker, not a backend, is the likely
@@ -405,7 +397,9 @@ class SchedulerManager(service.Manager):
             return None
         placed = {"host": host}
         if not volume.availability_zone:
-            placed["availability_zone"] = self._zone_of(host)
+            # Its type let the scheduler pick its zone: its pool's.
+            placed["availability_zone"] = zones.of_pool(
+                self.store.pool(host), self.conf.storage_availability_zone)
         if not volumes_db.volume_cas(ctxt, volume_id,
                                      {"status": STATUS.CREATING, "host": None},
                                      placed):

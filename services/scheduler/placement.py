@@ -27,6 +27,7 @@ from common import capabilities
 from common import capacity
 from common import exception
 from common import extra_specs
+from common import zones
 from services.scheduler import filters
 from services.scheduler import weighers
 
@@ -41,10 +42,10 @@ REPOSITION_SHARE = 32
 def request_for(volume: Any, specs: dict,
                 retype: bool = False) -> filters.PlacementRequest:
     """The placement request of a volume row and its (new) type's extra
-    specs, in the zones ``capabilities.zones_of`` allows."""
+    specs, in the zones ``zones.for_placement`` allows."""
     return filters.PlacementRequest(
         size_gb=volume.size, extra_specs=specs,
-        availability_zones=capabilities.zones_of(
+        availability_zones=zones.for_placement(
             specs, volume.availability_zone, retype))
 
 
@@ -157,7 +158,7 @@ class _Verdicts:
         caps = pool.caps
         if not filters.backend_up(caps):
             return "BackendStateFilter"
-        if not capabilities.in_zone(caps, self.request.availability_zones):
+        if not zones.in_zone(caps, self.request.availability_zones):
             return "AvailabilityZoneFilter"
         if not self.wanted:
             return None

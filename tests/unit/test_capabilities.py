@@ -383,21 +383,21 @@ def test_freshness_window_option():
     assert capabilities.freshness_window(Conf) == 3
 
 
+def test_one_pool_s_last_report_fresh_or_not(store, clock):
+    store.update("h@b", report(pools=[{"pool_name": "p"},
+                                      {"pool_name": "q"}]), timestamp=1.0)
+    assert store.pool("h@b#q")["pool_name"] == "q"
+    assert store.pool("h@b#q")["availability_zone"] == "nova"
+    assert store.pool("h@b#r") is None
+    assert store.pool("h2@b#q") is None
+    clock.now += 11
+    assert store.fresh_pools() == {}
+    assert store.pool("h@b#q")["pool_name"] == "q"
+
+
 def test_first_report_is_taken_whatever_its_timestamp(store):
     assert store.update("h@b", report(), timestamp=0.0)
     assert list(store.fresh_pools()) == ["h@b#p"]
-
-
-@pytest.mark.parametrize("specs, zone, retype, zones", [
-    ({}, "nova", False, ("nova",)),
-    ({}, None, False, None),
-    ({"RESKEY:availability_zones": "a,b"}, None, False, ("a", "b")),
-    ({"RESKEY:availability_zones": "a,b"}, "nova", False, ("nova",)),
-    ({"RESKEY:availability_zones": "a,b"}, "nova", True, ("a", "b")),
-    ({}, "nova", True, ("nova",)),
-])
-def test_zones_a_volume_may_be_placed_in(specs, zone, retype, zones):
-    assert capabilities.zones_of(specs, zone, retype) == zones
 
 
 def test_a_pool_outside_a_type_s_zones_misses_it():

@@ -333,14 +333,3 @@ def test_is_true_reads_as_the_matcher_s_is_operator(word):
     capability of True matches it."""
     assert extra_specs.is_true("<is> " + word) is extra_specs.match_value(
         True, "<is> " + word)
-
-@pytest.mark.parametrize("specs, zones", [
-    ({}, None),
-    ({"RESKEY:availability_zones": "az1"}, ("az1",)),
-    ({"RESKEY:availability_zones": "az1, az2 ,az3"}, ("az1", "az2", "az3")),
-    ({"RESKEY:availability_zones": "az1,,az2,"}, ("az1", "az2")),
-    ({"RESKEY:availability_zones": ""}, ()),
-])
-def test_availability_zones_of_a_type(specs, zones):
-    """Cinder 29's extract_availability_zones_from_volume_type."""
-    assert extra_specs.availability_zones(specs) == zones

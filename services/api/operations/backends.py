@@ -10,6 +10,7 @@ from common import capabilities
 from common import constants
 from common import exception
 from common import extra_specs
+from common import zones
 from common.db.api import services as services_db
 from common.db.api import types as types_db
 from common.db.api import volumes as volumes_db
@@ -80,7 +81,7 @@ class BackendOperations:
         return [(row, services_db.is_up(row, self.conf.service_down_time))
                 for row in services_db.service_list(ctxt)
                 if not row.disabled
-                and (not zone or row.availability_zone == zone)]
+                and zones.service_in(row.availability_zone, zone)]
 
     def host_usage(self, ctxt: Any, host: str) -> dict[str, list[int]]:
         """Per project, the volumes and snapshots (count, GB) of an

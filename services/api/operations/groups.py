@@ -17,6 +17,7 @@ from oslo_log import log as logging
 
 from common import constants
 from common import exception
+from common import zones
 from common.db.api import group_snapshots as gsnaps_db
 from common.db.api import groups as groups_db
 from common.db.api import quotas as quotas_db
@@ -24,7 +25,6 @@ from common.db.api import volumes as volumes_db
 from services.api import operations
 from services.api.operations import group_types as gtype_ops
 from services.api.operations import volumes as volume_ops
-from services.api.operations import zones
 from services.volume import rpcapi as volume_rpcapi
 
 LOG = logging.getLogger(__name__)

@@ -90,19 +90,6 @@ def checked_size(size: int | None, source: Source | None) -> int:
     return size
 
 
-def zone(requested: str | None, source: Source, default: str) -> str:
-    """The new volume's availability zone: the source's own.
-
-    :raises InvalidInput: another zone than the source's was asked for.
-    """
-    if requested and requested != source.availability_zone:
-        raise exception.InvalidInput(
-            reason="Volume must be in the same availability zone as the "
-            "%s" % ("snapshot" if source.kind == "snapshot"
-                    else "source volume"))
-    return source.availability_zone or default
-
-
 def holding(source: Source | None, first: Check) -> Check:
     """``first`` (the quota check), then the source held in the same
     transaction (``common.db.api.sources.hold``)."""

@@ -5,10 +5,10 @@ from typing import Any
 from oslo_config import cfg
 
 from common import quota
+from common import zones
 from common.db.api import quotas as quotas_db
 from common.db.api import volumes as volumes_db
 from services.api.operations import volumes as volume_ops
-from services.api.operations import zones
 
 #: Cinder's absolute limits, in its order, and their quota resources.
 _MAXIMA = (("maxTotalVolumes", quota.VOLUMES),
@@ -64,5 +64,5 @@ class UsageOperations:
 
     def availability_zones(self, ctxt: Any) -> list[tuple[str, bool]]:
         """Return ``(zone, available)`` for each zone with a volume service
-        (``zones.known``), sorted."""
-        return sorted(zones.known(ctxt, self.conf).items())
+        (``zones.listed``)."""
+        return zones.listed(ctxt, self.conf)

@@ -19,6 +19,7 @@ from common import migration
 from common import quota
 from common import rpc
 from common import states
+from common import zones
 from common.db.api import groups as groups_db
 from common.db.api import quotas as quotas_db
 from common.db.api import snapshots as snapshots_db
@@ -27,7 +28,6 @@ from common.db.api import types as types_db
 from common.db.api import volumes as volumes_db
 from services.api import operations
 from services.api.operations import sources
-from services.api.operations import zones
 from services.scheduler import rpcapi as scheduler_rpcapi
 from services.volume import rpcapi as volume_rpcapi
 
@@ -194,7 +194,9 @@ class VolumeOperations:
         # pool: no transaction's round trips on the path of every create.
         vtype, specs = self.resolve_type(
             ctxt, volume_type or (source and source.volume_type_id))
-        allowed = self._zones(ctxt, availability_zone, source, group, specs)
+        allowed = zones.for_volume(ctxt, self.conf, availability_zone, specs,
+                                   source=source,
+                                   group_zone=group.zone if group else None)
         zone = allowed[0] if len(allowed) == 1 else None
         is_multiattach = extra_specs.is_multiattach_spec(specs)
         encrypted = states.is_encrypted(specs)
@@ -230,19 +232,6 @@ class VolumeOperations:
                  {"id": row.id, "size": size,
                   "src": " from %s" % source.describe() if source else ""})
         return row
-
-    def _zones(self, ctxt: Any, zone: str | None,
-               source: "sources.Source | None", group: Into | None,
-               specs: dict) -> tuple[str, ...]:
-        """The zones a new volume may go to (Cinder's rules): its source's,
-        else its group's, else the one it asks for or the default; within
-        its type's ``RESKEY:availability_zones``, all of which it may go
-        to when nothing else decides."""
-        fixed = (sources.zone(zone, source,
-                              self.conf.storage_availability_zone)
-                 if source is not None else group and group.zone)
-        return zones.for_type(ctxt, self.conf, fixed or zone, specs,
-                              sourced=bool(fixed))
 
     def _cast_from_source(self, ctxt: Any, row: Any) -> None:
         """Cast the create to the source's node; a node too old to copy
@@ -586,7 +575,7 @@ class VolumeOperations:
                        % (row.id, vtype.name))
         if self.early_check is not None:
             self.early_check(ctxt, vtype, specs, row.size,
-                             capabilities.zones_of(
+                             zones.for_placement(
                                  specs, row.availability_zone, retype=True))
 
     def set_bootable(self, ctxt: Any, volume_id: str, bootable: bool) -> None:

@@ -5,7 +5,6 @@ import dataclasses
 
 import pytest
 
-from common import capabilities
 from common import capacity
 from common.capacity import capacity_ok, could_ever_hold, \
     over_subscription_ratio
@@ -58,21 +57,6 @@ def test_backend_up(state, expected):
 
 def test_backend_up_without_state():
     assert backend_up({}) is True
-
-
-@pytest.mark.parametrize("pool_az, wanted, expected", [
-    ("nova", None, True),
-    ("nova", (), True),
-    (None, None, True),
-    ("nova", ("nova",), True),
-    ("nova", ("az2", "nova"), True),
-    ("nova", ("az2",), False),
-    ("nova", ("novaz",), False),
-    (None, ("nova",), False),
-])
-def test_in_zone(pool_az, wanted, expected):
-    pool = {} if pool_az is None else {"availability_zone": pool_az}
-    assert capabilities.in_zone(pool, wanted) is expected
 
 
 @pytest.mark.parametrize("size, expected", [(50, True), (100, True),
