@@ -15,3 +15,15 @@ def visible(ctxt: Any, row: Any, rule: str, missing: Exception) -> Any:
     if not ctxt.can(rule, {"project_id": row.project_id}, fatal=False):
         raise missing
     return row
+
+
+def listed_project(ctxt: Any, all_tenants: bool) -> str | None:
+    """The project a list shows: every project (None) for an administrator
+    asking ``all_tenants``, else the caller's own.
+
+    :raises ProjectScopeRequired: a caller without a project asked for its
+        own project's rows.
+    """
+    if all_tenants and ctxt.is_admin:
+        return None
+    return ctxt.require_project()

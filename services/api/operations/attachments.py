@@ -23,7 +23,7 @@ from common import states
 from common.db.api import attachments as attachments_db
 from common.db.api import fencing as fencing_db
 from common.db.api.timestamps import utcnow
-from services.api.operations import volumes as volume_ops
+from services.api import operations
 from services.volume import rpcapi as volume_rpcapi
 
 LOG = logging.getLogger(__name__)
@@ -99,7 +99,7 @@ class AttachmentOperations:
 
     def list(self, ctxt: Any, all_tenants: bool = False,
              **kwargs: Any) -> list:
-        project = volume_ops.listed_project(ctxt, all_tenants)
+        project = operations.listed_project(ctxt, all_tenants)
         ctxt.can("volume:attachment_get", {"project_id": project})
         return attachments_db.attachment_list(ctxt, project_id=project,
                                               **kwargs)

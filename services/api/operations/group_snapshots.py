@@ -45,7 +45,7 @@ class GroupSnapshotOperations:
 
     def list(self, ctxt: Any, all_tenants: bool = False,
              **kwargs: Any) -> list:
-        project = volume_ops.listed_project(ctxt, all_tenants)
+        project = operations.listed_project(ctxt, all_tenants)
         ctxt.can("group:get_all_group_snapshots", {"project_id": project})
         return gsnaps_db.gsnap_list(ctxt, project_id=project, **kwargs)
 

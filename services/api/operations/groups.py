@@ -219,6 +219,6 @@ class GroupOperations:
 
     def list(self, ctxt: Any, all_tenants: bool = False,
              **kwargs: Any) -> list:
-        project = volume_ops.listed_project(ctxt, all_tenants)
+        project = operations.listed_project(ctxt, all_tenants)
         ctxt.can("group:get_all", {"project_id": project})
         return groups_db.group_list(ctxt, project_id=project, **kwargs)

@@ -8,7 +8,6 @@ from oslo_log import log as logging
 from common import exception
 from common.db.api import messages as messages_db
 from services.api import operations
-from services.api.operations import volumes as volume_ops
 
 LOG = logging.getLogger(__name__)
 
@@ -24,7 +23,7 @@ class MessageOperations:
 
     def list(self, ctxt: Any, all_tenants: bool = False,
              **kwargs: Any) -> list:
-        project = volume_ops.listed_project(ctxt, all_tenants)
+        project = operations.listed_project(ctxt, all_tenants)
         ctxt.can("message:get_all", {"project_id": project})
         return messages_db.message_list(ctxt, project_id=project, **kwargs)
 

@@ -18,6 +18,7 @@ from common import quota
 from common import rpc
 from common.db.api import snapshots as snapshots_db
 from common.db.api import sources as sources_db
+from services.api import operations
 from services.api.operations import volumes as volume_ops
 from services.volume import rpcapi as volume_rpcapi
 
@@ -44,7 +45,7 @@ class SnapshotOperations:
 
     def list(self, ctxt: Any, all_tenants: bool = False,
              **kwargs: Any) -> list:
-        project = volume_ops.listed_project(ctxt, all_tenants)
+        project = operations.listed_project(ctxt, all_tenants)
         ctxt.can("volume:get_all_snapshots", {"project_id": project})
         return snapshots_db.snapshot_list(ctxt, project_id=project, **kwargs)
 

@@ -93,7 +93,7 @@ class TransferOperations:
 
     def list(self, ctxt: Any, all_tenants: bool = False,
              **kwargs: Any) -> list:
-        project = volume_ops.listed_project(ctxt, all_tenants)
+        project = operations.listed_project(ctxt, all_tenants)
         ctxt.can("volume:get_all_transfers", {"project_id": project})
         return transfers_db.transfer_list(ctxt, project_id=project, **kwargs)
 

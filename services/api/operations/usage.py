@@ -8,7 +8,7 @@ from common import quota
 from common import zones
 from common.db.api import quotas as quotas_db
 from common.db.api import volumes as volumes_db
-from services.api.operations import volumes as volume_ops
+from services.api import operations
 
 #: Cinder's absolute limits, in its order, and their quota resources.
 _MAXIMA = (("maxTotalVolumes", quota.VOLUMES),
@@ -51,7 +51,7 @@ class UsageOperations:
         :param all_tenants: every project's volumes, for administrators.
         :returns: ``(count, size, {key: [distinct values]})``.
         """
-        project = volume_ops.listed_project(ctxt, all_tenants)
+        project = operations.listed_project(ctxt, all_tenants)
         ctxt.can("volume:get_all", {"project_id": project})
         volumes = volumes_db.volume_list(ctxt, project_id=project)
         metadata: dict[str, list[str]] = {}

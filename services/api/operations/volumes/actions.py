@@ -1,0 +1,195 @@
+"""Actions on an existing volume that leave it where it is
+(``POST /volumes/{id}/action``): extend, revert to a snapshot, bootable,
+read-only and the admin's reset-status.  Each is a compare-and-swap on the
+value read, then, where a node has work to do, a cast to it."""
+
+from typing import Any
+
+from oslo_log import log as logging
+
+from common import constants
+from common import exception
+from common import quota
+from common import rpc
+from common.db.api import snapshots as snapshots_db
+from common.db.api import volumes as volumes_db
+from services.api.operations.volumes import base
+
+LOG = logging.getLogger(__name__)
+STATUS = constants.VolumeStatus
+SNAP = constants.SnapshotStatus
+MIGRATION = constants.MigrationStatus
+
+
+class Actions(base.VolumeBase):
+    """Extend, revert, bootable, read-only, reset-status."""
+
+    def extend(self, ctxt: Any, volume_id: str, new_size: int,
+               attached_ok: bool = False) -> None:
+        """``os-extend``: ``available`` (or ``in-use`` from 3.42) ->
+        ``extending``; the volume service grows it.
+
+        :raises InvalidInput: the size does not grow.
+        :raises InvalidVolume: the status does not allow it.
+        """
+        row = self.get(ctxt, volume_id)
+        target = {"project_id": row.project_id}
+        ctxt.can("volume:extend", target)
+        if new_size <= row.size:
+            raise exception.InvalidInput(
+                reason="New size for extend must be greater than current "
+                       "size. (current: %s, extended: %s)."
+                       % (row.size, new_size))
+        allowed = [STATUS.AVAILABLE]
+        if attached_ok:
+            allowed.append(STATUS.IN_USE)
+            if row.status == STATUS.IN_USE:
+                ctxt.can("volume:extend_attached_volume", target)
+        if row.status not in allowed:
+            raise exception.InvalidVolume(
+                reason="Volume %s status must be %s to extend, but the "
+                       "current status is %s." % (
+                           volume_id, " or ".join(allowed), row.status))
+        change = quota.Change(row.volume_type.name,
+                              gigabytes=new_size - row.size, size=new_size)
+        self._cas(row, {"status": row.status, "size": row.size},
+                  {"status": STATUS.EXTENDING, "previous_status": row.status,
+                   "pending_size": new_size}, "an extend", ctxt,
+                  check=self.quota_check(row.project_id, row.volume_type_id,
+                                         change))
+        self.volume.extend_volume(ctxt, volume_id, row.host, new_size)
+        LOG.info("Volume %(id)s extending to %(size)s GiB",
+                 {"id": volume_id, "size": new_size})
+
+    def revert(self, ctxt: Any, volume_id: str, snapshot_id: str) -> None:
+        """``revert`` (3.40): an ``available`` volume to its latest
+        snapshot; ``reverting`` and ``restoring`` until the node is done.
+
+        :raises InvalidVolume: not available, or the snapshot is not its.
+        :raises InvalidSnapshot: not its latest snapshot, or not available.
+        :raises Invalid: the volume was extended since the snapshot.
+        """
+        row = self.get(ctxt, volume_id)
+        ctxt.can("volume:revert_to_snapshot", {"project_id": row.project_id})
+        snap, count = self._latest_snapshot(ctxt, row, snapshot_id)
+        if not snapshots_db.snapshot_cas(ctxt, snapshot_id,
+                                         {"status": SNAP.AVAILABLE},
+                                         {"status": SNAP.RESTORING}):
+            raise exception.InvalidSnapshot(
+                reason="Snapshot %s changed status." % snapshot_id)
+        try:
+            # NOTE(ashlar): the count makes "latest" hold: a snapshot
+            # made since it was read fails the swap; so does an extend.
+            self._cas(row, {"status": STATUS.AVAILABLE,
+                            "attachment_count": 0,
+                            "migration_status": MIGRATION.SETTLED,
+                            "snapshot_count": count,
+                            "size": snap.volume_size},
+                      {"status": STATUS.REVERTING}, "a revert", ctxt)
+        except exception.InvalidVolume:
+            snapshots_db.snapshot_cas(ctxt, snapshot_id,
+                                      {"status": SNAP.RESTORING},
+                                      {"status": SNAP.AVAILABLE})
+            raise
+        try:
+            self.volume.revert_to_snapshot(ctxt, volume_id, row.host,
+                                           snapshot_id)
+        except rpc.ServiceTooOld:
+            volumes_db.volume_cas(ctxt, volume_id,
+                                  {"status": STATUS.REVERTING},
+                                  {"status": STATUS.AVAILABLE})
+            snapshots_db.snapshot_cas(ctxt, snapshot_id,
+                                      {"status": SNAP.RESTORING},
+                                      {"status": SNAP.AVAILABLE})
+            raise
+        LOG.info("Volume %(id)s reverting to snapshot %(snap)s",
+                 {"id": volume_id, "snap": snapshot_id})
+
+    def _latest_snapshot(self, ctxt: Any, row: Any,
+                         snapshot_id: str) -> tuple[Any, int]:
+        """The snapshot a revert goes back to, and how many the volume
+        has; Cinder's refusals.
+
+        :raises InvalidVolume: the snapshot is not the volume's.
+        :raises InvalidSnapshot: not its latest snapshot, or not available.
+        :raises Invalid: the volume was extended since the snapshot.
+        """
+        volume_id = row.id
+        snap = self.snapshot(ctxt, snapshot_id)
+        if snap.volume_id != volume_id:
+            raise exception.InvalidVolume(
+                reason="Snapshot %s is not a snapshot of volume %s."
+                % (snapshot_id, volume_id))
+        snaps = snapshots_db.snapshots_of_volume(ctxt, volume_id)
+        latest = snaps[-1]
+        if latest.id != snapshot_id or snap.status != SNAP.AVAILABLE:
+            raise exception.InvalidSnapshot(
+                reason="Snapshot %s is not the latest one of volume %s, or "
+                "not available." % (snapshot_id, volume_id))
+        if row.size != snap.volume_size:
+            raise exception.Invalid(
+                "Can't revert volume %s to its latest snapshot %s. The "
+                "volume size must be equal to the snapshot size."
+                % (volume_id, snapshot_id))
+        return snap, len(snaps)
+
+    def set_bootable(self, ctxt: Any, volume_id: str, bootable: bool) -> None:
+        row = self.get(ctxt, volume_id)
+        ctxt.can("volume:update", {"project_id": row.project_id})
+        volumes_db.volume_update(ctxt, volume_id, {"bootable": bootable})
+
+    def update_readonly_flag(self, ctxt: Any, volume_id: str,
+                             readonly: bool) -> None:
+        """Read-only applies to attachments made afterwards (``ro`` mode and
+        ``access_mode``); only an ``available`` volume may change it."""
+        row = self.get(ctxt, volume_id)
+        ctxt.can("volume:update_readonly_flag",
+                 {"project_id": row.project_id})
+        if row.status != STATUS.AVAILABLE:
+            raise exception.InvalidVolume(
+                reason="Volume status must be available to update readonly "
+                       "flag.")
+        self._cas(row, {"status": STATUS.AVAILABLE},
+                  {"readonly": readonly}, "a read-only change", ctxt)
+
+    def reset_status(self, ctxt: Any, volume_id: str, attachments: Any,
+                     status: str | None = None,
+                     attach_status: str | None = None,
+                     migration_status: str | None = None) -> None:
+        """Admin ``os-reset_status``.
+
+        ``attach_status: detached`` force-deletes every attachment, each
+        terminating its own backend connection (Cinder only drops the rows).
+
+        :param attachments: the AttachmentOperations.
+        """
+        row = self.get(ctxt, volume_id)
+        ctxt.can("volume_extension:volume_admin_actions:reset_status",
+                 {"project_id": row.project_id})
+        if status == STATUS.DELETING:
+            raise exception.InvalidVolume(reason="Cannot reset-state to "
+                                                 "deleting")
+        if status == STATUS.IN_USE and not row.attachment_count:
+            raise exception.InvalidVolume(
+                reason="Cannot reset-state to in-use because volume does not "
+                       "have any attachments.")
+        if attach_status == constants.AttachStatus.DETACHED:
+            attachments.delete_all(ctxt, volume_id)
+            row = volumes_db.volume_get(ctxt, volume_id)
+        values: dict = {}
+        if status:
+            # An extend or retype in flight is over, whatever it did.
+            values.update(status=status, pending_size=None,
+                          pending_type_id=None)
+        if attach_status:
+            values["attach_status"] = attach_status
+        if migration_status:
+            values["migration_status"] = (
+                None if migration_status.lower() == "none"
+                else migration_status)
+        if values:
+            self._cas(row, {"status": row.status,
+                            "attach_status": row.attach_status}, values,
+                      "a reset", ctxt)
+        LOG.info("Volume %(id)s reset to %(values)s",
+                 {"id": volume_id, "values": values})
