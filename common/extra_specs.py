@@ -49,15 +49,25 @@ def _numeric(compare: Callable[[float, float], bool]) -> Callable[[Any, str], bo
     return lambda value, operand: compare(float(value), float(operand))
 
 
+#: ``oslo_utils.strutils.bool_from_string`` once :func:`_as_bool` has
+#: imported it.
+_bool_from_string: Callable[[Any], bool] | None = None
+
+
 def _as_bool(value: Any) -> bool:
     """``value`` read as ``<is>`` reads it: oslo's ``bool_from_string``
     (anything it does not read as true is False)."""
-    # NOTE(ashlar): imported at the first use: strutils compiles its
-    # password-masking patterns at import, about 40 ms of the start of
-    # every volume node, which imports this module for its reports but
-    # rarely matches an ``<is>``.
-    from oslo_utils import strutils
-    return strutils.bool_from_string(value)
+    global _bool_from_string
+    if _bool_from_string is None:
+        # NOTE(ashlar): imported at the first use: strutils compiles its
+        # password-masking patterns at import, about 40 ms of the start
+        # of every volume node, which imports this module for its reports
+        # but rarely matches an ``<is>``.  Kept afterwards: an import
+        # statement costs more than the parse on every reservation of a
+        # single-writer type.
+        from oslo_utils import strutils
+        _bool_from_string = strutils.bool_from_string
+    return _bool_from_string(value)
 
 
 def _is(value: Any, operand: str) -> bool:
