@@ -121,7 +121,8 @@ class Cluster:
 
     def worker_pids_that_accepted(self):
         return set(re.findall(r"^\S+ \S+ (\d+) INFO services\.api\.operations"
-                              r"\.volumes .*Volume \S+ of 1 GiB accepted$",
+                              r"\.volumes\.create .*Volume \S+ of 1 GiB "
+                              r"accepted$",
                               self.dep.log("api"), re.M))
 
 
