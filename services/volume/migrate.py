@@ -19,6 +19,7 @@ from common import exception
 from common import extra_specs
 from common import migration
 from common import states
+from common import zones
 from common.db.api import attachments as attachments_db
 from common.db.api import volumes as volumes_db
 from drivers import base as driver_base
@@ -105,9 +106,8 @@ def move_in(here: volume_backend.Backend, ctxt: ashlar_context.RequestContext,
                           % (here.service_host, source_host, exc))
         return False
     values = dict(update or {}, host=host, volume_type_id=new_type_id,
-                  availability_zone=here.pool(host).get(
-                      "availability_zone",
-                      here.conf.storage_availability_zone),
+                  availability_zone=zones.of_pool(
+                      here.pool(host), here.conf.storage_availability_zone),
                   multiattach=multiattach,
                   encrypted=states.is_encrypted(specs),
                   migration_status=MIGRATION.SUCCESS,
