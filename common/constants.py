@@ -46,6 +46,10 @@ class VolumeStatus:
     ERROR_DELETING = "error_deleting"
     EXTENDING = "extending"
     ERROR_EXTENDING = "error_extending"
+    #: Cinder's statuses of a failed restore and a failed manage: Ashlar
+    #: sets neither, but a volume in one may be deleted, as in Cinder.
+    ERROR_RESTORING = "error_restoring"
+    ERROR_MANAGING = "error_managing"
     RETYPING = "retyping"
     REVERTING = "reverting"
     MAINTENANCE = "maintenance"
@@ -62,9 +66,9 @@ class MigrationStatus:
     MIGRATING = "migrating"
     SUCCESS = "success"
     ERROR = "error"
-    #: A volume not moving: the values Cinder lets deletes, snapshots,
-    #: retypes and transfers through (``expected`` of a compare-and-swap).
-    SETTLED = (None, ERROR, SUCCESS)
+    #: Accepted by ``os-reset_status`` (Cinder's list), never set here.
+    COMPLETING = "completing"
+    NONE = "none"
 
 
 class SnapshotStatus:
@@ -77,7 +81,31 @@ class SnapshotStatus:
     ERROR_DELETING = "error_deleting"
     #: While a volume reverts to it.
     RESTORING = "restoring"
-    ALL = (CREATING, AVAILABLE, DELETING, ERROR, ERROR_DELETING, RESTORING)
+
+
+class GroupStatus:
+    """Values of ``groups.status`` (Cinder's generic volume groups)."""
+
+    CREATING = "creating"
+    AVAILABLE = "available"
+    UPDATING = "updating"
+    IN_USE = "in-use"
+    DELETING = "deleting"
+    DELETED = "deleted"
+    ERROR = "error"
+    ERROR_DELETING = "error_deleting"
+
+
+class GroupSnapshotStatus:
+    """Values of ``group_snapshots.status`` (Cinder's)."""
+
+    CREATING = "creating"
+    AVAILABLE = "available"
+    UPDATING = "updating"
+    DELETING = "deleting"
+    DELETED = "deleted"
+    ERROR = "error"
+    ERROR_DELETING = "error_deleting"
 
 
 class AttachStatus:

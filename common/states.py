@@ -1,8 +1,12 @@
-"""The volume and attachment state machines, as pure functions.
+"""The state machines, as pure functions, and every status set.
 
-This is the one place that says which status follows which.  The database
-layer (``common/db/api/attachments.py``) applies these answers with
-compare-and-swap updates; the API and the volume service only ask.
+This is the one place that says which status follows which, and from
+which statuses each operation on a volume, snapshot, group or group
+snapshot starts (the ``*_DELETABLE``, ``*_STATUSES``, ... sets below).
+The database layer (``common/db/api/attachments/``) applies these answers
+with compare-and-swap updates; the API and the volume service only ask.
+The values themselves are Cinder's, named in ``common.constants``; what
+the multiattach settings of a type allow is ``common.attach_rules``.
 
 Attachments (``volume_attachment.attach_status`` plus ``transition``, the
 operation in flight, NULL at rest)::
@@ -61,15 +65,78 @@ volume is in another status (extending, retyping, ...) only
 recomputes ``status`` the same way.
 """
 
-import dataclasses
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 
 from common import constants
 from common import exception
-from common import extra_specs
 
 VOL = constants.VolumeStatus
 ATT = constants.AttachStatus
+SNAP = constants.SnapshotStatus
+MIG = constants.MigrationStatus
+GRP = constants.GroupStatus
+GSNAP = constants.GroupSnapshotStatus
+
+# -- status sets: the statuses each operation starts from --------------------
+# NOTE(ashlar): every set of statuses an operation checks or expects in a
+# compare-and-swap is named here, once; the operations and the database
+# layer use the names.  The values are Cinder's (``common.constants``).
+
+#: Every volume status: what ``os-reset_status`` may set.
+VOLUME_STATUSES = tuple(value for name, value in vars(VOL).items()
+                        if name.isupper())
+
+#: A volume may be deleted (not by force) in these, as in Cinder.
+VOLUME_DELETABLE = (VOL.AVAILABLE, VOL.ERROR, VOL.ERROR_RESTORING,
+                    VOL.ERROR_EXTENDING, VOL.ERROR_MANAGING)
+#: A volume may be extended in these; ``in-use`` from 3.42 (policy
+#: ``volume:extend_attached_volume``).
+VOLUME_EXTENDABLE = (VOL.AVAILABLE,)
+VOLUME_EXTENDABLE_ATTACHED = (VOL.AVAILABLE, VOL.IN_USE)
+#: A volume may be retyped, or be the source of a copy, in these.
+VOLUME_RETYPABLE = (VOL.AVAILABLE, VOL.IN_USE)
+VOLUME_COPYABLE = (VOL.AVAILABLE, VOL.IN_USE)
+#: A volume may be snapshotted in these (``in-use`` with ``force``, or
+#: from 3.66, and always as a member of a group snapshot).
+VOLUME_SNAPSHOTTABLE = (VOL.AVAILABLE,)
+VOLUME_SNAPSHOTTABLE_FORCED = (VOL.AVAILABLE, VOL.IN_USE)
+#: A volume may join a group, or leave one, in these (Cinder's).
+VOLUME_GROUP_ADDABLE = (VOL.AVAILABLE, VOL.IN_USE)
+VOLUME_GROUP_REMOVABLE = (VOL.AVAILABLE, VOL.IN_USE, VOL.ERROR,
+                          VOL.ERROR_DELETING)
+#: ``migration_status`` of a volume that is not moving: what Cinder lets
+#: deletes, snapshots, retypes and transfers through.
+MIGRATION_SETTLED = (None, MIG.ERROR, MIG.SUCCESS)
+#: What ``os-reset_status`` may set (Cinder's lists).
+VOLUME_RESET_ATTACH_STATUSES = (ATT.ATTACHED, ATT.DETACHED)
+VOLUME_RESET_MIGRATION_STATUSES = (MIG.MIGRATING, MIG.ERROR, MIG.SUCCESS,
+                                   MIG.COMPLETING, MIG.NONE, MIG.STARTING)
+
+#: Every snapshot status: what ``os-reset_status`` may set.
+SNAPSHOT_STATUSES = (SNAP.CREATING, SNAP.AVAILABLE, SNAP.DELETING,
+                     SNAP.ERROR, SNAP.ERROR_DELETING, SNAP.RESTORING)
+#: A snapshot may be the source of a new volume in these.
+SNAPSHOT_COPYABLE = (SNAP.AVAILABLE,)
+#: A snapshot may be deleted (not by force) in these.
+SNAPSHOT_DELETABLE = (SNAP.AVAILABLE, SNAP.ERROR)
+#: ``os-update_snapshot_status``: from a status, the statuses it may set.
+SNAPSHOT_STATUS_UPDATES = {
+    SNAP.CREATING: (SNAP.CREATING, SNAP.AVAILABLE, SNAP.ERROR),
+    SNAP.DELETING: (SNAP.DELETING, SNAP.ERROR_DELETING)}
+
+#: Every group status: what ``os-reset_status`` may set.
+GROUP_STATUSES = (GRP.AVAILABLE, GRP.CREATING, GRP.DELETING, GRP.DELETED,
+                  GRP.ERROR, GRP.ERROR_DELETING, GRP.IN_USE, GRP.UPDATING)
+#: A group may be deleted, without its volumes, in these.
+GROUP_DELETABLE = (GRP.AVAILABLE, GRP.ERROR)
+#: Every group snapshot status: what ``os-reset_status`` may set.
+GROUP_SNAPSHOT_STATUSES = (GSNAP.AVAILABLE, GSNAP.CREATING, GSNAP.DELETING,
+                           GSNAP.DELETED, GSNAP.ERROR, GSNAP.ERROR_DELETING,
+                           GSNAP.UPDATING)
+#: A group snapshot may be deleted in these.
+GROUP_SNAPSHOT_DELETABLE = (GSNAP.AVAILABLE, GSNAP.ERROR)
+
+# -- attachments ---------------------------------------------------------------
 
 #: Volume statuses that are a function of the attachment rows.
 ATTACH_DRIVEN = frozenset([VOL.AVAILABLE, VOL.RESERVED, VOL.ATTACHING,
@@ -81,6 +148,9 @@ RESERVABLE = ATTACH_DRIVEN
 _PRECEDENCE = ((ATT.ATTACHED, VOL.IN_USE), (ATT.ATTACHING, VOL.ATTACHING),
                (ATT.DETACHING, VOL.DETACHING), (ATT.RESERVED, VOL.RESERVED))
 
+#: Attachment statuses of a row not yet complete, which a lapsed lease
+#: reaps (with no transition in flight and no fence).
+UNCOMPLETED = frozenset([ATT.RESERVED, ATT.ATTACHING])
 #: Attachment statuses whose row may hold a backend connection.
 CONNECTED = frozenset([ATT.ATTACHING, ATT.ATTACHED])
 #: Attach modes; ``null`` (the string) means "not said", treated as rw.
@@ -88,13 +158,6 @@ MODE_NULL = "null"
 MODE_RW = "rw"
 MODE_RO = "ro"
 
-#: Extra specs (scoped, so the scheduler does not read them as capability
-#: requirements) that tune attachments of a type's volumes.
-MAX_ATTACHMENTS_SPEC = "ashlar:max_attachments"
-SINGLE_WRITER_SPEC = "ashlar:multiattach_single_writer"
-#: Any extra spec in this scope marks an encrypting type
-#: (``encryption:provider=luks``, mirroring Cinder's encryption fields).
-ENCRYPTION_SCOPE = "encryption:"
 
 
 class Transition:
@@ -283,158 +346,19 @@ def fenced_by_takeover(rows: Iterable, taker_id: str) -> list:
             and counts_as_writer(row.attach_mode, row.fenced_at)]
 
 
-# -- reservation ------------------------------------------------------------
+# -- group snapshots ------------------------------------------------------------
 
-@dataclasses.dataclass(frozen=True)
-class ReserveGuard:
-    """What a reservation must find on the volume row, atomically.
+def group_snapshot_follows(status: str, members: set[str]) -> str | None:
+    """The status a group snapshot takes once its member snapshots are in
+    ``members`` (their statuses): ``available`` once all are, ``error`` if
+    one failed, ``error_deleting`` if a delete failed; ``DESTROY`` once a
+    deleting one has none left; None: it stays as it is."""
+    if status == GSNAP.CREATING and (members <= {SNAP.AVAILABLE}
+                                     or SNAP.ERROR in members):
+        return GSNAP.ERROR if SNAP.ERROR in members else GSNAP.AVAILABLE
+    if status == GSNAP.DELETING and SNAP.ERROR_DELETING in members:
+        return GSNAP.ERROR_DELETING
+    if status == GSNAP.DELETING and not members:
+        return DESTROY
+    return None
 
-    :param multiattach: the flag as read (a retype may not flip it between).
-    :param limit: most live attachment rows of a multiattach volume.
-    :param single_writer: at most one attachment whose mode is not ``ro``.
-    :param writer: whether the new row counts as a writer.
-    :param instance_uuid: Cinder's live-migration exception: a volume that is
-        not multiattach may take a second row for the instance it is
-        attached to already (never a third).
-    :param first_only: admitted only as the volume's first attachment (a
-        bootable multiattach volume, read without attachments, for a caller
-        whom ``volume:multiattach_bootable_volume`` does not allow more);
-        ``limit`` is then 1.
-    """
-
-    multiattach: bool
-    limit: int
-    single_writer: bool = False
-    writer: bool = True
-    instance_uuid: str | None = None
-    first_only: bool = False
-
-
-def attach_limits(specs: Mapping[str, str | None],
-                  default_limit: int) -> tuple[int, bool]:
-    """``(max attachments, single writer)`` for a type's extra specs."""
-    limit = default_limit
-    raw = specs.get(MAX_ATTACHMENTS_SPEC)
-    if raw is not None:
-        limit = _parse_limit(raw)
-    single = extra_specs.is_true(specs.get(SINGLE_WRITER_SPEC))
-    return limit, single
-
-
-def _parse_limit(raw: str | None) -> int:
-    try:
-        value = int(str(raw).strip())
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise exception.InvalidInput(
-            reason="%s must be a whole number of at least 1, not %r."
-            % (MAX_ATTACHMENTS_SPEC, raw))
-    return value
-
-
-def is_encrypted(specs: Mapping[str, str | None]) -> bool:
-    """Whether a type's extra specs ask for encryption."""
-    return any(key.startswith(ENCRYPTION_SCOPE) for key in specs)
-
-
-def validate_type_specs(specs: Mapping[str, str | None],
-                        multiattach: bool) -> None:
-    """Refuse extra specs that cannot work together (type definition).
-
-    :param multiattach: whether the specs make volumes multiattach.
-    :raises InvalidInput: encryption with multiattach, or a bad limit.
-    """
-    if multiattach and is_encrypted(specs):
-        raise exception.InvalidInput(
-            reason="Multiattach cannot be used with encrypted volume "
-                   "types (%s* extra specs)." % ENCRYPTION_SCOPE)
-    if MAX_ATTACHMENTS_SPEC in specs:
-        _parse_limit(specs[MAX_ATTACHMENTS_SPEC])
-
-
-def reserve_refusal(volume_id: str, status: str, multiattach: bool,
-                    count: int, writers: int, guard: ReserveGuard,
-                    same_instance: bool) -> exception.AshlarException:
-    """Explain why a reservation's conditional update matched nothing.
-
-    Called with the volume as re-read after the refusal; the first failing
-    condition, in the order a user can act on, is named.
-    """
-    if "error" in status:
-        return exception.InvalidVolume(
-            reason="Volume attachments can not be created if the volume is "
-                   "in an error state. The Volume %s currently has a status "
-                   "of: %s " % (volume_id, status))
-    if status not in RESERVABLE:
-        return exception.InvalidVolume(
-            reason="Volume %s status must be available, reserved, attaching, "
-                   "in-use or detaching to reserve, but the current status "
-                   "is %s." % (volume_id, status))
-    if multiattach != guard.multiattach:
-        return exception.InvalidVolume(
-            reason="Volume %s changed its multiattach setting meanwhile; "
-                   "try again." % volume_id)
-    if not multiattach:
-        if count >= 1 and not (count == 1 and same_instance):
-            return exception.InvalidVolume(
-                reason="Volume %s is not multiattach and already has an "
-                       "attachment; its status is %s." % (volume_id, status))
-    elif guard.first_only and count >= 1:
-        return exception.PolicyNotAuthorized(
-            action="volume:multiattach_bootable_volume")
-    elif count >= guard.limit:
-        return exception.InvalidVolume(
-            reason="Volume %s already has the maximum of %d attachments."
-                   % (volume_id, guard.limit))
-    if guard.single_writer and guard.writer and writers >= 1:
-        return exception.InvalidVolume(
-            reason="Volume %s allows only one read/write attachment (its "
-                   "type sets %s); attach it with mode ro."
-                   % (volume_id, SINGLE_WRITER_SPEC))
-    return exception.InvalidVolume(
-        reason="Volume %s could not be reserved; try again." % volume_id)
-
-
-# -- rules ----------------------------------------------------------------
-
-def deletion_allowed(instance_uuid: str | None, has_connection: bool,
-                     privileged: bool) -> bool:
-    """OSSA-2023-003: only an admin or a service may delete an attachment a
-    compute host still holds connected for an instance."""
-    return privileged or not (instance_uuid and has_connection)
-
-
-def check_retype(volume_id: str, status: str, old_multiattach: bool,
-                 new_multiattach: bool, new_encrypted: bool,
-                 attachments: int, may_migrate: bool) -> None:
-    """The multiattach rules of a retype.
-
-    :param may_migrate: the retype may need to move the data.
-    :raises InvalidInput: a rule refuses it.
-    """
-    if new_multiattach and new_encrypted:
-        raise exception.InvalidInput(
-            reason="Retype requested both encryption and multi-attach, "
-                   "which is not supported.")
-    if old_multiattach != new_multiattach and status != VOL.AVAILABLE:
-        raise exception.InvalidInput(
-            reason="Invalid volume_type passed, retypes affecting multiattach "
-                   "are only allowed on available volumes, the specified "
-                   "volume however currently has a status of: %s." % status)
-    if may_migrate:
-        check_migration(volume_id, attachments)
-
-
-def check_migration(volume_id: str, attachments: int) -> None:
-    """Refuse to copy a volume that more than one attachment may write.
-
-    :raises InvalidVolume: more than one attachment exists.
-    """
-    if attachments > 1:
-        raise exception.InvalidVolume(
-            reason="Volume %s has %d attachments; migrating it (or a retype "
-                   "that may migrate it) is refused while more than one "
-                   "attachment exists, because a copy cannot follow writes "
-                   "from several hosts. Detach all but one first."
-                   % (volume_id, attachments))

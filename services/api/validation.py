@@ -24,15 +24,10 @@ import jsonschema
 from oslo_utils import strutils, uuidutils
 
 from common import exception
-from common.constants import VolumeStatus
+from common import states
 from services.api.microversion import APIVersion
 from services.api.schemas import DB_MAX_INT, Schema, Versioned
 
-_VOLUME_STATUSES = tuple(value for name, value in vars(VolumeStatus).items()
-                         if name.isupper())
-_ATTACH_STATUSES = ["attached", "detached"]
-_MIGRATION_STATUSES = ("migrating", "error", "success", "completing", "none",
-                       "starting")
 _SORT_DIRS = ("asc", "desc")
 
 
@@ -116,18 +111,21 @@ def _check_status(kind: str, value: object,
 
 @FORMATS.checks("volume_status")
 def _is_volume_status(value: object) -> bool:
-    return _check_status("Volume status", value, _VOLUME_STATUSES)
+    return _check_status("Volume status", value, states.VOLUME_STATUSES)
 
 
 @FORMATS.checks("volume_attach_status")
 def _is_attach_status(value: object) -> bool:
-    return _check_status("Volume attach status", value, _ATTACH_STATUSES)
+    # NOTE(ashlar): Cinder lists these as a list, the others as a tuple;
+    # the message shows which.
+    return _check_status("Volume attach status", value,
+                         list(states.VOLUME_RESET_ATTACH_STATUSES))
 
 
 @FORMATS.checks("volume_migration_status")
 def _is_migration_status(value: object) -> bool:
     return _check_status("Volume migration status", value,
-                         _MIGRATION_STATUSES)
+                         states.VOLUME_RESET_MIGRATION_STATUSES)
 
 
 def _as_number(value: Any) -> float | None:

@@ -12,6 +12,7 @@ from cliff import lister
 
 from common import constants
 from common import exception
+from common import states
 from common.db.api import attachments as attachments_db
 from common.db.api import services as services_db
 from common.db.api import volumes as volumes_db
@@ -36,7 +37,7 @@ class VolumeResetState(command.Command):
         parser.add_argument("--state", help="The new status (e.g. "
                             "available, error).")
         parser.add_argument("--attach-status",
-                            choices=["attached", "detached"])
+                            choices=states.VOLUME_RESET_ATTACH_STATUSES)
         return parser
 
     def take_action(self, args: Any) -> None:

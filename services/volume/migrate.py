@@ -13,12 +13,12 @@ from typing import Any
 
 from oslo_log import log as logging
 
+from common import attach_rules
 from common import constants
 from common import context as ashlar_context
 from common import exception
 from common import extra_specs
 from common import migration
-from common import states
 from common import zones
 from common.db.api import attachments as attachments_db
 from common.db.api import volumes as volumes_db
@@ -109,7 +109,7 @@ def move_in(here: volume_backend.Backend, ctxt: ashlar_context.RequestContext,
                   availability_zone=zones.of_pool(
                       here.pool(host), here.conf.storage_availability_zone),
                   multiattach=multiattach,
-                  encrypted=states.is_encrypted(specs),
+                  encrypted=attach_rules.is_encrypted(specs),
                   migration_status=MIGRATION.SUCCESS,
                   previous_status=None, pending_type_id=None,
                   error_reason=None, service_uuid=here.service_uuid)

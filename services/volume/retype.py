@@ -11,11 +11,11 @@ from typing import Any
 
 from oslo_log import log as logging
 
+from common import attach_rules
 from common import constants
 from common import context as ashlar_context
 from common import exception
 from common import extra_specs
-from common import states
 from common.db.api import attachments as attachments_db
 from common.db.api import types as types_db
 from common.db.api import volumes as volumes_db
@@ -60,7 +60,7 @@ def retype(here: volume_backend.Backend, ctxt: ashlar_context.RequestContext,
                      "policy": migration_policy})
     elif _driver_retype(here, row, multiattach):
         values.update(volume_type_id=vtype.id, multiattach=multiattach,
-                      encrypted=states.is_encrypted(specs))
+                      encrypted=attach_rules.is_encrypted(specs))
     else:
         missing = ["a backend change of its multiattach flag"]
     attachments_db.volume_leave_status(

@@ -4,7 +4,6 @@ import itertools
 
 import pytest
 
-from common import exception
 from common import states
 
 T = states.Transition
@@ -119,71 +118,6 @@ def test_resolve_stuck():
 def test_is_writer():
     assert states.is_writer("rw") and states.is_writer("null")
     assert not states.is_writer("ro")
-
-
-def test_attach_limits():
-    assert states.attach_limits({}, 7) == (7, False)
-    assert states.attach_limits({"ashlar:max_attachments": "3"}, 7) == (
-        3, False)
-    assert states.attach_limits(
-        {"ashlar:multiattach_single_writer": "<is> True"}, 7) == (7, True)
-    assert states.attach_limits(
-        {"ashlar:multiattach_single_writer": "<is> False"}, 7) == (7, False)
-    with pytest.raises(exception.InvalidInput):
-        states.attach_limits({"ashlar:max_attachments": "0"}, 7)
-    with pytest.raises(exception.InvalidInput):
-        states.attach_limits({"ashlar:max_attachments": "many"}, 7)
-
-
-def test_validate_type_specs():
-    states.validate_type_specs({"encryption:provider": "luks"}, False)
-    states.validate_type_specs({"multiattach": "<is> True"}, True)
-    with pytest.raises(exception.InvalidInput) as err:
-        states.validate_type_specs({"encryption:provider": "luks"}, True)
-    assert "Multiattach cannot be used with encrypted" in err.value.msg
-    with pytest.raises(exception.InvalidInput):
-        states.validate_type_specs({"ashlar:max_attachments": "-1"}, True)
-
-
-def _refusal(status="in-use", multiattach=False, count=1, writers=1,
-             guard=None, same=False):
-    guard = guard or states.ReserveGuard(multiattach=multiattach, limit=4)
-    return states.reserve_refusal("v", status, multiattach, count, writers,
-                                  guard, same).msg
-
-
-def test_reserve_refusal_messages():
-    assert "error state" in _refusal(status="error")
-    assert "current status is extending" in _refusal(status="extending")
-    assert "not multiattach and already has" in _refusal()
-    assert "maximum of 4" in _refusal(multiattach=True, count=4)
-    guard = states.ReserveGuard(multiattach=True, limit=9,
-                                single_writer=True)
-    assert "only one read/write" in _refusal(multiattach=True, guard=guard)
-    guard = states.ReserveGuard(multiattach=True, limit=9)
-    assert "changed its multiattach" in _refusal(guard=guard)
-
-
-def test_deletion_allowed():
-    assert states.deletion_allowed(None, True, False)
-    assert states.deletion_allowed("i", False, False)
-    assert not states.deletion_allowed("i", True, False)
-    assert states.deletion_allowed("i", True, True)
-
-
-def test_check_retype():
-    states.check_retype("v", "available", False, True, False, 0, True)
-    with pytest.raises(exception.InvalidInput) as err:
-        states.check_retype("v", "in-use", False, True, False, 1, False)
-    assert "only allowed on available volumes" in err.value.msg
-    with pytest.raises(exception.InvalidInput) as err:
-        states.check_retype("v", "available", False, True, True, 0, False)
-    assert "both encryption and multi-attach" in err.value.msg
-    states.check_retype("v", "in-use", True, True, False, 2, False)
-    with pytest.raises(exception.InvalidVolume) as err:
-        states.check_retype("v", "in-use", True, True, False, 2, True)
-    assert "more than one attachment" in err.value.msg
-    states.check_migration("v", 1)
 
 
 def test_a_raising_change_needs_no_other_row():

@@ -11,7 +11,9 @@ from typing import Any, Callable
 
 import sqlalchemy as sa
 
+from common import constants
 from common import exception
+from common import states
 from common.db import models
 from common.db.api import groups as groups_db
 from common.db.api import snapshots as snapshots_db
@@ -22,6 +24,8 @@ from common.db.api.engine import writer
 from common.db.api.paging import project_page
 
 GSNAP = models.GroupSnapshot
+GSNAP_STATUS = constants.GroupSnapshotStatus
+GRP_STATUS = constants.GroupStatus
 SNAP = models.Snapshot
 
 #: A member snapshot: its columns, what its volume must be, and the
@@ -50,7 +54,7 @@ def gsnap_create(context: Any, values: dict,
     :raises QuotaError: from a member's check.
     """
     session = context.session
-    groups_db.hold(session, values["group_id"], ("available",))
+    groups_db.hold(session, values["group_id"], (GRP_STATUS.AVAILABLE,))
     row = GSNAP(**values)
     session.add(row)
     session.flush()
@@ -114,12 +118,12 @@ def gsnap_delete(context: Any, gsnap_id: str) -> list[models.Snapshot]:
         reason="GroupSnapshot status must be available or error, and no "
                "Group can be currently using it as source for its creation.")
     if not conditional_update(session, GSNAP, gsnap_id,
-                              {"status": ("available", "error")},
-                              {"status": "deleting"}):
+                              {"status": states.GROUP_SNAPSHOT_DELETABLE},
+                              {"status": GSNAP_STATUS.DELETING}):
         raise refused
     if session.execute(sa.select(models.Group.id).where(
             models.Group.group_snapshot_id == gsnap_id,
-            models.Group.status == "creating")).first() is not None:
+            models.Group.status == GRP_STATUS.CREATING)).first() is not None:
         raise refused
     snaps = list(session.execute(sa.select(SNAP).where(
         SNAP.group_snapshot_id == gsnap_id)).scalars())
@@ -149,16 +153,10 @@ def settle(gsnap_id: str | None) -> Callable[[Any], None] | None:
             GSNAP.id == gsnap_id)).scalar()
         have = set(session.execute(sa.select(SNAP.status).where(
             SNAP.group_snapshot_id == gsnap_id)).scalars())
-        if status == "creating" and (have <= {"available"} or
-                                     "error" in have):
-            conditional_update(session, GSNAP, gsnap_id,
-                               {"status": "creating"},
-                               {"status": "error" if "error" in have
-                                else "available"})
-        elif status == "deleting" and "error_deleting" in have:
-            conditional_update(session, GSNAP, gsnap_id,
-                               {"status": "deleting"},
-                               {"status": "error_deleting"})
-        elif status == "deleting" and not have:
+        after = states.group_snapshot_follows(status, have)
+        if after == states.DESTROY:
             session.execute(sa.delete(GSNAP).where(GSNAP.id == gsnap_id))
+        elif after is not None:
+            conditional_update(session, GSNAP, gsnap_id, {"status": status},
+                               {"status": after})
     return _settle

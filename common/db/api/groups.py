@@ -13,6 +13,7 @@ import sqlalchemy as sa
 
 from common import constants
 from common import exception
+from common import states
 from common.db import models
 from common.db.api.cas import conditional_update
 from common.db.api.engine import reader
@@ -21,16 +22,11 @@ from common.db.api.engine import writer
 from common.db.api.paging import project_page
 from common.db.api.timestamps import utcnow
 
-MIGRATION = constants.MigrationStatus
+GRP_STATUS = constants.GroupStatus
+VOL_STATUS = constants.VolumeStatus
 GROUP = models.Group
 VOL = models.Volume
 
-#: Cinder's statuses a volume may be in to join or leave a group.
-ADD_STATUSES = ("available", "in-use")
-REMOVE_STATUSES = ("available", "in-use", "error", "error_deleting")
-#: The volume statuses a group delete takes to ``deleting``.
-DELETABLE = ("available", "error", "error_restoring", "error_extending",
-             "error_managing")
 
 
 def _get(session: Any, group_id: str, lock: bool = False) -> models.Group:
@@ -128,26 +124,30 @@ def group_update(context: Any, group_id: str, values: dict,
     """
     session = context.session
     if add or remove:
-        hold(session, group_id, ("available",))
+        hold(session, group_id, (GRP_STATUS.AVAILABLE,))
     group = _get(session, group_id)
     for volume_id in add:
         if not conditional_update(session, VOL, volume_id, {
                 "group_id": None, "project_id": group.project_id,
-                "volume_type_id": type_ids(group), "status": ADD_STATUSES},
+                "volume_type_id": type_ids(group),
+                "status": states.VOLUME_GROUP_ADDABLE},
                 {"group_id": group_id}):
             raise exception.InvalidVolume(
                 reason="Cannot add volume %s to group %s: it must be of "
                        "its project, of a volume type the group supports, "
                        "in no other group, and %s." % (
-                           volume_id, group_id, " or ".join(ADD_STATUSES)))
+                           volume_id, group_id,
+                           " or ".join(states.VOLUME_GROUP_ADDABLE)))
     for volume_id in remove:
         if not conditional_update(session, VOL, volume_id, {
-                "group_id": group_id, "status": REMOVE_STATUSES},
+                "group_id": group_id,
+                "status": states.VOLUME_GROUP_REMOVABLE},
                 {"group_id": None}):
             raise exception.InvalidVolume(
                 reason="Cannot remove volume %s from group %s: it must be "
                        "in the group and %s." % (
-                           volume_id, group_id, " or ".join(REMOVE_STATUSES)))
+                           volume_id, group_id,
+                           " or ".join(states.VOLUME_GROUP_REMOVABLE)))
     for key, value in values.items():
         setattr(group, key, value)
     group.updated_at = utcnow()
@@ -164,12 +164,13 @@ def group_delete(context: Any, group_id: str, expected: dict,
         the last removal removes the group, ``settle_deleted``).
     :raises InvalidGroup: the group is not in ``expected``, has group
         snapshots, or has volumes that cannot go (attached, with
-        snapshots, in another status than ``DELETABLE``), or has volumes
+        snapshots, in another status than ``states.VOLUME_DELETABLE``), or
+        has volumes
         and not ``delete_volumes``.
     """
     session = context.session
     if not conditional_update(session, GROUP, group_id, expected,
-                              {"status": "deleting"}):
+                              {"status": GRP_STATUS.DELETING}):
         raise exception.InvalidGroup(
             reason="Group %s status must be available or error." % group_id)
     if session.execute(sa.select(models.GroupSnapshot.id).where(
@@ -184,8 +185,10 @@ def group_delete(context: Any, group_id: str, expected: dict,
     for volume in volumes:
         if not conditional_update(session, VOL, volume.id, {
                 "group_id": group_id, "attachment_count": 0,
-                "snapshot_count": 0, "migration_status": MIGRATION.SETTLED,
-                "status": DELETABLE}, {"status": "deleting"}):
+                "snapshot_count": 0,
+                "migration_status": states.MIGRATION_SETTLED,
+                "status": states.VOLUME_DELETABLE},
+                {"status": VOL_STATUS.DELETING}):
             raise exception.InvalidGroup(
                 reason="Volume %s in group %s is attached, has snapshots or "
                        "is in a status it cannot be deleted in." % (
@@ -210,7 +213,7 @@ def settle_deleted(session: Any, group_id: str) -> None:
     """
     group = session.execute(sa.select(GROUP.status).where(
         GROUP.id == group_id).with_for_update()).first()
-    if group is None or group.status != "deleting":
+    if group is None or group.status != GRP_STATUS.DELETING:
         return
     if session.execute(sa.select(VOL.id).where(
             VOL.group_id == group_id)).first() is None:

@@ -16,7 +16,9 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy import orm
 
+from common import constants
 from common import exception
+from common import states
 from common.db import models
 from common.db.api import metadata as metadata_db
 from common.db.api.cas import compare_and_swap
@@ -29,6 +31,7 @@ from common.db.api.timestamps import utcnow
 from common.db.api.volumes import Check
 
 SNAP = models.Snapshot
+SNAP_STATUS = constants.SnapshotStatus
 META = models.SnapshotMetadata
 VOL = models.Volume
 
@@ -213,12 +216,12 @@ def all_deleting(session: Any, snapshot_ids: list[str], force: bool) -> None:
     :raises InvalidSnapshot: one is not; the caller's transaction must
         roll back.
     """
-    allowed = (SNAP.status != "restoring" if force
-               else SNAP.status.in_(("available", "error")))
+    allowed = (SNAP.status != SNAP_STATUS.RESTORING if force
+               else SNAP.status.in_(states.SNAPSHOT_DELETABLE))
     for snapshot_id in snapshot_ids:
         if session.execute(sa.update(SNAP).where(
                 SNAP.id == snapshot_id, allowed).values(
-                    status="deleting", updated_at=utcnow())).rowcount != 1:
+                    status=SNAP_STATUS.DELETING, updated_at=utcnow())).rowcount != 1:
             raise exception.InvalidSnapshot(
                 reason="Snapshot %s of the volume cannot be deleted in its "
                        "status; a cascade deletes available or error "

@@ -18,6 +18,7 @@ import oslo_messaging as messaging
 from oslo_config import cfg
 from oslo_log import log as logging
 
+from common import attach_rules
 from common import exception
 from common import states
 from common.db.api import attachments as attachments_db
@@ -174,9 +175,9 @@ class AttachmentOperations:
                     "volume:multiattach_bootable_volume", _target(volume),
                     fatal=False)
         mode = self._create_mode(volume, mode, connector)
-        limit, single_writer = states.attach_limits(
+        limit, single_writer = attach_rules.attach_limits(
             specs, self.conf.max_attachments_per_volume)
-        guard = states.ReserveGuard(
+        guard = attach_rules.ReserveGuard(
             multiattach=volume.multiattach, limit=1 if first_only else limit,
             single_writer=single_writer and volume.multiattach,
             writer=states.is_writer(mode), instance_uuid=instance_uuid,
@@ -213,13 +214,13 @@ class AttachmentOperations:
 
     @staticmethod
     def _refusal(ctxt: Any, volume_id: str,
-                 guard: states.ReserveGuard) -> exception.AshlarException:
+                 guard: attach_rules.ReserveGuard) -> exception.AshlarException:
         fresh = attachments_db.volume_brief(ctxt, volume_id)
         same = bool(guard.instance_uuid) and any(
             att.instance_uuid == guard.instance_uuid
             for att in attachments_db.attachments_of_volume(ctxt,
                                                             volume_id))
-        return states.reserve_refusal(
+        return attach_rules.reserve_refusal(
             volume_id, fresh.status, fresh.multiattach,
             fresh.attachment_count, fresh.writer_count, guard, same)
 
@@ -395,7 +396,7 @@ class AttachmentOperations:
         def decide(row: Any, volume: Any) -> attachments_db.Change | None:
             self._authorize_row(ctxt, "volume:attachment_delete", row,
                                 volume, row.attached_host)
-            if not force and not states.deletion_allowed(
+            if not force and not attach_rules.deletion_allowed(
                     row.instance_uuid, bool(row.connection_info),
                     privileged(ctxt, volume, row.attached_host)):
                 raise ConflictNovaUsingAttachment(

@@ -9,14 +9,14 @@ should encrypt; they change only while no volume uses the type.
 import uuid
 from typing import Any
 
+from common import attach_rules
 from common import exception
-from common import states
 from common.db.api import types as types_db
 from services.api.operations import types as type_ops
 
 FIELDS = ("provider", "cipher", "key_size", "control_location")
 _RULE = "volume_extension:volume_type_encryption:%s"
-_SCOPE = states.ENCRYPTION_SCOPE
+_SCOPE = attach_rules.ENCRYPTION_SCOPE
 
 
 def encryption_id(type_id: str) -> str:

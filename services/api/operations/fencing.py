@@ -23,6 +23,7 @@ from typing import Any
 import oslo_messaging as messaging
 from oslo_log import log as logging
 
+from common import attach_rules
 from common import exception
 from common import states
 from common.db.api import attachments as attachments_db
@@ -131,7 +132,7 @@ class FencingOperations:
                change: tuple[dict, dict, dict | None]) -> Any:
         expected, values, connector = change
         _volume, specs = attachments_db.volume_and_specs(ctxt, volume.id)
-        single = volume.multiattach and states.attach_limits(specs, 1)[1]
+        single = volume.multiattach and attach_rules.attach_limits(specs, 1)[1]
         try:
             fencing_db.grant_writer(ctxt, volume.id, row.id, expected,
                                     values, single, connector)

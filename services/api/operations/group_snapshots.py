@@ -14,6 +14,7 @@ from oslo_log import log as logging
 from common import constants
 from common import exception
 from common import quota
+from common import states
 from common.db.api import group_snapshots as gsnaps_db
 from common.db.api import groups as groups_db
 from services.api import operations
@@ -21,13 +22,9 @@ from services.api.operations import groups as group_ops
 from services.api.operations import volumes as volume_ops
 from services.volume import rpcapi as volume_rpcapi
 
-MIGRATION = constants.MigrationStatus
 LOG = logging.getLogger(__name__)
 SNAP = constants.SnapshotStatus
-#: Cinder's group snapshot statuses, what ``reset_status`` may set.
-STATUSES = ("available", "creating", "deleting", "deleted", "error",
-            "error_deleting", "updating")
-
+GSNAP = constants.GroupSnapshotStatus
 
 class GroupSnapshotOperations:
     def __init__(self, groups: group_ops.GroupOperations,
@@ -58,8 +55,8 @@ class GroupSnapshotOperations:
                  "status": SNAP.CREATING, "progress": "0%",
                  "volume_size": vol.size, "display_name": name,
                  "display_description": description},
-                {"status": ("available", "in-use"),
-                 "migration_status": MIGRATION.SETTLED,
+                {"status": states.VOLUME_SNAPSHOTTABLE_FORCED,
+                 "migration_status": states.MIGRATION_SETTLED,
                  "group_id": vol.group_id, "size": vol.size,
                  "volume_type_id": vol.volume_type_id},
                 self.volumes.quota_check(vol.project_id, vol.volume_type_id,
@@ -83,7 +80,7 @@ class GroupSnapshotOperations:
             "id": str(uuid.uuid4()), "group_id": group_id,
             "project_id": group.project_id, "user_id": ctxt.user_id,
             "name": name, "description": description,
-            "status": "creating" if members else "available",
+            "status": GSNAP.CREATING if members else GSNAP.AVAILABLE,
             "group_type_id": group.group_type_id}, members)
         for snap in gsnaps_db.members(ctxt, row.id):
             self.volume.create_snapshot(ctxt, snap.id, snap.volume.host)
@@ -106,7 +103,7 @@ class GroupSnapshotOperations:
         row = self.get(ctxt, gsnap_id)
         ctxt.can("group:reset_group_snapshot_status",
                  {"project_id": row.project_id})
-        if status not in STATUSES:
+        if status not in states.GROUP_SNAPSHOT_STATUSES:
             raise exception.InvalidGroupSnapshot(
                 reason="Invalid status %r for a group snapshot." % status)
         gsnaps_db.gsnap_cas(ctxt, gsnap_id, {}, {"status": status})

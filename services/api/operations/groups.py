@@ -17,6 +17,7 @@ from oslo_log import log as logging
 
 from common import constants
 from common import exception
+from common import states
 from common import zones
 from common.db.api import group_snapshots as gsnaps_db
 from common.db.api import groups as groups_db
@@ -28,9 +29,7 @@ from services.api.operations import volumes as volume_ops
 from services.volume import rpcapi as volume_rpcapi
 
 LOG = logging.getLogger(__name__)
-#: Cinder's group statuses, what ``reset_status`` may set.
-STATUSES = ("available", "creating", "deleting", "deleted", "error",
-            "error_deleting", "in-use", "updating")
+GRP = constants.GroupStatus
 
 
 def _ids(value: str | None) -> list[str]:
@@ -58,7 +57,7 @@ class GroupOperations:
     def create(self, ctxt: Any, name: str | None, description: str | None,
                group_type: str, volume_types: list[str],
                availability_zone: str | None = None,
-               status: str = "available", **source: str | None) -> Any:
+               status: str = GRP.AVAILABLE, **source: str | None) -> Any:
         """Write the group, ``available`` (``creating`` when made from a
         source).
 
@@ -115,7 +114,7 @@ class GroupOperations:
             operations.visible(ctxt, gsnap, "group:get_group_snapshot",
                                exception.GroupSnapshotNotFound(
                                    group_snapshot_id=group_snapshot_id))
-            if gsnap.status != "available":
+            if gsnap.status != constants.GroupSnapshotStatus.AVAILABLE:
                 raise exception.InvalidGroupSnapshot(
                     reason="Group snapshot %s must be available, not %s." % (
                         group_snapshot_id, gsnap.status))
@@ -125,7 +124,7 @@ class GroupOperations:
                        for snap in gsnaps_db.members(ctxt, gsnap.id)]
         else:
             source = self.get(ctxt, source_group_id)
-            if source.status != "available":
+            if source.status != GRP.AVAILABLE:
                 raise exception.InvalidGroup(
                     reason="Source group %s must be available, not %s." % (
                         source_group_id, source.status))
@@ -138,23 +137,23 @@ class GroupOperations:
                     "Group snapshot" if group_snapshot_id else "Source Group"))
         row = self.create(ctxt, name, description, source.group_type_id,
                           groups_db.type_ids(source),
-                          source.availability_zone, status="creating",
+                          source.availability_zone, status=GRP.CREATING,
                           group_snapshot_id=group_snapshot_id,
                           source_group_id=source_group_id)
         self._fill(ctxt, row, members)
         return row
 
     def _fill(self, ctxt: Any, row: Any, members: list[dict]) -> None:
-        into = volume_ops.Into(row, ("creating",))
-        status = "available"
+        into = volume_ops.Into(row, (GRP.CREATING,))
+        status = GRP.AVAILABLE
         try:
             for member in members:
                 self.volumes.create(ctxt, None, group=into, **member)
         except Exception:
-            status = "error"
+            status = GRP.ERROR
             raise
         finally:
-            groups_db.group_cas(ctxt, row.id, {"status": "creating"},
+            groups_db.group_cas(ctxt, row.id, {"status": GRP.CREATING},
                                 {"status": status})
             row.status = status
 
@@ -199,7 +198,7 @@ class GroupOperations:
         row = self.get(ctxt, group_id)
         ctxt.can("group:delete", {"project_id": row.project_id})
         expected = ({} if delete_volumes
-                    else {"status": ("available", "error")})
+                    else {"status": states.GROUP_DELETABLE})
         for vol in groups_db.group_delete(ctxt, group_id, expected,
                                           delete_volumes):
             if vol.host is None or (vol.status == constants.VolumeStatus.ERROR
@@ -212,7 +211,7 @@ class GroupOperations:
     def reset_status(self, ctxt: Any, group_id: str, status: str) -> None:
         row = self.get(ctxt, group_id)
         ctxt.can("group:reset_status", {"project_id": row.project_id})
-        if status not in STATUSES:
+        if status not in states.GROUP_STATUSES:
             raise exception.InvalidGroup(
                 reason="Invalid status %r for a group." % status)
         groups_db.group_cas(ctxt, group_id, {}, {"status": status})

@@ -16,18 +16,16 @@ from common import constants
 from common import exception
 from common import quota
 from common import rpc
+from common import states
 from common.db.api import snapshots as snapshots_db
 from common.db.api import sources as sources_db
 from services.api import operations
 from services.api.operations import volumes as volume_ops
 from services.volume import rpcapi as volume_rpcapi
 
-MIGRATION = constants.MigrationStatus
 LOG = logging.getLogger(__name__)
-STATUS = constants.VolumeStatus
 SNAP = constants.SnapshotStatus
 
-DELETABLE = (SNAP.AVAILABLE, SNAP.ERROR)
 
 
 class SnapshotOperations:
@@ -59,8 +57,8 @@ class SnapshotOperations:
         """
         volume = self.volumes.get(ctxt, volume_id)
         ctxt.can("volume:create_snapshot", {"project_id": volume.project_id})
-        allowed = ((STATUS.AVAILABLE, STATUS.IN_USE) if force
-                   else (STATUS.AVAILABLE,))
+        allowed = (states.VOLUME_SNAPSHOTTABLE_FORCED if force
+                   else states.VOLUME_SNAPSHOTTABLE)
         if volume.status not in allowed:
             raise exception.InvalidVolume(
                 reason="Volume %s status must be available%s, but current "
@@ -75,7 +73,7 @@ class SnapshotOperations:
             "volume_size": volume.size, "display_name": name,
             "display_description": description,
         }, metadata, volume_expected={
-            "status": allowed, "migration_status": MIGRATION.SETTLED,
+            "status": allowed, "migration_status": states.MIGRATION_SETTLED,
             # what the snapshot and its quota were judged by
             "size": volume.size, "volume_type_id": volume.volume_type_id},
             check=self.volumes.quota_check(volume.project_id,
@@ -113,7 +111,7 @@ class SnapshotOperations:
                 reason="Snapshot %s is part of group snapshot %s; delete "
                        "the group snapshot instead." % (
                            snapshot_id, row.group_snapshot_id))
-        expected = ({"status": DELETABLE} if not force
+        expected = ({"status": states.SNAPSHOT_DELETABLE} if not force
                     else {"status": row.status})
         if row.status == SNAP.RESTORING or \
                 not snapshots_db.snapshot_cas(
@@ -137,7 +135,7 @@ class SnapshotOperations:
         row = self.get(ctxt, snapshot_id)
         ctxt.can("volume_extension:snapshot_admin_actions:reset_status",
                  {"project_id": row.project_id})
-        if status not in SNAP.ALL:
+        if status not in states.SNAPSHOT_STATUSES:
             raise exception.InvalidInput(
                 reason="Invalid status %r for a snapshot" % status)
         snapshots_db.snapshot_update(ctxt, snapshot_id, {"status": status})
@@ -153,7 +151,7 @@ class SnapshotOperations:
         row = self.get(ctxt, snapshot_id)
         ctxt.can("snapshot_extension:snapshot_actions:update_snapshot_status",
                  {"project_id": row.project_id})
-        allowed = _STATUS_UPDATES.get(row.status)
+        allowed = states.SNAPSHOT_STATUS_UPDATES.get(row.status)
         if allowed is None:
             raise exception.Invalid("Snapshot status %s not allowed for "
                                     "update_snapshot_status" % row.status)
@@ -193,10 +191,6 @@ class SnapshotOperations:
                  {"project_id": row.project_id})
         snapshots_db.snapshot_metadata_delete(ctxt, snapshot_id, key)
 
-
-#: The moves ``os-update_snapshot_status`` allows, from each status.
-_STATUS_UPDATES = {SNAP.CREATING: (SNAP.CREATING, SNAP.AVAILABLE, SNAP.ERROR),
-                   SNAP.DELETING: (SNAP.DELETING, SNAP.ERROR_DELETING)}
 
 
 def _percentage(progress: str) -> str:

@@ -10,11 +10,11 @@ from typing import Any
 
 from common import constants
 from common import exception
+from common import states
 from common.db.api import sources as sources_db
 from common.db.api.volumes import Check
 from services.api import faults
 
-STATUS = constants.VolumeStatus
 SNAP = constants.SnapshotStatus
 
 
@@ -41,17 +41,17 @@ def of_snapshot(row: Any) -> Source:
             "values")
     return Source("snapshot", row.id, row.volume.host, row.volume_size,
                   row.volume.volume_type_id, row.volume.availability_zone,
-                  (SNAP.AVAILABLE,))
+                  states.SNAPSHOT_COPYABLE)
 
 
 def of_volume(row: Any) -> Source:
     """:raises InvalidVolume: it is not ``available`` or ``in-use``."""
-    if row.status not in (STATUS.AVAILABLE, STATUS.IN_USE):
+    if row.status not in states.VOLUME_COPYABLE:
         raise exception.InvalidVolume(
             reason="Unable to create a volume from an originating source "
             "volume when its status is not 'available' or 'in-use'.")
     return Source("volume", row.id, row.host, row.size, row.volume_type_id,
-                  row.availability_zone, (STATUS.AVAILABLE, STATUS.IN_USE))
+                  row.availability_zone, states.VOLUME_COPYABLE)
 
 
 def require_size(size: object, sourced: bool) -> None:

@@ -13,13 +13,13 @@ from oslo_log import log as logging
 from common import constants
 from common import exception
 from common import quota
+from common import states
 from common.db.api import snapshots as snapshots_db
 from common.db.api import transfers as transfers_db
 from common.db.api import volumes as volumes_db
 from services.api import operations
 from services.api.operations import volumes as volume_ops
 
-MIGRATION = constants.MigrationStatus
 LOG = logging.getLogger(__name__)
 STATUS = constants.VolumeStatus
 SNAP = constants.SnapshotStatus
@@ -65,7 +65,7 @@ class TransferOperations:
         # NOTE(ashlar): the count makes the snapshots checked above the
         # ones that go along: a snapshot made meanwhile fails the swap.
         expected = {"status": STATUS.AVAILABLE, "attachment_count": 0,
-                    "migration_status": MIGRATION.SETTLED, "group_id": None}
+                    "migration_status": states.MIGRATION_SETTLED, "group_id": None}
         if not no_snapshots:
             expected["snapshot_count"] = len(snapshots)
         auth_key = secrets.token_hex(KEY_LENGTH // 2)

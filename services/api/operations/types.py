@@ -5,9 +5,9 @@ from typing import Any
 
 from oslo_log import log as logging
 
+from common import attach_rules
 from common import exception
 from common import extra_specs
-from common import states
 from common.db.api import types as types_db
 
 LOG = logging.getLogger(__name__)
@@ -26,7 +26,7 @@ def _check_multiattach_cacheable(specs: dict) -> None:
 
 def validate_specs(specs: dict) -> None:
     """Refuse combinations that cannot work (multiattach with encryption)."""
-    states.validate_type_specs(specs, extra_specs.is_multiattach_spec(specs))
+    attach_rules.validate_type_specs(specs, extra_specs.is_multiattach_spec(specs))
 
 
 def _user_project(ctxt: Any) -> str | None:

@@ -6,6 +6,7 @@ import uuid
 import pytest
 import sqlalchemy as sa
 
+from common import attach_rules
 from common import states
 from common.db import models
 from common.db.api import attachments as db
@@ -32,7 +33,7 @@ def _values(instance=None, mode="null", with_connector=False, host=None,
 
 
 def _reserve(volume, guard=None, **kwargs):
-    guard = guard or states.ReserveGuard(multiattach=volume.multiattach,
+    guard = guard or attach_rules.ReserveGuard(multiattach=volume.multiattach,
                                          limit=128)
     return fixtures.reserve(volume.id, guard, _values(**kwargs),
                             connector=kwargs.get("connector"))
@@ -75,7 +76,7 @@ def test_non_multiattach_second_reservation_refused_and_no_row():
 
 def test_same_instance_may_hold_a_second_row_never_a_third():
     vol = fixtures.make_volume()
-    guard = states.ReserveGuard(multiattach=False, limit=1,
+    guard = attach_rules.ReserveGuard(multiattach=False, limit=1,
                                 instance_uuid="i1")
     assert _reserve(vol, guard, instance="i1") is not None
     assert _reserve(vol, guard, instance="i1") is not None
@@ -87,7 +88,7 @@ def test_another_instance_is_refused_by_the_same_instance_guard():
     reserved (on PostgreSQL it is inserted before the guard runs)."""
     vol = fixtures.make_volume()
     assert _reserve(vol, instance="i1") is not None
-    guard = states.ReserveGuard(multiattach=False, limit=1,
+    guard = attach_rules.ReserveGuard(multiattach=False, limit=1,
                                 instance_uuid="i2")
     assert _reserve(vol, guard, instance="i2") is None
     assert [row.instance_uuid for row in db.attachments_of_volume(
@@ -96,7 +97,7 @@ def test_another_instance_is_refused_by_the_same_instance_guard():
 
 def test_guard_checks_multiattach_flag_as_read():
     vol = fixtures.make_volume(multiattach=True)
-    guard = states.ReserveGuard(multiattach=False, limit=1)
+    guard = attach_rules.ReserveGuard(multiattach=False, limit=1)
     assert _reserve(vol, guard) is None
 
 
@@ -142,7 +143,7 @@ def test_race_on_multiattach_all_win_and_volume_status_right():
 
 def test_race_against_the_limit():
     vol = fixtures.make_volume(multiattach=True)
-    guard = states.ReserveGuard(multiattach=True, limit=5)
+    guard = attach_rules.ReserveGuard(multiattach=True, limit=5)
     results = _race(12, lambda i: _reserve(vol, guard, instance="i%d" % i))
     assert len([r for r in results if r is not None]) == 5
     assert _vol(vol.id).attachment_count == 5
@@ -153,7 +154,7 @@ def test_race_single_writer():
 
     def attach(i):
         writer = i % 2 == 0
-        guard = states.ReserveGuard(multiattach=True, limit=100,
+        guard = attach_rules.ReserveGuard(multiattach=True, limit=100,
                                     single_writer=True, writer=writer)
         return _reserve(vol, guard, mode="rw" if writer else "ro")
     results = _race(12, attach)

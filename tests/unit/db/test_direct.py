@@ -10,7 +10,7 @@ import pytest
 import sqlalchemy as sa
 from oslo_db import exception as db_exc
 
-from common import states
+from common import attach_rules
 from common.db import models
 from common.db.api import cas
 from common.db.api import direct
@@ -54,7 +54,7 @@ def _attached_pair():
     attached rows on one host."""
     vtype = fixtures.make_type(specs={"multiattach": "<is> True"})
     vol = fixtures.make_volume(multiattach=True, vtype=vtype, bootable=True)
-    rows = [fixtures.reserve(vol.id, states.ReserveGuard(
+    rows = [fixtures.reserve(vol.id, attach_rules.ReserveGuard(
         multiattach=True, limit=8), {
             "id": "a%d" % i, "attach_status": "attached",
             "transition": None, "attached_host": "h1"},

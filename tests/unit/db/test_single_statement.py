@@ -7,7 +7,7 @@ import uuid
 import pytest
 import sqlalchemy as sa
 
-from common import states
+from common import attach_rules
 from common.db import migrations
 from common.db import models
 from common.db.api import attachments as db
@@ -37,7 +37,7 @@ def test_a_single_statement_joins_the_transaction_the_context_has_open():
 
 def test_record_changes_columns_but_never_the_status():
     vol = fixtures.make_volume(multiattach=True)
-    row = fixtures.reserve(vol.id, states.ReserveGuard(
+    row = fixtures.reserve(vol.id, attach_rules.ReserveGuard(
         multiattach=True, limit=8), {"id": "a1", "attach_status": "attaching",
                                      "transition": "creating",
                                      "attached_host": "h1"})
@@ -130,7 +130,7 @@ def _statements(engine) -> list:
 def _reserve_at_once(conn, volume_id, multiattach, connector):
     volume, _specs = reserve_db._brief_and_specs(conn, volume_id)
     wanted = db.Reservation(
-        states.ReserveGuard(multiattach=multiattach, limit=8),
+        attach_rules.ReserveGuard(multiattach=multiattach, limit=8),
         {"id": str(uuid.uuid4()), "attach_status": "attaching",
          "transition": "creating", "attach_mode": "rw",
          "attached_host": "h1"}, connector)
@@ -230,7 +230,7 @@ def test_a_volume_read_reads_attachments_only_when_it_has_some():
     assert row.attachments == []
     reads = [sql for sql in seen if sql.startswith("SELECT")]
     assert len(reads) == 1 and "volume_attachment" not in reads[0]
-    made = fixtures.reserve(vol.id, states.ReserveGuard(
+    made = fixtures.reserve(vol.id, attach_rules.ReserveGuard(
         multiattach=True, limit=8), {"id": "a1", "attach_status": "attaching",
                                      "transition": "creating",
                                      "attached_host": "h1"})

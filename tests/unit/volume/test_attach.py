@@ -10,6 +10,7 @@ import pytest
 import sqlalchemy as sa
 from oslo_config import cfg
 
+from common import attach_rules
 from common import exception
 from common import states
 from common.db import models
@@ -58,7 +59,7 @@ def _row(vol, host="h1", status="attaching", transition=T.CREATING,
     values = {"id": str(uuid.uuid4()), "attach_status": status,
               "transition": transition, "attach_mode": mode,
               "attached_host": host, "instance_uuid": instance}
-    guard = states.ReserveGuard(multiattach=vol.multiattach, limit=99)
+    guard = attach_rules.ReserveGuard(multiattach=vol.multiattach, limit=99)
     return fixtures.reserve(vol.id, guard, values,
                             {"host": host} if host else None)
 

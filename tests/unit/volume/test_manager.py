@@ -7,6 +7,7 @@ from unittest import mock
 import pytest
 import sqlalchemy as sa
 
+from common import attach_rules
 from common import exception
 from common import states
 from common.db import models
@@ -38,7 +39,7 @@ def test_extend_returns_to_what_attachments_say(mgr, attached, after):
     vol = fixtures.make_volume_on(mgr.driver)
     if attached:
         assert fixtures.reserve(
-            vol.id, states.ReserveGuard(multiattach=False, limit=1),
+            vol.id, attach_rules.ReserveGuard(multiattach=False, limit=1),
             {"id": "a1", "attach_status": "attached", "attach_mode": "rw"})
     volumes_db.volume_cas(fixtures.admin(), vol.id, {},
                           {"status": "extending", "pending_size": 5})
@@ -285,7 +286,7 @@ def test_a_1_1_caller_connects_and_disconnects_without_a_snapshot(mgr):
     """RPC 1.1 sent only the attachment id: the node reads the row."""
     vol = fixtures.make_volume_on(mgr.driver, multiattach=True)
     row = fixtures.reserve(
-        vol.id, states.ReserveGuard(multiattach=True, limit=9),
+        vol.id, attach_rules.ReserveGuard(multiattach=True, limit=9),
         {"id": "a-1-1", "attach_status": "attaching",
          "transition": states.Transition.CREATING, "attach_mode": "ro",
          "attached_host": "h1"}, {"host": "h1"})

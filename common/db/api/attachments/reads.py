@@ -195,4 +195,4 @@ def attachments_with_lapsed_lease(context: RequestContext, backend: str,
     return _rows_of_backend(
         context, backend, VA.lease_expires_at < now, VA.transition.is_(None),
         VA.fenced_at.is_(None),
-        VA.attach_status.in_([states.ATT.RESERVED, states.ATT.ATTACHING]))
+        VA.attach_status.in_(states.UNCOMPLETED))

@@ -26,6 +26,7 @@ from typing import Any, Callable
 import sqlalchemy as sa
 from oslo_db import exception as db_exc
 
+from common import attach_rules
 from common import exception
 from common import states
 from common.context import RequestContext
@@ -57,7 +58,7 @@ class Reservation:
     """What a new attachment of a volume asks for (see
     ``attachment_reserve``)."""
 
-    guard: states.ReserveGuard
+    guard: attach_rules.ReserveGuard
     #: Columns of the new row, ``id`` included.
     values: dict
     connector: dict | None = None

@@ -11,6 +11,7 @@ from common import constants
 from common import exception
 from common import quota
 from common import rpc
+from common import states
 from common.db.api import snapshots as snapshots_db
 from common.db.api import volumes as volumes_db
 from services.api.operations.volumes import base
@@ -18,7 +19,6 @@ from services.api.operations.volumes import base
 LOG = logging.getLogger(__name__)
 STATUS = constants.VolumeStatus
 SNAP = constants.SnapshotStatus
-MIGRATION = constants.MigrationStatus
 
 
 class Actions(base.VolumeBase):
@@ -40,11 +40,10 @@ class Actions(base.VolumeBase):
                 reason="New size for extend must be greater than current "
                        "size. (current: %s, extended: %s)."
                        % (row.size, new_size))
-        allowed = [STATUS.AVAILABLE]
-        if attached_ok:
-            allowed.append(STATUS.IN_USE)
-            if row.status == STATUS.IN_USE:
-                ctxt.can("volume:extend_attached_volume", target)
+        allowed = (states.VOLUME_EXTENDABLE_ATTACHED if attached_ok
+                   else states.VOLUME_EXTENDABLE)
+        if attached_ok and row.status == STATUS.IN_USE:
+            ctxt.can("volume:extend_attached_volume", target)
         if row.status not in allowed:
             raise exception.InvalidVolume(
                 reason="Volume %s status must be %s to extend, but the "
@@ -82,7 +81,7 @@ class Actions(base.VolumeBase):
             # made since it was read fails the swap; so does an extend.
             self._cas(row, {"status": STATUS.AVAILABLE,
                             "attachment_count": 0,
-                            "migration_status": MIGRATION.SETTLED,
+                            "migration_status": states.MIGRATION_SETTLED,
                             "snapshot_count": count,
                             "size": snap.volume_size},
                       {"status": STATUS.REVERTING}, "a revert", ctxt)
@@ -185,7 +184,7 @@ class Actions(base.VolumeBase):
             values["attach_status"] = attach_status
         if migration_status:
             values["migration_status"] = (
-                None if migration_status.lower() == "none"
+                None if migration_status.lower() == constants.MigrationStatus.NONE
                 else migration_status)
         if values:
             self._cas(row, {"status": row.status,

@@ -8,12 +8,12 @@ from typing import Any
 
 from oslo_log import log as logging
 
+from common import attach_rules
 from common import constants
 from common import exception
 from common import extra_specs
 from common import quota
 from common import rpc
-from common import states
 from common import zones
 from common.db.api import groups as groups_db
 from common.db.api import volumes as volumes_db
@@ -89,7 +89,8 @@ class Creating(base.VolumeBase):
             raise exception.InvalidInput(reason=_MULTIATTACH_REMOVED)
         source = self._source(ctxt, snapshot_id, source_volid)
         if isinstance(group, str):
-            group = Into(self.group(ctxt, group), ("available",))
+            group = Into(self.group(ctxt, group),
+                         (constants.GroupStatus.AVAILABLE,))
         size = sources.checked_size(size, source)
         # NOTE(ashlar): the type, and the services table when the early
         # check has to read it, are single statements on the autocommit
@@ -99,7 +100,7 @@ class Creating(base.VolumeBase):
         allowed = zones.for_volume(ctxt, self.conf, availability_zone, specs,
                                    source=source,
                                    group_zone=group.zone if group else None)
-        encrypted = states.is_encrypted(specs)
+        encrypted = attach_rules.is_encrypted(specs)
         is_multiattach = self._multiattach(ctxt, project, specs, encrypted)
         self.check_place(ctxt, source, vtype, specs, size, allowed)
         if group is not None:

@@ -8,6 +8,7 @@ from oslo_log import log as logging
 
 from common import constants
 from common import exception
+from common import states
 from common.db.api import snapshots as snapshots_db
 from common.db.api import sources as sources_db
 from common.db.api import volumes as volumes_db
@@ -16,8 +17,6 @@ from services.api.operations.volumes import base
 LOG = logging.getLogger(__name__)
 STATUS = constants.VolumeStatus
 
-DELETABLE = (STATUS.AVAILABLE, STATUS.ERROR, "error_restoring",
-             STATUS.ERROR_EXTENDING, "error_managing")
 _DELETE_REFUSED = ("Volume %sstatus must be available or error or "
                    "error_restoring or error_extending or error_managing and "
                    "must not be migrating, attached, belong to a group, have "
@@ -55,10 +54,10 @@ class Deleting(base.VolumeBase):
         snaps = self._snapshots_going(ctxt, row, force, cascade)
         expected: dict = {"attachment_count": 0,
                           "snapshot_count": len(snaps),
-                          "migration_status": constants.MigrationStatus.SETTLED,
+                          "migration_status": states.MIGRATION_SETTLED,
                           "group_id": None}
         if not force:
-            expected["status"] = DELETABLE
+            expected["status"] = states.VOLUME_DELETABLE
 
         def check(session: Any) -> None:
             sources_db.refuse_if_copied(session, "volume", volume_id)

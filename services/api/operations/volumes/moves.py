@@ -6,6 +6,7 @@ from typing import Any
 
 from oslo_log import log as logging
 
+from common import attach_rules
 from common import capabilities
 from common import constants
 from common import exception
@@ -57,16 +58,16 @@ class Moves(base.VolumeBase):
             project_id=None if ctxt.is_admin else row.project_id)
         policy = migration_policy or "never"
         if (vtype.id == row.volume_type_id
-                or row.migration_status not in MIGRATION.SETTLED
-                or row.status not in (STATUS.AVAILABLE, STATUS.IN_USE)):
+                or row.migration_status not in states.MIGRATION_SETTLED
+                or row.status not in states.VOLUME_RETYPABLE):
             raise exception.InvalidVolume(reason=_RETYPE_REFUSED)
         multiattach = extra_specs.is_multiattach_spec(specs)
         if multiattach and not row.multiattach:
             ctxt.can("volume:multiattach", {"project_id": row.project_id})
         needs = self._needs_migration(row, specs)
         may_move = policy == "on-demand" and needs is not False
-        states.check_retype(volume_id, row.status, row.multiattach,
-                            multiattach, states.is_encrypted(specs),
+        attach_rules.check_retype(volume_id, row.status, row.multiattach,
+                            multiattach, attach_rules.is_encrypted(specs),
                             row.attachment_count, may_migrate=may_move)
         if needs:
             self._check_move(ctxt, row, vtype, specs, policy)
@@ -85,7 +86,7 @@ class Moves(base.VolumeBase):
         """
         expected = {"status": row.status, "multiattach": row.multiattach,
                     "volume_type_id": row.volume_type_id,
-                    "migration_status": MIGRATION.SETTLED}
+                    "migration_status": states.MIGRATION_SETTLED}
         if multiattach != row.multiattach:
             expected["attachment_count"] = 0
         # NOTE(ashlar): its snapshots move to the new type's counters too;
@@ -156,7 +157,7 @@ class Moves(base.VolumeBase):
         row = self.get(ctxt, volume_id)
         ctxt.can("volume_extension:volume_admin_actions:migrate_volume",
                  {"project_id": row.project_id})
-        states.check_migration(volume_id, row.attachment_count)
+        attach_rules.check_migration(volume_id, row.attachment_count)
         if cluster or not host:
             raise exception.InvalidInput(
                 reason="Ashlar has no clusters: name the destination "
@@ -164,7 +165,7 @@ class Moves(base.VolumeBase):
                 else "Must specify host or cluster.")
         self._check_destination(row, host)
         if (row.status != STATUS.AVAILABLE or not migration.copy_carries(row)
-                or row.migration_status not in MIGRATION.SETTLED):
+                or row.migration_status not in states.MIGRATION_SETTLED):
             raise exception.InvalidVolume(reason=_MIGRATE_REFUSED % row.id)
         self.volume.require(self.volume.MIGRATION_VERSION, "migrate_volume")
         self._cas(row, {"status": STATUS.AVAILABLE, "host": row.host,
