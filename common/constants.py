@@ -1,6 +1,6 @@
 """Names that every process agrees on: topics, binaries, statuses."""
 
-# RPC topics (see DESIGN.md "Processes and the bus").
+# RPC topics (docs/architecture.md, "The bus").
 API_TOPIC = "ashlar-api"
 #: The exchange of the api's RPC door alone: compute hosts' broker users
 #: may publish (and declare) there and on no exchange of the internal bus

@@ -56,7 +56,9 @@ Volumes: ``status``/``attach_status`` of a volume in one of
     else (none, or only error_*) available / detached
 
 So a volume is never shown ``attaching`` while one of its attachments is
-attached (Cinder does, see cinder-internals §1.4 step 8), and ``reserved`` or
+attached (Cinder does: reserving and connecting another attachment of an
+``in-use`` multiattach volume shows it ``reserved``, then ``attaching``,
+until that one completes), and ``reserved`` or
 ``attaching`` only say "claimed, but no host uses it yet".  None of these
 statuses blocks another attachment of a multiattach volume: reservations are
 guarded by counters (``ReserveGuard``), not by the volume status.  While a

@@ -1,4 +1,5 @@
-"""The wire, as reference/cinder-api-subset.md describes Cinder's, over HTTP.
+"""The wire as Cinder 29 serves it, over HTTP (where Ashlar differs on
+purpose: docs/differences-from-cinder.md).
 
 Discovery, microversion answers, request ids, URL forms, noauth roles, fault
 envelopes, status codes, pagination and filters, checked with plain

@@ -526,7 +526,8 @@ class Topology:
 # -- the operator's client ---------------------------------------------------
 def operator_client(topology: Topology, password: str | None) -> \
         harness.Client:
-    """The README's operator: http_basic at the published address."""
+    """docs/install.md's operator ("Docker Compose"): http_basic at the
+    published address."""
     (host, _inside, port), = [p for name in topology.ashlar
                               for p in topology.published(name)]
     client = harness.Client("http://%s:%d/v3" % (host, port))

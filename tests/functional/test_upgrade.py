@@ -1,10 +1,11 @@
 """Rolling upgrade from the previous release (0.1.0) to this one, with
 real processes on the real broker and database: the previous release's
 scheduler and volume node beside this release's api (its volume calls
-pinned, ``[upgrade_levels] ashlar_volume = 1.3``), and the order the README
-prescribes (volume nodes first): this release's scheduler and volume node
-beside the previous release's api.  The database is at this release's
-schema (``db sync`` first, as the README says)."""
+pinned, ``[upgrade_levels] ashlar_volume = 1.3``), and the order
+docs/operations.md ("Rolling upgrades") prescribes (volume nodes first):
+this release's scheduler and volume node beside the previous release's
+api.  The database is at this release's schema (``db sync`` first, as
+that section says)."""
 
 import subprocess
 

@@ -2,7 +2,7 @@
 
 Each operation checks policy and project, asks ``common.states`` which
 transition applies, applies it with one compare-and-swap transaction
-(``common/db/api/attachments.py``) and, when a backend connection is made or
+(``common/db/api/attachments/``) and, when a backend connection is made or
 removed, calls the volume service (an RPC ``call`` bounded by
 ``rpc_call_timeout``).  Every method takes ``(ctxt, ...)`` so the REST
 resources and the api's RPC door for compute agents share them.
