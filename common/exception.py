@@ -351,6 +351,14 @@ class ServiceUnavailable(AshlarException):
     code = 503
 
 
+class AuthenticationUnavailable(ServiceUnavailable):
+    """Credentials cannot be checked now (the http_basic user file is gone
+    or unreadable): nobody is refused for it, nobody is let in."""
+
+    msg_fmt = "Authentication is unavailable; try again later."
+    safe = True
+
+
 class ConnectUnanswered(ServiceUnavailable):
     """A connect the volume service did not answer: the caller learns the
     attachment's id and what becomes of it (no host names)."""

@@ -134,9 +134,11 @@ class BasicAuth:
         return self.app(environ, start_response)
 
     def _user(self, environ: dict) -> str:
-        """:raises webob.exc.HTTPException: 401 or 400 as oslo says."""
+        """:raises webob.exc.HTTPException: 401 or 400 as oslo says; 401
+            for a password bcrypt cannot take (over 72 bytes); 503 while
+            the user file cannot be read."""
         token = basic_auth.parse_header(environ)
-        stat = os.stat(self.user_file)
+        stat = self._stat()
         key = hashlib.sha256(("%s:%s:%s:%s" % (
             stat.st_ino, stat.st_mtime_ns, stat.st_size, token)
         ).encode()).digest()
@@ -146,19 +148,50 @@ class BasicAuth:
         if known is not None and known[0] > now:
             return known[1]
         username, password = basic_auth.parse_token(token)
-        user = basic_auth.authenticate(self.user_file, username,
-                                       password)["HTTP_X_USER_NAME"]
+        user = self._authenticate(username, password)
         with self._lock:
             if len(self._known) > 10000:
                 self._known.clear()
             self._known[key] = (now + self.cache_time, user)
         return user
 
+    def _stat(self) -> os.stat_result:
+        """:raises webob.exc.HTTPServiceUnavailable: the file is gone or
+            unreadable (nobody can be told apart; no connection is cut)."""
+        try:
+            return os.stat(self.user_file)
+        except OSError as exc:
+            LOG.error("http_basic user file %(file)s: %(error)s",
+                      {"file": self.user_file, "error": exc})
+            raise webob.exc.HTTPServiceUnavailable()
+
+    def _authenticate(self, username: str, password: bytes) -> str:
+        """The user name of a pair the file holds.
+
+        NOTE(ashlar): bcrypt refuses a password over 72 bytes with a
+        ValueError, which no stored hash can match: that is a wrong
+        password.  oslo.middleware answers a file that vanished after our
+        ``stat`` with a 400; it is the file's fault, not the caller's.
+        """
+        try:
+            return basic_auth.authenticate(self.user_file, username,
+                                           password)["HTTP_X_USER_NAME"]
+        except ValueError:
+            raise webob.exc.HTTPUnauthorized()
+        except webob.exc.HTTPBadRequest:
+            self._stat()
+            raise
+
+
+_FAULT_MESSAGES = {
+    401: "The request you have made requires authentication.",
+    503: "Authentication is unavailable; try again later.",
+}
+
 
 def _fault(code: int) -> webob.Response:
     """Cinder's fault envelope for an authentication failure."""
-    message = ("The request you have made requires authentication."
-               if code == 401 else "Malformed authorization header.")
+    message = _FAULT_MESSAGES.get(code, "Malformed authorization header.")
     resp = webob.Response(status=code, content_type="application/json",
                           json_body=faults.fault_body(code, message))
     if code == 401:
@@ -287,18 +320,24 @@ class CredentialVerifier:
 
     def context(self, credential: Any,
                 **ids: Any) -> ashlar_context.RequestContext:
-        """:raises NotAuthenticated: no credential, or a refused one."""
+        """:raises NotAuthenticated: no credential, or a refused one.
+        :raises AuthenticationUnavailable: credentials cannot be checked
+            now (the http_basic user file is gone)."""
         if not isinstance(credential, dict):
             credential = {}
         headers = {name: value for name, value in credential.items()
                    if name in CREDENTIAL_HEADERS and isinstance(value, str)}
         environ = webob.Request.blank("/v3/rpc-door", headers=headers).environ
-        for _chunk in self.app(environ, lambda *args: None):
+        answered: list[str] = []
+        for _chunk in self.app(environ,
+                               lambda status, *_: answered.append(status)):
             pass
         ctxt = None
         if environ.get("ashlar.verified"):
             ctxt = context_from_environ(self.conf, environ, **ids)
         if ctxt is None:
+            if answered and answered[0].startswith("503"):
+                raise exception.AuthenticationUnavailable()
             raise exception.NotAuthenticated()
         return ctxt
 

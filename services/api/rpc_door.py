@@ -40,7 +40,7 @@ class DoorSerializer(rpc.ContextSerializer):
 
     def deserialize_context(self, ctxt: dict) -> Any:
         """:raises ExpectedException: of NotAuthenticated (no credential, or
-            a refused one)."""
+            a refused one) or AuthenticationUnavailable."""
         caller = ctxt.get("request_id")
         caller = caller if isinstance(caller, str) and \
             middleware.REQUEST_ID.match(caller) else None
@@ -50,6 +50,10 @@ class DoorSerializer(rpc.ContextSerializer):
             return self.verifier.context(
                 ctxt.get("credential"), global_request_id=caller,
                 request_id=request_id)
+        except exception.AuthenticationUnavailable:
+            LOG.warning("RPC door: cannot check credentials now "
+                        "(request %s)", caller)
+            raise messaging.ExpectedException()
         except exception.NotAuthenticated:
             LOG.warning("RPC door: refused a call without a valid "
                         "credential (request %s)", caller)

@@ -188,6 +188,58 @@ def test_door_verifies_basic_credentials(basic):
             verifier.context(credential)
 
 
+def test_basic_password_over_72_bytes_is_401_not_500(basic):
+    """bcrypt refuses such a password with a ValueError: a wrong password
+    to the caller, on REST and on the door."""
+    client, tmp_path = basic
+    long = "x" * 73
+    resp = client.simulate_get("/v3/whoami", headers=_basic("operator", long))
+    assert resp.status_code == 401
+    assert resp.json["unauthorized"]["code"] == 401
+    verifier = auth.CredentialVerifier(_conf(tmp_path))
+    with pytest.raises(exception.NotAuthenticated):
+        verifier.context(_basic("ashlar-agent-c1", long))
+
+
+def test_basic_without_its_user_file_is_503_then_recovers(basic):
+    """A user file removed while the api runs: every request gets a 503
+    in Cinder's envelope (no closed connection, nobody let in), the door
+    says so too, and a restored file serves again."""
+    client, tmp_path = basic
+    verifier = auth.CredentialVerifier(_conf(tmp_path))
+    saved = (tmp_path / "htpasswd").read_text()
+    (tmp_path / "htpasswd").unlink()
+    for headers in (_basic("operator", "s3cret"), _basic("x", "y")):
+        resp = client.simulate_get("/v3/whoami", headers=headers)
+        assert resp.status_code == 503
+        assert resp.json["serviceUnavailable"]["code"] == 503
+    with pytest.raises(exception.AuthenticationUnavailable):
+        verifier.context(_basic("ashlar-agent-c1", "agentpw"))
+    (tmp_path / "htpasswd").write_text(saved)
+    ok = client.simulate_get("/v3/whoami", headers=_basic("operator",
+                                                          "s3cret"))
+    assert ok.status_code == 200 and ok.json["user"] == "operator"
+
+
+def test_basic_file_gone_after_the_stat_is_503_not_400(basic, monkeypatch):
+    """oslo.middleware answers a file it cannot open with a 400; when the
+    file is what is missing, the caller is told 503."""
+    client, tmp_path = basic
+    real_stat = os.stat
+    calls = []
+
+    def stat_then_vanish(path, *args, **kwargs):
+        result = real_stat(path, *args, **kwargs)
+        if str(path) == str(tmp_path / "htpasswd") and not calls:
+            calls.append(path)
+            os.unlink(path)
+        return result
+    monkeypatch.setattr(auth.os, "stat", stat_then_vanish)
+    resp = client.simulate_get("/v3/whoami",
+                               headers=_basic("operator", "s3cret"))
+    assert calls and resp.status_code == 503
+
+
 def test_healthcheck_answers_without_credentials(basic):
     client, _tmp = basic
     resp = client.simulate_get("/healthcheck")
