@@ -15,12 +15,17 @@ The monitor's answer does not mean that the OSDs enforce the entry yet:
 they apply the new map milliseconds later.  So a fence first waits for the
 latest map itself, then sends one stat to every placement group of the
 pool: an OSD handles an op only once its PG has the op's map epoch, so
-when those stats return, every PG refuses the fenced instances.
+when those stats return, every PG refuses the fenced instances.  A fence
+that cannot prove this within ``rados_connect_timeout`` (the map wait or a
+stat failed or did not end, or some PG has no object name found for it)
+raises ``FencingFailed`` instead of returning: the entries stay, but the
+caller is told the fence is not proven.
 
 Lifting an entry (``osd blocklist rm``) needs more than ``profile rbd``:
 ``mon 'profile rbd, allow command "osd blocklist"'``.
 """
 
+import errno
 import json
 import threading
 from typing import Any
@@ -124,15 +129,56 @@ class Fencer:
 
     # -- barrier ----------------------------------------------------------
     def _barrier(self) -> None:
-        """Return once every PG of the pool has the latest OSD map."""
-        self._client.wait_for_latest_osdmap()
-        done = []
-        for name in self._names_per_pg():
-            done.append(self._ioctx.aio_stat(name, lambda *args: None))
-        for completion in done:
-            completion.wait_for_complete()
+        """Return once every PG of the pool has the latest OSD map.
+
+        :raises FencingFailed: when that cannot be proven within the
+            timeout: the wait for the map failed or did not end, a PG's
+            stat failed (ENOENT, the usual answer, is fine) or did not
+            return, or the pool's PGs could not all be named.
+        """
+        self._wait_for_latest_osdmap()
+        names = self._names_per_pg()
+        answered = _Countdown(len(names))
+        completions = [self._ioctx.aio_stat(name, answered.one)
+                       for name in names]
+        if not answered.wait(self._timeout):
+            raise self._unproven("%d of %d placement groups did not answer "
+                                 "within %ss" % (answered.left, len(names),
+                                                 self._timeout))
+        failed = sorted({ret for ret in (c.get_return_value()
+                                         for c in completions)
+                         if ret < 0 and ret != -errno.ENOENT})
+        if failed:
+            raise self._unproven("placement groups answered %s" % failed)
+
+    def _wait_for_latest_osdmap(self) -> None:
+        """librados's wait for the newest OSD map, bounded by the timeout
+        (librados itself waits for as long as the monitors take)."""
+        result: list[int] = []
+        waiter = threading.Thread(
+            target=lambda: result.append(
+                self._client.wait_for_latest_osdmap()),
+            name="fence-osdmap-wait", daemon=True)
+        waiter.start()
+        waiter.join(self._timeout)
+        if not result:
+            raise self._unproven("the newest OSD map did not come within "
+                                 "%ss" % self._timeout)
+        if result[0] and result[0] < 0:
+            raise self._unproven("waiting for the newest OSD map failed "
+                                 "(%d)" % result[0])
+
+    def _unproven(self, why: str) -> exception.FencingFailed:
+        return exception.FencingFailed(
+            what="prove the fence is enforced",
+            reason="%s; the blocklist entries stand, but the OSDs may not "
+                   "refuse the fenced host yet" % why)
 
     def _names_per_pg(self) -> list[str]:
+        """One object name that maps to each PG of the pool.
+
+        :raises FencingFailed: no name was found for some PG.
+        """
         pg_num = self._mon("osd pool get", pool=self._pool,
                            var="pg_num")["pg_num"]
         with self._guard:
@@ -145,6 +191,9 @@ class Fencer:
             names.setdefault(pgid, name)
             if len(names) == pg_num:
                 break
+        if len(names) < pg_num:
+            raise self._unproven("only %d of the pool's %d placement groups "
+                                 "could be named" % (len(names), pg_num))
         with self._guard:
             self._pg_names = (pg_num, list(names.values()))
         return self._pg_names[1]
@@ -157,3 +206,21 @@ class Fencer:
             raise exception.FencingFailed(what=prefix,
                                           reason="%d %s" % (ret, err))
         return json.loads(out)
+
+
+class _Countdown:
+    """Counts answers that librados's finisher thread delivers."""
+
+    def __init__(self, expected: int) -> None:
+        self.left = expected
+        self._cond = threading.Condition()
+
+    def one(self, *_answer: Any) -> None:
+        with self._cond:
+            self.left -= 1
+            self._cond.notify_all()
+
+    def wait(self, timeout: float) -> bool:
+        """Whether every answer came within ``timeout`` seconds."""
+        with self._cond:
+            return self._cond.wait_for(lambda: self.left <= 0, timeout)
