@@ -7,7 +7,9 @@ line on stdout::
     takeover             make this attachment the volume's writer (fences
                          the other writers), then reopen
     reopen               reopen as the attachment's connection says now
-    detach               close, detach and exit
+    detach               close, detach and exit (a close that fails, as a
+                         fenced host's flush does, is reported in
+                         ``close_failed`` and the detach still happens)
 
 A volume held this way is one librados instance for its whole life, as a
 hypervisor's: a fence revokes exactly it, and its next write fails.
@@ -47,7 +49,7 @@ class Holder:
             say(answer)
             if words[0] == "detach" and "error" not in answer:
                 return
-        self._stack.close()
+        self._close()
 
     def _do(self, words: list[str]) -> dict:
         verb, args = words[0], words[1:]
@@ -67,9 +69,26 @@ class Holder:
             return {"reopened": self.attachment["id"],
                     "clients": self._volume.clients}
         if verb == "detach":
-            self._stack.close()
-            return self.host.detach(self.attachment["id"])
+            failed = self._close()
+            answer = self.host.detach(self.attachment["id"])
+            return answer if failed is None else dict(answer,
+                                                      close_failed=failed)
         raise ValueError("unknown command %r" % verb)
+
+    def _close(self) -> str | None:
+        """Close the volume; say how the close failed, if it did.
+
+        NOTE(ashlar): a fenced host's last writes may sit in librbd's
+        cache and fail only at the flush that closing the image does: the
+        close fails, and the detach must still go through, or the fenced
+        attachment stays behind.
+        """
+        stack, self._stack = self._stack, contextlib.ExitStack()
+        try:
+            stack.close()
+        except Exception as exc:
+            return "%s: %s" % (type(exc).__name__, exc)
+        return None
 
     def _reopen(self) -> None:
         self._stack.close()

@@ -183,3 +183,38 @@ def test_attach_leaves_a_row_whose_complete_keeps_timing_out_to_its_lease(
     with pytest.raises(messaging.MessagingTimeout):
         agent.attach("v1", None)
     assert ("delete", "a2") not in log
+
+
+class _FencedHost:
+    """A host whose open volume fails at close (a fenced host's flush)."""
+
+    def __init__(self):
+        self.detached = []
+
+    def attach(self, volume_id, instance_uuid, mode):
+        return {"id": "att-1", "volume_id": volume_id}
+
+    @contextlib.contextmanager
+    def open(self, attachment_id):
+        class Volume:
+            clients = ["127.0.0.1:0/1"]
+        yield Volume()
+        raise OSError(108, "Cannot send after transport endpoint shutdown")
+
+    def detach(self, attachment_id):
+        self.detached.append(attachment_id)
+        return {"detached": attachment_id}
+
+
+def test_hold_detaches_even_when_closing_the_volume_fails():
+    """A fenced host's detach must always complete: the failed flush is
+    reported, and the attachment is deleted anyway."""
+    from services.agent import hold
+
+    host = _FencedHost()
+    said = []
+    hold.Holder(host).serve("vol-1", None, "rw", ["detach"], said.append)
+    assert host.detached == ["att-1"]
+    assert said[-1]["detached"] == "att-1"
+    assert "Cannot send after transport endpoint shutdown" in \
+        said[-1]["close_failed"]
