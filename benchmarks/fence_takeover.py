@@ -16,6 +16,9 @@ loop.  Measured per run:
   write;
 * late writes: A's writes that the storage accepted after the takeover
   returned (must be 0: the fence returns only when every PG enforces it);
+* failed: runs whose takeover failed, whose A was never refused within
+  ``REFUSAL_DEADLINE``, or was refused with another error than the
+  fence's (ESHUTDOWN): each is reported, none hangs the bench;
 * fence: a fence alone (``ashlar-fence`` of B over REST, then B's next
   write must fail).
 
@@ -41,6 +44,11 @@ from tests.functional.components import ceph as ceph_component
 
 CONNECTOR = {"ip": "127.0.0.1", "platform": "x86_64", "os_type": "linux",
              "multipath": False}
+#: How a fenced librbd handle refuses a write (ESHUTDOWN); any other
+#: error is a failure of the run, not a refusal.
+FENCED_ERROR = "ConnectionShutdown"
+#: Seconds A keeps writing for before a run that never refuses it fails.
+REFUSAL_DEADLINE = 60
 
 
 class Bench:
@@ -74,7 +82,8 @@ class Bench:
     def held(self, host: str, volume_id: str, mode: str
              ) -> failover_story.Held:
         config = self.dep.config("agent-%s" % host, host, extra=(
-            "[agent]\nrbd_keyring_dir = %s\n" % self.cluster.dir))
+            "[agent]\nrbd_keyring_dir = %s\nrbd_user = %s\n"
+            % (self.cluster.dir, self.cluster.compute_client)))
         return failover_story.Held(config, volume_id, mode)
 
     def run(self, index: int, load: int) -> dict:
@@ -94,7 +103,8 @@ class Bench:
             thread.start()
         try:
             result = self._takeover(active, passive)
-            result["fence"] = self._fence(passive)
+            if "failed" not in result:
+                result["fence"] = self._fence(passive)
         finally:
             stop.set()
             for thread in loaders:
@@ -109,25 +119,39 @@ class Bench:
     def _takeover(self, active: failover_story.Held,
                   passive: failover_story.Held) -> dict:
         assert active.write(0, b"A") == {"written": 1}
-        writes: list[tuple[float, bool]] = []
+        writes: list[tuple[float, str]] = []
+        done = threading.Event()
 
         def write_until_refused() -> None:
-            while True:
-                refused = "error" in active.write(4096, b"A again")
-                writes.append((time.monotonic(), refused))
-                if refused:
+            deadline = time.monotonic() + REFUSAL_DEADLINE
+            while not done.is_set() and time.monotonic() < deadline:
+                answer = active.write(4096, b"A again")
+                writes.append((time.monotonic(), answer.get("error", "")))
+                if answer.get("error"):
                     return
-        writer = threading.Thread(target=write_until_refused)
+        writer = threading.Thread(target=write_until_refused, daemon=True)
         start = time.monotonic()
         writer.start()
-        answer = failover_story.takeover(active, passive)
+        try:
+            answer = failover_story.takeover(active, passive)
+        except AssertionError as exc:
+            done.set()
+            return {"failed": "takeover: %s" % exc}
         returned = time.monotonic()
-        writer.join(timeout=60)
-        refused_at = next(t for t, refused in writes if refused)
+        writer.join(timeout=REFUSAL_DEADLINE)
+        done.set()
+        refusals = [(t, error) for t, error in writes if error]
+        if not refusals:
+            return {"failed": "A was never refused within %ss"
+                              % REFUSAL_DEADLINE}
+        refused_at, error = refusals[0]
+        if not error.startswith(FENCED_ERROR):
+            return {"failed": "A's write failed with %r, not the fence's "
+                              "%s" % (error, FENCED_ERROR)}
         return {"takeover": answer["seconds"],
                 "fence_to_failure": refused_at - start,
-                "late_writes": sum(1 for t, refused in writes
-                                   if not refused and t > returned)}
+                "late_writes": sum(1 for t, error in writes
+                                   if not error and t > returned)}
 
     def _fence(self, held: failover_story.Held) -> float:
         """A fence alone: the REST call, which returns once the storage
@@ -137,7 +161,9 @@ class Bench:
                                 % held.attachment["id"], {"ashlar-fence": {}})
         took = time.monotonic() - start
         assert resp.status_code == 200, resp.text
-        assert "error" in held.write(0, b"fenced"), "the fence let it write"
+        error = held.write(0, b"fenced").get("error", "")
+        assert error.startswith(FENCED_ERROR), \
+            "the fenced host's write: %r" % (error or "accepted")
         return took
 
     def _cycle(self, volume: str, host: str, stop: threading.Event,
@@ -156,9 +182,14 @@ class Bench:
 
 
 def measure(bench: Bench, runs: int, load: int) -> dict:
-    results = [bench.run(i, load) for i in range(runs)]
+    every = [bench.run(i, load) for i in range(runs)]
+    results = [r for r in every if "failed" not in r]
+    if not results:
+        return {"phase": "under load (%d threads)" % load if load else "idle",
+                "runs": runs, "failed": [r["failed"] for r in every]}
     return {"phase": "under load (%d threads)" % load if load else "idle",
             "runs": runs,
+            "failed": [r["failed"] for r in every if "failed" in r],
             "takeover": summarize([r["takeover"] for r in results]),
             "fence_to_failure": summarize([r["fence_to_failure"]
                                            for r in results]),

@@ -19,6 +19,14 @@ opts = [
                help="Folder of this host's Ceph keyrings, named "
                     "<cluster>.client.<user>.keyring as os-brick expects; "
                     "connection_info never carries the key."),
+    cfg.StrOpt("rbd_user",
+               help="The cephx user this host opens RBD volumes as (as "
+                    "Nova's [libvirt] rbd_user); unset: the user the "
+                    "attachment's connection_info names, the volume "
+                    "service's. Give compute hosts a user of their own "
+                    "whose mon caps are 'profile rbd' alone, so that a "
+                    "fenced host cannot lift its blocklist entry "
+                    "(docs/fencing.md)."),
 ]
 
 

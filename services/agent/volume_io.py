@@ -113,7 +113,7 @@ def _open_rbd(conf: cfg.ConfigOpts, info: dict, read_only: bool,
     import rbd
     from os_brick.initiator import linuxrbd
 
-    user = info["auth_username"]
+    user = conf.agent.rbd_user or info["auth_username"]
     pool, image = info["name"].split("/", 1)
     cluster = info.get("cluster_name") or "ceph"
     keyring = os.path.join(conf.agent.rbd_keyring_dir,

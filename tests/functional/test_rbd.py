@@ -7,6 +7,8 @@ librbd with their own keyring.
 """
 
 import json
+import subprocess
+import sys
 import uuid
 
 import pytest
@@ -185,9 +187,15 @@ def _volume(client, type_name: str, size: int = 1) -> str:
     return volume["id"]
 
 
+def _agent_section(ceph) -> str:
+    """A compute host's [agent]: its own cephx user, not the volume
+    service's (which may lift blocklist entries)."""
+    return "[agent]\nrbd_keyring_dir = %s\nrbd_user = %s\n" % (
+        ceph.dir, ceph.compute_client)
+
+
 def _agent(dep, ceph, host: str):
-    return storage_story.agent(dep, host, extra=(
-        "[agent]\nrbd_keyring_dir = %s\n" % ceph.dir))
+    return storage_story.agent(dep, host, extra=_agent_section(ceph))
 
 
 _ok = storage_story.ok
@@ -285,8 +293,7 @@ def test_a_clone_its_source_pool_cannot_take_is_refused_at_once(deployment):
 
 # -- fencing and takeover (the survey's failover story) --------------------
 def _held(dep, ceph, host: str, volume_id: str, mode: str) -> Held:
-    config = dep.config("agent-%s" % host, host, extra=(
-        "[agent]\nrbd_keyring_dir = %s\n" % ceph.dir))
+    config = dep.config("agent-%s" % host, host, extra=_agent_section(ceph))
     return Held(config, volume_id, mode)
 
 
@@ -310,7 +317,10 @@ def test_takeover_fences_the_old_writer_at_the_storage_layer(deployment,
         code, _out, err = _agent(dep, ceph, "compute-c")("attach", vid)
         assert code != 0 and "only one read/write" in err, err[-1000:]
 
+        assert active.clients and passive.clients
         failover_story.takeover(active, passive)
+        assert set(active.clients) <= ceph.blocklist()
+        assert not set(passive.clients) & ceph.blocklist()
         error, _seconds = failover_story.fenced_write_error(active)
         assert "ConnectionShutdown" in error, error
         assert passive.write(0, b"B writes") == {"written": 8}
@@ -337,10 +347,6 @@ def test_takeover_fences_the_old_writer_at_the_storage_layer(deployment,
     client.wait_status(vid, "available")
 
 
-def _blocklisted(ceph) -> str:
-    return ceph.ceph("osd", "blocklist", "ls")
-
-
 def test_an_unfence_lifts_the_blocklist_entries(deployment, ceph):
     dep, client = deployment
     vid = _volume(client, "rbd-shared")
@@ -351,12 +357,12 @@ def test_an_unfence_lifts_the_blocklist_entries(deployment, ceph):
                              {"ashlar-fence": {}})
         assert answer.status_code == 200, answer.text
         assert "ConnectionShutdown" in held.write(0, b"fenced").get("error")
-        assert all(addr in _blocklisted(ceph) for addr in held.clients)
+        assert held.clients and set(held.clients) <= ceph.blocklist()
         answer = client.post("/attachments/%s/action" % att,
                              {"ashlar-unfence": {}})
         assert answer.status_code == 200, answer.text
         assert "ashlar-fencing:fenced_at" not in answer.json()["attachment"]
-        assert not any(addr in _blocklisted(ceph) for addr in held.clients)
+        assert not set(held.clients) & ceph.blocklist()
         # librbd keeps a fenced handle shut: the host reopens, and the
         # attachment takes its new instance
         assert "error" not in held.ask("reopen")
@@ -365,4 +371,93 @@ def test_an_unfence_lifts_the_blocklist_entries(deployment, ceph):
         assert "error" not in held.ask("detach")
     finally:
         held.close()
+    client.wait_status(vid, "available")
+
+
+def test_a_fenced_host_cannot_lift_its_own_entry(deployment, ceph):
+    """Compute hosts use a cephx user of their own ('profile rbd' on the
+    monitors): the fenced host's attempt to take itself off the blocklist
+    is refused by Ceph, and the entry stays."""
+    dep, client = deployment
+    vid = _volume(client, "rbd-shared")
+    held = _held(dep, ceph, "compute-a", vid, "rw")
+    try:
+        answer = client.post("/attachments/%s/action" % held.attachment[
+            "id"], {"ashlar-fence": {}})
+        assert answer.status_code == 200, answer.text
+        assert held.clients and set(held.clients) <= ceph.blocklist()
+        for addr in held.clients:
+            with pytest.raises(RuntimeError, match="EACCES|denied"):
+                ceph.ceph_as(ceph.compute_client, "osd", "blocklist", "rm",
+                             addr)
+        assert set(held.clients) <= ceph.blocklist()
+        assert "ConnectionShutdown" in held.write(0, b"still").get("error")
+        answer = held.ask("detach")
+        assert "error" not in answer, answer
+    finally:
+        held.close()
+    client.wait_status(vid, "available")
+
+
+#: A hypervisor that opens the image itself in librbd and registers no
+#: client instances, at its own address (127.0.0.2: librados binds there
+#: before it connects); one write per line of stdin, each answered.
+HYPERVISOR = r"""
+import sys, rados, rbd
+conf, keyring, user, pool, name = sys.argv[1:6]
+cluster = rados.Rados(conffile=conf, rados_id=user, conf={
+    "keyring": keyring, "public_addr": "127.0.0.2",
+    "ms_bind_before_connect": "true"})
+cluster.connect(timeout=15)
+image = rbd.Image(cluster.open_ioctx(pool), name)
+print(cluster.get_addrs(), flush=True)
+for line in sys.stdin:
+    try:
+        image.write(line.strip().encode(), 0)
+        image.flush()
+        print("written", flush=True)
+    except Exception as exc:
+        print(type(exc).__name__, flush=True)
+"""
+
+
+def test_a_hypervisor_that_registers_nothing_is_fenced_by_its_ip(deployment,
+                                                                 ceph):
+    """A host found by its connector's ``ip``: every watcher of the image
+    at that address is blocklisted, its next write fails, and nothing of it
+    lands."""
+    dep, client = deployment
+    vid = _volume(client, "rbd-shared")
+    connector = dict(harness.connector("hv-1"), ip="127.0.0.2")
+    resp = client.post("/attachments", {"attachment": {
+        "volume_uuid": vid, "instance_uuid": str(uuid.uuid4()),
+        "connector": connector}})
+    assert resp.status_code == 200, resp.text
+    att = resp.json()["attachment"]["id"]
+    assert client.post("/attachments/%s/action" % att,
+                       {"os-complete": None}).status_code == 204
+    hv = subprocess.Popen(
+        [sys.executable, "-c", HYPERVISOR, str(ceph.conf),
+         str(ceph.keyring(ceph.compute_client)), ceph.compute_client,
+         ceph.pool, "volume-%s" % vid],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, bufsize=1)
+    try:
+        addr = hv.stdout.readline().strip()
+        assert addr.startswith("127.0.0.2:"), addr
+        hv.stdin.write("before\n")
+        assert hv.stdout.readline().strip() == "written"
+        answer = client.post("/attachments/%s/action" % att,
+                             {"ashlar-fence": {}})
+        assert answer.status_code == 200, answer.text
+        assert addr in ceph.blocklist()
+        hv.stdin.write("after\n")
+        assert hv.stdout.readline().strip() == "ConnectionShutdown"
+    finally:
+        hv.kill()
+        hv.communicate(timeout=30)
+    assert client.delete("/attachments/%s" % att).status_code == 200
+    reader = _agent(dep, ceph, "compute-b")
+    seen = json.loads(_ok(reader("attach", vid, "--mode", "ro")))
+    assert _ok(reader("read", seen["id"], "--length", "6")) == b"before"
+    _ok(reader("detach", seen["id"]))
     client.wait_status(vid, "available")

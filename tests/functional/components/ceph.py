@@ -130,10 +130,12 @@ class Ceph:
     """
 
     def __init__(self, workdir: Path | str, pool: str = "volumes",
-                 client: str = "ashlar", osd_gib: int = 10) -> None:
+                 client: str = "ashlar", osd_gib: int = 10,
+                 compute_client: str = "compute") -> None:
         self.dir = Path(workdir)
         self.pool = pool
         self.client = client
+        self.compute_client = compute_client
         self.osd_gib = osd_gib
         self.conf = self.dir / "ceph.conf"
         self.mon_ports = (harness.free_port(), harness.free_port())
@@ -207,6 +209,7 @@ class Ceph:
 
     def _make_pool(self) -> None:
         self.add_client(self.client)
+        self.add_compute_client(self.compute_client)
         self.add_pool(self.pool)
 
     def add_pool(self, pool: str) -> None:
@@ -238,6 +241,29 @@ class Ceph:
                   "osd", osd, "mgr", "profile rbd pool=%s" % pool,
                   "-o", keyring)
         return keyring
+
+    def add_compute_client(self, name: str) -> Path:
+        """A compute host's cephx client, with the caps docs/fencing.md
+        recommends: librbd on the pool, and ``profile rbd`` alone on the
+        monitors, which may add a blocklist entry (any RBD client may, to
+        break a dead client's lock) but never lift one; its keyring."""
+        keyring = self.keyring(name)
+        self.ceph("auth", "get-or-create", "client.%s" % name,
+                  "mon", "profile rbd", "osd", "profile rbd pool=%s"
+                  % self.pool, "-o", keyring)
+        return keyring
+
+    def ceph_as(self, client: str, *args: object) -> str:
+        """Run the ``ceph`` command as ``client.<client>``."""
+        return self._tool("ceph", "-c", self.conf, "--connect-timeout", "15",
+                          "--id", client, "--keyring", self.keyring(client),
+                          *args)
+
+    def blocklist(self) -> set[str]:
+        """The addresses on the OSD blocklist now."""
+        entries = json.loads(self.ceph("osd", "blocklist", "ls",
+                                       "--format", "json"))
+        return {entry["addr"] for entry in entries}
 
     def _ready(self) -> bool:
         self._check_alive()
