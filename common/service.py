@@ -4,6 +4,7 @@ One process may run several (a volume node runs one per backend; the
 embedded mode runs the scheduler and the volume backends together).
 """
 
+import dataclasses
 import functools
 import signal
 import socket
@@ -278,17 +279,37 @@ def _wait_for_stop_signal() -> None:
             signal.set_wakeup_fd(previous)
 
 
+@dataclasses.dataclass(frozen=True)
+class CommandLine:
+    """A command's own flags (``opts``, registered as CLI options), the
+    help around them, and ``apply``, which turns the flags given into the
+    options they stand for."""
+
+    opts: list[cfg.Opt]
+    description: str
+    epilog: str
+    apply: Callable[[cfg.ConfigOpts], None]
+
+
 def prepare_process(argv: list[str] | None, project: str = "ashlar",
-                    embedded: bool = False,
-                    database: bool = True) -> cfg.ConfigOpts:
+                    embedded: bool = False, database: bool = True,
+                    command: CommandLine | None = None) -> cfg.ConfigOpts:
     """Parse config files and arguments, set up logging, the DB and the bus.
 
     :param database: False for processes without database access (the
         compute-host agent).
+    :param command: a command's own flags and help, applied after parsing
+        and before anything reads the options.
     """
     conf = ashlar_conf.CONF
     logging.register_options(conf)
-    conf(sys.argv[1:] if argv is None else argv, project=project)
+    if command is not None:
+        conf.register_cli_opts(command.opts)
+    conf(sys.argv[1:] if argv is None else argv, project=project,
+         description=command.description if command else None,
+         epilog=command.epilog if command else None)
+    if command is not None:
+        command.apply(conf)
     logging.setup(conf, project)
     if database:
         db_engine.configure(conf)

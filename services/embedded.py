@@ -70,9 +70,38 @@ def _not_ready(environ: dict, start_response: Callable) -> list[bytes]:
     return [b""]
 
 
+def _apply_flags(conf: cfg.ConfigOpts) -> None:
+    """``--port`` and ``--data-dir`` stand for ``[api] bind_port`` and
+    ``[DEFAULT] state_path``."""
+    if conf.port is not None:
+        conf.set_override("bind_port", conf.port, "api")
+    if conf.data_dir is not None:
+        conf.set_override("state_path", conf.data_dir)
+
+
+COMMAND = service.CommandLine(
+    opts=[cfg.PortOpt("port", help="Port of the REST API (default: "
+                                   "[api] bind_port, 8776)."),
+          cfg.StrOpt("data-dir", metavar="DIR",
+                     help="Folder of the SQLite database and the volumes' "
+                          "files (default: [DEFAULT] state_path, "
+                          "./ashlar-data).")],
+    description="Ashlar in one process: the Cinder v3 API on "
+                "http://127.0.0.1:8776/v3, its scheduler and a file "
+                "backend, on SQLite and an in-process bus.",
+    epilog="Every option of the configuration file (deploy/ashlar.conf."
+           "sample) can be set in a file given with --config-file, or in "
+           "the environment as OS_<GROUP>__<OPTION>, e.g. "
+           "OS_API__BIND_HOST=127.0.0.2 or OS_API__AUTH_STRATEGY=http_basic. "
+           "Name a broker ([DEFAULT] transport_url) and a database "
+           "([database] connection) to run the services as separate "
+           "processes instead (ashlar-api, ashlar-scheduler, ashlar-volume).",
+    apply=_apply_flags)
+
+
 def main(argv: list[str] | None = None) -> None:
     conf = service.prepare_process(sys.argv[1:] if argv is None else argv,
-                                   embedded=True)
+                                   embedded=True, command=COMMAND)
     try:
         auth.check_bind(conf)
     except exception.NoAuthNotLoopback as exc:

@@ -241,3 +241,39 @@ def test_the_readme_try_it_works_as_pasted(embedded):
         "copy", "from-s1", "from-s2", "shared", "v1"]
     assert {v["name"]: v["status"] for v in volumes}["shared"] == "reserved"
     assert len([v for v in volumes if v["status"] == "available"]) == 4
+
+
+def test_help_says_how_to_change_the_port_and_the_data_folder():
+    shown = subprocess.run(
+        [sys.executable, "-c", "from services.embedded import main; main()",
+         "--help"], capture_output=True, text=True, timeout=60,
+        env=dict(os.environ, PYTHONPATH=harness.REPO))
+    assert shown.returncode == 0, shown.stderr
+    for text in ("--port PORT", "--data-dir DIR", "OS_<GROUP>__<OPTION>",
+                 "--config-file"):
+        assert text in shown.stdout, shown.stdout
+
+
+def test_port_and_data_dir_flags(tmp_path):
+    """``ashlar --port P --data-dir D`` serves on P and keeps its
+    database and volumes in D, with no config file."""
+    port, data = harness.free_port(), tmp_path / "elsewhere"
+    proc = subprocess.Popen(
+        [sys.executable, "-c", "from services.embedded import main; main()",
+         "--port", str(port), "--data-dir", str(data)],
+        cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        env=dict(os.environ, PYTHONPATH=harness.REPO),
+        start_new_session=True)
+    try:
+        client = harness.Client("http://127.0.0.1:%d/v3" % port)
+        harness.wait_for(lambda: client.get("/volumes").status_code == 200,
+                         timeout=60, what="ashlar on its --port")
+        volume = client.create_volume(size=1)
+        client.wait_status(volume["id"], "available")
+        assert (data / "ashlar.sqlite").exists()
+        assert any(volume["id"] in name
+                   for name in os.listdir(data / "volumes"))
+        assert not (tmp_path / "ashlar-data").exists()
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(timeout=30)
