@@ -7,8 +7,6 @@ librbd with their own keyring.
 """
 
 import json
-import subprocess
-import sys
 import uuid
 
 import pytest
@@ -396,68 +394,4 @@ def test_a_fenced_host_cannot_lift_its_own_entry(deployment, ceph):
         assert "error" not in answer, answer
     finally:
         held.close()
-    client.wait_status(vid, "available")
-
-
-#: A hypervisor that opens the image itself in librbd and registers no
-#: client instances, at its own address (127.0.0.2: librados binds there
-#: before it connects); one write per line of stdin, each answered.
-HYPERVISOR = r"""
-import sys, rados, rbd
-conf, keyring, user, pool, name = sys.argv[1:6]
-cluster = rados.Rados(conffile=conf, rados_id=user, conf={
-    "keyring": keyring, "public_addr": "127.0.0.2",
-    "ms_bind_before_connect": "true"})
-cluster.connect(timeout=15)
-image = rbd.Image(cluster.open_ioctx(pool), name)
-print(cluster.get_addrs(), flush=True)
-for line in sys.stdin:
-    try:
-        image.write(line.strip().encode(), 0)
-        image.flush()
-        print("written", flush=True)
-    except Exception as exc:
-        print(type(exc).__name__, flush=True)
-"""
-
-
-def test_a_hypervisor_that_registers_nothing_is_fenced_by_its_ip(deployment,
-                                                                 ceph):
-    """A host found by its connector's ``ip``: every watcher of the image
-    at that address is blocklisted, its next write fails, and nothing of it
-    lands."""
-    dep, client = deployment
-    vid = _volume(client, "rbd-shared")
-    connector = dict(harness.connector("hv-1"), ip="127.0.0.2")
-    resp = client.post("/attachments", {"attachment": {
-        "volume_uuid": vid, "instance_uuid": str(uuid.uuid4()),
-        "connector": connector}})
-    assert resp.status_code == 200, resp.text
-    att = resp.json()["attachment"]["id"]
-    assert client.post("/attachments/%s/action" % att,
-                       {"os-complete": None}).status_code == 204
-    hv = subprocess.Popen(
-        [sys.executable, "-c", HYPERVISOR, str(ceph.conf),
-         str(ceph.keyring(ceph.compute_client)), ceph.compute_client,
-         ceph.pool, "volume-%s" % vid],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, bufsize=1)
-    try:
-        addr = hv.stdout.readline().strip()
-        assert addr.startswith("127.0.0.2:"), addr
-        hv.stdin.write("before\n")
-        assert hv.stdout.readline().strip() == "written"
-        answer = client.post("/attachments/%s/action" % att,
-                             {"ashlar-fence": {}})
-        assert answer.status_code == 200, answer.text
-        assert addr in ceph.blocklist()
-        hv.stdin.write("after\n")
-        assert hv.stdout.readline().strip() == "ConnectionShutdown"
-    finally:
-        hv.kill()
-        hv.communicate(timeout=30)
-    assert client.delete("/attachments/%s" % att).status_code == 200
-    reader = _agent(dep, ceph, "compute-b")
-    seen = json.loads(_ok(reader("attach", vid, "--mode", "ro")))
-    assert _ok(reader("read", seen["id"], "--length", "6")) == b"before"
-    _ok(reader("detach", seen["id"]))
     client.wait_status(vid, "available")

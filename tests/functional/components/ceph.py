@@ -76,8 +76,8 @@ CONFIG = """\
 fsid = {fsid}
 mon initial members = a
 mon host = {mon_host}
-public addr = 127.0.0.1
-cluster addr = 127.0.0.1
+public addr = {address}
+cluster addr = {address}
 ms bind ipv6 = false
 auth cluster required = cephx
 auth service required = cephx
@@ -131,8 +131,12 @@ class Ceph:
 
     def __init__(self, workdir: Path | str, pool: str = "volumes",
                  client: str = "ashlar", osd_gib: int = 10,
-                 compute_client: str = "compute") -> None:
+                 compute_client: str = "compute",
+                 address: str = "127.0.0.1") -> None:
+        """:param address: where the daemons listen (loopback; a test of
+            hosts in network namespaces gives its veth's host side)."""
         self.dir = Path(workdir)
+        self.address = address
         self.pool = pool
         self.client = client
         self.compute_client = compute_client
@@ -150,7 +154,8 @@ class Ceph:
     @property
     def mon_addrs(self) -> str:
         """The monitor's msgr2 and msgr1 addresses, as ceph.conf has them."""
-        return "[v2:127.0.0.1:%d,v1:127.0.0.1:%d]" % self.mon_ports
+        v2, v1 = self.mon_ports
+        return "[v2:%s:%d,v1:%s:%d]" % (self.address, v2, self.address, v1)
 
     def keyring(self, client: str = "admin") -> Path:
         return self.dir / ("ceph.client.%s.keyring" % client)
@@ -161,7 +166,7 @@ class Ceph:
             (self.dir / sub).mkdir(parents=True, exist_ok=True)
         self.conf.write_text(CONFIG.format(
             fsid=uuid.uuid4(), dir=self.dir, osd_bytes=self.osd_gib << 30,
-            mon_host=self.mon_addrs))
+            mon_host=self.mon_addrs, address=self.address))
         try:
             self._start_mon()
             self._start_mgr_and_osd()
@@ -261,8 +266,10 @@ class Ceph:
 
     def blocklist(self) -> set[str]:
         """The addresses on the OSD blocklist now."""
-        entries = json.loads(self.ceph("osd", "blocklist", "ls",
-                                       "--format", "json"))
+        # NOTE: Ceph 16 prints a newline, the entries, then the (empty)
+        # list of range entries: the first JSON value is the one.
+        entries, _end = json.JSONDecoder().raw_decode(self.ceph(
+            "osd", "blocklist", "ls", "--format", "json").lstrip())
         return {entry["addr"] for entry in entries}
 
     def _ready(self) -> bool:
