@@ -109,7 +109,8 @@ def gsnap_delete(context: Any, gsnap_id: str) -> list[models.Snapshot]:
     """``available``/``error`` -> ``deleting``, with its members, in one
     transaction; one without members goes at once.
 
-    :returns: the members made ``deleting``.
+    :returns: the members made ``deleting`` (those of the group snapshot's
+        project; another project's are let go, untouched).
     :raises InvalidGroupSnapshot: another status, a member that is not
         available or error, or a group being made from it.
     """
@@ -125,13 +126,25 @@ def gsnap_delete(context: Any, gsnap_id: str) -> list[models.Snapshot]:
             models.Group.group_snapshot_id == gsnap_id,
             models.Group.status == GRP_STATUS.CREATING)).first() is not None:
         raise refused
-    snaps = list(session.execute(sa.select(SNAP).where(
-        SNAP.group_snapshot_id == gsnap_id)).scalars())
+    snaps = _own_members(session, gsnap_id)
     snapshots_db.all_deleting(session, [snap.id for snap in snaps],
                               force=False)
     if not snaps:
         session.execute(sa.delete(GSNAP).where(GSNAP.id == gsnap_id))
     return snaps
+
+
+def _own_members(session: Any, gsnap_id: str) -> list[models.Snapshot]:
+    """The members of the group snapshot's own project; a member of
+    another project (its volume was transferred) leaves the group snapshot
+    untouched: it is its owner's to delete."""
+    project_id = session.execute(sa.select(GSNAP.project_id).where(
+        GSNAP.id == gsnap_id)).scalar()
+    session.execute(sa.update(SNAP).where(
+        SNAP.group_snapshot_id == gsnap_id,
+        SNAP.project_id != project_id).values(group_snapshot_id=None))
+    return list(session.execute(sa.select(SNAP).where(
+        SNAP.group_snapshot_id == gsnap_id)).scalars())
 
 
 def lock(gsnap_id: str | None) -> Callable[[Any], None] | None:

@@ -99,6 +99,8 @@ def transfer_accept(context: Any, row: models.Transfer, project_id: str,
     :raises InvalidVolume: the volume is no longer awaiting the transfer
         (an administrator reset it); the transaction rolls back, and the
         transfer stays to be cancelled.
+    :raises InvalidSnapshot: a snapshot going along belongs to a group
+        snapshot (likewise).
     """
     session = context.session
     check(session)
@@ -114,10 +116,24 @@ def transfer_accept(context: Any, row: models.Transfer, project_id: str,
             reason="Volume %s is no longer awaiting transfer %s." % (
                 row.volume_id, row.id))
     if not row.no_snapshots:
+        _refuse_grouped_snapshots(session, row.volume_id)
         session.execute(sa.update(models.Snapshot).where(
             models.Snapshot.volume_id == row.volume_id).values(
                 project_id=project_id, user_id=user_id))
     return True
+
+
+def _refuse_grouped_snapshots(session: Any, volume_id: str) -> None:
+    """:raises InvalidSnapshot: a snapshot of the volume belongs to a
+        group snapshot, which stays with the giver."""
+    grouped = session.execute(sa.select(
+        models.Snapshot.id, models.Snapshot.group_snapshot_id).where(
+        models.Snapshot.volume_id == volume_id,
+        models.Snapshot.group_snapshot_id.is_not(None))).first()
+    if grouped is not None:
+        raise exception.InvalidSnapshot(
+            reason="snapshot: %s belongs to group snapshot %s"
+            % tuple(grouped))
 
 
 def _finish(session: Any, row: models.Transfer) -> bool:

@@ -45,7 +45,8 @@ class TransferOperations:
         :returns: the transfer and its auth key (shown this once).
         :raises InvalidVolume: the volume is not ``available``, or is in
             a group (a group's volumes stay in its project).
-        :raises InvalidSnapshot: a snapshot going along is not available.
+        :raises InvalidSnapshot: a snapshot going along is not available,
+            or belongs to a group snapshot.
         """
         volume = self.volumes.get(ctxt, volume_id)
         ctxt.can("volume:create_transfer", {"project_id": volume.project_id})
@@ -62,6 +63,14 @@ class TransferOperations:
             if snap.status != SNAP.AVAILABLE:
                 raise exception.InvalidSnapshot(
                     reason="snapshot: %s status must be available" % snap.id)
+            if snap.group_snapshot_id:
+                # NOTE(ashlar): the group snapshot stays the giver's: its
+                # delete would delete the taker's snapshot.
+                raise exception.InvalidSnapshot(
+                    reason="snapshot: %s belongs to group snapshot %s; "
+                           "delete the group snapshot, or transfer the "
+                           "volume without its snapshots" % (
+                               snap.id, snap.group_snapshot_id))
         # NOTE(ashlar): the count makes the snapshots checked above the
         # ones that go along: a snapshot made meanwhile fails the swap.
         expected = {"status": STATUS.AVAILABLE, "attachment_count": 0,

@@ -350,3 +350,97 @@ def test_an_empty_source_makes_no_group(api):
     assert resp.status_code == 400
     assert "Source Group is empty" in apitest.message(resp)
     assert len(groups_db.group_list(fixtures.admin())) == 1
+
+
+# -- a group snapshot's members and volume transfers (issue 40, item 1) ------
+
+TAKER = {"token": "t:p2", "roles": "member"}
+
+
+def _grouped_snapshot_of_a_lone_volume(api):
+    """A volume with a snapshot of a group snapshot, then taken out of its
+    group: the attacker's set-up."""
+    group_id = _group(api)
+    volume_id = _in_group(api, group_id)
+    resp = api.call("POST", "/group_snapshots", {"group_snapshot": {
+        "group_id": group_id, "name": "gs"}}, **MEMBER)
+    gsnap_id = resp.json["group_snapshot"]["id"]
+    _settle_all(api, gsnap_id)
+    resp = api.call("PUT", "/groups/" + group_id, {"group": {
+        "remove_volumes": volume_id}}, **MEMBER)
+    assert resp.status_code == 202, resp.json
+    (member,) = gsnaps_db.members(fixtures.admin(), gsnap_id)
+    return volume_id, gsnap_id, member.id
+
+
+def test_a_volume_whose_snapshot_is_in_a_group_snapshot_is_not_given(api):
+    """Its snapshot would move to the taker while the giver's group
+    snapshot still holds it (and its delete would delete the taker's
+    snapshot): the offer is refused and nothing changes; with
+    ``no_snapshots`` the snapshot stays the giver's."""
+    volume_id, gsnap_id, snap_id = _grouped_snapshot_of_a_lone_volume(api)
+    resp = api.call("POST", "/volume-transfers", {"transfer": {
+        "volume_id": volume_id}}, version="volume 3.55", **MEMBER)
+    assert resp.status_code == 400, resp.json
+    assert "group snapshot %s" % gsnap_id in apitest.message(resp)
+    assert volumes_db.volume_get(fixtures.admin(), volume_id).status == \
+        "available"
+    made = api.call("POST", "/volume-transfers", {"transfer": {
+        "volume_id": volume_id, "no_snapshots": True}},
+        version="volume 3.55", **MEMBER).json["transfer"]
+    assert api.call("POST", "/volume-transfers/%s/accept" % made["id"], {
+        "accept": {"auth_key": made["auth_key"]}}, **TAKER).status_code == 202
+    snap = snapshots_db.snapshot_get(fixtures.admin(), snap_id)
+    assert (snap.project_id, snap.group_snapshot_id) == ("p1", gsnap_id)
+
+
+def test_a_group_snapshot_delete_leaves_another_projects_snapshots(api):
+    """A member that belongs to another project (moved there before
+    transfers refused it) is not the group snapshot's project's to
+    delete: the delete lets it go from the group snapshot, untouched, and
+    its owner may then delete it."""
+    volume_id, gsnap_id, snap_id = _grouped_snapshot_of_a_lone_volume(api)
+    volumes_db.volume_cas(fixtures.admin(), volume_id, {},
+                          {"project_id": "p2"})
+    snapshots_db.snapshot_update(fixtures.admin(), snap_id,
+                                 {"project_id": "p2"})
+    resp = api.call("DELETE", "/group_snapshots/" + gsnap_id, **MEMBER)
+    assert resp.status_code == 202, resp.json
+    snap = snapshots_db.snapshot_get(fixtures.admin(), snap_id)
+    assert (snap.status, snap.group_snapshot_id) == ("available", None)
+    assert api.call("GET", "/group_snapshots/" + gsnap_id).status_code == 404
+    assert _casts(api, "delete_snapshot") == []
+    resp = api.call("DELETE", "/snapshots/" + snap_id, **TAKER)
+    assert resp.status_code == 202, resp.json
+
+
+def test_a_cascade_delete_leaves_a_group_snapshots_member(api):
+    volume_id, gsnap_id, snap_id = _grouped_snapshot_of_a_lone_volume(api)
+    resp = api.call("DELETE", "/volumes/%s?cascade=true" % volume_id,
+                    **MEMBER)
+    assert resp.status_code == 400, resp.json
+    assert volumes_db.volume_get(fixtures.admin(), volume_id).status == \
+        "available"
+    snap = snapshots_db.snapshot_get(fixtures.admin(), snap_id)
+    assert (snap.status, snap.group_snapshot_id) == ("available", gsnap_id)
+
+
+def test_an_accept_refuses_a_snapshot_that_joined_a_group_snapshot(api):
+    """An offer made before its snapshot belonged to a group snapshot (as
+    offers of an earlier release may be): the accept is refused and
+    nothing moves."""
+    volume_id, gsnap_id, snap_id = _grouped_snapshot_of_a_lone_volume(api)
+    snapshots_db.snapshot_update(fixtures.admin(), snap_id,
+                                 {"group_snapshot_id": None})
+    made = api.call("POST", "/volume-transfers", {"transfer": {
+        "volume_id": volume_id}}, version="volume 3.55",
+        **MEMBER).json["transfer"]
+    snapshots_db.snapshot_update(fixtures.admin(), snap_id,
+                                 {"group_snapshot_id": gsnap_id})
+    resp = api.call("POST", "/volume-transfers/%s/accept" % made["id"], {
+        "accept": {"auth_key": made["auth_key"]}}, **TAKER)
+    assert resp.status_code == 400, resp.json
+    volume = volumes_db.volume_get(fixtures.admin(), volume_id)
+    assert (volume.project_id, volume.status) == ("p1", "awaiting-transfer")
+    assert snapshots_db.snapshot_get(fixtures.admin(), snap_id
+                                     ).project_id == "p1"

@@ -89,9 +89,11 @@ class Deleting(base.VolumeBase):
         owned = snapshots_db.snapshots_of_volume(
             ctxt, row.id) if cascade and row.snapshot_count else []
         # NOTE(ashlar): snapshots left with the giver of a volume transfer
-        # (no_snapshots) are not the volume's project's to delete.
+        # (no_snapshots) are not the volume's project's to delete, and a
+        # group snapshot's member goes only with its group snapshot.
         snaps = [s.id for s in owned] if all(
-            s.project_id == row.project_id for s in owned) else []
+            s.project_id == row.project_id and s.group_snapshot_id is None
+            for s in owned) else []
         if row.snapshot_count and not snaps:
             raise exception.InvalidVolume(
                 reason=_DELETE_REFUSED % ("" if not force else " "))
