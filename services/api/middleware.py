@@ -192,9 +192,38 @@ def read_body(req: falcon.Request) -> Any:
         raise exception.Invalid("A NUL character is not allowed in a "
                                 "request body.")
     try:
-        return json.loads(raw)
+        # NOTE(ashlar): strict UTF-8 first: json.loads of bytes decodes
+        # with 'surrogatepass', letting encoded surrogates through.
+        text = raw.decode("utf-8")
+        body = json.loads(text)
     except (ValueError, RecursionError):
         raise exception.MalformedRequestBody() from None
+    if _SURROGATE_ESCAPE.search(text) and _has_lone_surrogate(body):
+        raise exception.Invalid("A lone UTF-16 surrogate is not allowed in "
+                                "a request body.")
+    return body
+
+
+#: A JSON escape of a UTF-16 surrogate (``\ud800`` to ``\udfff``): the
+#: only way a parsed body can hold a lone one, which no database takes.
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+
+
+def _has_lone_surrogate(value: Any) -> bool:
+    """Whether a string of the parsed body (key or value) holds a surrogate
+    that no pair made a character of."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return True
+        return False
+    if isinstance(value, dict):
+        return any(_has_lone_surrogate(k) or _has_lone_surrogate(v)
+                   for k, v in value.items())
+    if isinstance(value, list):
+        return any(_has_lone_surrogate(item) for item in value)
+    return False
 
 
 class UnsupportedMediaType(exception.AshlarException):

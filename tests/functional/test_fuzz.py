@@ -22,7 +22,8 @@ project, the volume node's host, quota class ``default``) are put in the
 path parameters (and in a few body fields and query parameters) of about
 half the cases so that operations get past their 404s; they are checked,
 and made again when a fuzzed request removed or changed them, before each
-operation.  schemathesis' conformance checks (status codes, content type,
+operation.  About half the other strings of a body are replaced by hostile
+text (lone UTF-16 surrogates, characters beyond the BMP).  schemathesis' conformance checks (status codes, content type,
 headers, body schemas) also run on every answer: their findings are
 printed as information, never a failure.
 
@@ -411,6 +412,14 @@ def summary():
 # -- the cases -------------------------------------------------------------------
 PRINTABLE = st.text(st.characters(min_codepoint=0x20, max_codepoint=0x7e),
                     max_size=40)
+#: Text no database takes as it comes or that is easy to mishandle: lone
+#: UTF-16 surrogates (sent escaped, ``\\ud800``), characters beyond the
+#: BMP (escaped as surrogate pairs), mixed with printable ASCII.
+HOSTILE_TEXT = st.text(st.one_of(
+    st.sampled_from(["\ud800", "\udbff", "\udc00", "\udfff"]),
+    st.characters(min_codepoint=0x10000, max_codepoint=0x10FFFF),
+    st.characters(min_codepoint=0x20, max_codepoint=0x7e)),
+    min_size=1, max_size=8)
 
 
 def _b64(raw: bytes | str) -> str:
@@ -463,6 +472,8 @@ def _substitute_body(data, body: dict, values: dict, depth: int) -> None:
             _substitute_body(data, value, values, depth + 1)
         elif key in values and data.draw(st.booleans()):
             body[key] = values[key]
+        elif isinstance(value, str) and data.draw(st.booleans()):
+            body[key] = data.draw(HOSTILE_TEXT)
 
 
 def _secured(operation) -> bool:

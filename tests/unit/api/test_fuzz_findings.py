@@ -66,3 +66,57 @@ def test_type_is_public_as_strings(api, value, public):
         "is_public": "NO"}})
     assert updated.status_code == 200, updated.json
     assert updated.json["volume_type"]["is_public"] is False
+
+
+def _raw(api, method, path, raw, token="m:p1"):
+    return api.client.simulate_request(
+        method, "/v3" + path, body=raw, headers={
+            "OpenStack-API-Version": apitest.MV, "X-Auth-Token": token,
+            "X-Roles": "member", "Content-Type": "application/json"})
+
+
+LONE = "\\ud800"
+
+
+@pytest.mark.parametrize("method, path, raw", [
+    ("POST", "/volumes", '{"volume": {"size": 1, "name": "%s"}}' % LONE),
+    ("POST", "/volumes", '{"volume": {"size": 1, "metadata": {"%s": "v"}}}'
+     % LONE),
+    ("PUT", "/volumes/{vid}", '{"volume": {"description": "a%sb"}}'
+     % "\\uD800"),
+    ("POST", "/volumes/{vid}/metadata",
+     '{"metadata": {"k": "\\udfff"}}'),
+    ("POST", "/snapshots", '{"snapshot": {"volume_id": "{vid}", '
+     '"name": ["%s"]}}' % LONE),
+    ("POST", "/attachments", '{"attachment": {"volume_uuid": "{vid}", '
+     '"connector": {"host": "h", "initiator": "%s"}}}' % LONE),
+])
+def test_a_lone_surrogate_in_a_body_is_400_and_changes_nothing(
+        api, method, path, raw):
+    """A lone UTF-16 surrogate (escaped in the JSON) cannot be stored:
+    refused where the body is read, for every endpoint at once."""
+    vid = api.volume()
+    before = volumes_db.volume_get(fixtures.admin(), vid)
+    resp = _raw(api, method, path.format(vid=vid),
+                raw.replace("{vid}", vid))
+    assert resp.status_code == 400, resp.text
+    assert "lone UTF-16 surrogate" in apitest.message(resp)
+    after = volumes_db.volume_get(fixtures.admin(), vid)
+    assert (after.display_description, after.status) == (
+        before.display_description, before.status)
+    assert [v.id for v in volumes_db.volume_list(fixtures.admin())] == [vid]
+
+
+def test_a_surrogate_pair_is_a_character_and_is_kept(api):
+    resp = _raw(api, "POST", "/volumes",
+                '{"volume": {"size": 1, "name": "disk \\ud83d\\ude00"}}')
+    assert resp.status_code == 202, resp.text
+    assert resp.json["volume"]["name"] == "disk \U0001F600"
+
+
+def test_a_body_that_is_not_utf8_is_malformed(api):
+    """Surrogates encoded as UTF-8 bytes are not UTF-8: a 400, as for
+    any body that does not decode."""
+    resp = _raw(api, "POST", "/volumes",
+                b'{"volume": {"size": 1, "name": "\xed\xa0\x80"}}')
+    assert resp.status_code == 400, resp.text
