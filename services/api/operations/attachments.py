@@ -9,7 +9,9 @@ resources and the api's RPC door for compute agents share them.
 """
 
 import datetime
+import ipaddress
 import json
+import re
 import uuid
 from collections.abc import Sequence
 from typing import Any
@@ -350,6 +352,8 @@ class AttachmentOperations:
             (its agent's), added to those registered before; a fence
             revokes them all.
         :raises Fenced: the row is fenced.
+        :raises InvalidInput: a client is no single instance at the
+            address of the attachment's host (``refuse_foreign_clients``).
         """
         def decide(row: Any, volume: Any) -> attachments_db.Change | None:
             self._authorize_row(ctxt, "volume:attachment_complete", row,
@@ -370,6 +374,9 @@ class AttachmentOperations:
                 return None
             return attachments_db.Change(expected=expected, values=values)
 
+        if clients:
+            refuse_foreign_clients(
+                clients, attachments_db.connector(ctxt, attachment_id))
         for _attempt in range(3):
             try:
                 attachments_db.attachment_change(ctxt, attachment_id, decide)
@@ -500,6 +507,40 @@ def _fate(row: Any, lease: dict) -> str:
         fate += "; it is removed unless completed by %s" % (
             lease["lease_expires_at"].isoformat())
     return fate
+
+
+#: A Ceph client instance's address, as librados gives it: an IP (IPv6 in
+#: brackets), a port, and the instance's nonce.
+_CLIENT_ADDRESS = re.compile(r"^(?:\[(?P<ip6>[0-9a-fA-F:.]+)\]|(?P<ip4>[0-9.]+))"
+                             r":(?P<port>\d{1,5})/(?P<nonce>\d{1,10})$")
+
+
+def refuse_foreign_clients(clients: Sequence[str], connector: dict) -> None:
+    """Accept only single client instances at the host's own address.
+
+    NOTE(ashlar): a fence blocklists exactly what was registered: an
+    entry with nonce 0 (``IP:0/0``) stands for every instance at that
+    address, and another host's address would cut that host off.  So a
+    registered client must be one instance (a nonce) at the address the
+    attachment's connector gives for its host.
+
+    :raises InvalidInput: one is not.
+    """
+    try:
+        own = ipaddress.ip_address(connector.get("ip") or "")
+    except ValueError:
+        own = None
+    for client in clients:
+        found = _CLIENT_ADDRESS.match(client)
+        try:
+            ip = ipaddress.ip_address(found["ip6"] or found["ip4"]) \
+                if found else None
+        except ValueError:
+            ip = None
+        if ip is None or int(found["nonce"]) == 0 or ip != own:
+            raise exception.InvalidInput(
+                reason="Client %r is not one client instance at this "
+                       "host's address (%s)." % (client, own or "none"))
 
 
 def _registered(known: str | None, clients: Sequence[str]) -> str:

@@ -390,30 +390,32 @@ def test_resolve_stuck_finishes_a_fence(api):
 
 # -- the RPC door -------------------------------------------------------------------
 
+#: Client instances of host h1 (connector ip 10.0.0.1), as librados names
+#: them.
+A, B, C = "10.0.0.1:0/1001", "10.0.0.1:0/1002", "10.0.0.1:0/1003"
+
+
 def test_door_complete_registers_clients_the_fence_revokes(api):
     vid = api.volume(multiattach=True)
     att = api.create(vid, connector=connector("h1")).json["attachment"]
     door = _door(api)
     done = door.attachment_complete(_agent("h1"), att["id"],
-                                    clients=["client.b", "client.a"])
+                                    clients=[B, A])
     assert done["request_id"] == "r"
-    door.attachment_complete(_agent("h1"), att["id"],
-                             clients=["client.c", "client.a"])
-    assert json.loads(_row(att["id"]).clients) == [
-        "client.b", "client.a", "client.c"]
+    door.attachment_complete(_agent("h1"), att["id"], clients=[C, A])
+    assert json.loads(_row(att["id"]).clients) == [B, A, C]
     assert api.show_volume(vid)["status"] == "in-use"
     fenced = _act(api, att["id"], "ashlar-fence")
     assert fenced.status_code == 200
-    assert api.driver.fenced == {vid: {"client.a", "client.b", "client.c"}}
-    assert json.loads(_row(att["id"]).fenced_clients) == [
-        "client.a", "client.b", "client.c"]
+    assert api.driver.fenced == {vid: {A, B, C}}
+    assert json.loads(_row(att["id"]).fenced_clients) == [A, B, C]
 
 
 def test_door_keeps_the_latest_clients_and_bounds_them(api):
     vid = api.volume(multiattach=True)
     att = api.create(vid, connector=connector("h1")).json["attachment"]
     door = _door(api)
-    many = ["client.%02d" % i for i in range(40)]
+    many = ["10.0.0.1:0/%d" % (100 + i) for i in range(40)]
     door.attachment_complete(_agent("h1"), att["id"], clients=many)
     assert json.loads(_row(att["id"]).clients) == many[-32:]
     with pytest.raises(messaging.ExpectedException) as caught:
@@ -423,13 +425,43 @@ def test_door_keeps_the_latest_clients_and_bounds_them(api):
     assert json.loads(_row(att["id"]).clients) == many[-32:]
 
 
+@pytest.mark.parametrize("client", [
+    "10.0.0.1:0/0",         # every instance at the address
+    "10.0.0.2:0/1001",      # another host's address
+    "client.a",             # no address at all
+    "10.0.0.1:0",           # no instance
+    "10.0.0.999:0/1",       # no IP
+    "[::1]:0/5"])           # not the host's address either
+def test_door_refuses_clients_that_are_not_one_instance_of_the_host(
+        api, client):
+    """A fence blocklists exactly what was registered: ``IP:0/0`` would
+    cut every client at that address, another IP another host."""
+    vid = api.volume(multiattach=True)
+    att = api.create(vid, connector=connector("h1")).json["attachment"]
+    with pytest.raises(messaging.ExpectedException) as caught:
+        _door(api).attachment_complete(_agent("h1"), att["id"],
+                                       clients=[A, client])
+    assert caught.value.exc_info[0] is exception.InvalidInput
+    row = _row(att["id"])
+    assert (row.clients, row.attach_status) == (None, "attaching")
+
+
+def test_door_takes_ipv6_clients_of_an_ipv6_host(api):
+    vid = api.volume(multiattach=True)
+    att = api.create(vid, connector=dict(connector("h1"), ip="fd00::1")
+                     ).json["attachment"]
+    _door(api).attachment_complete(_agent("h1"), att["id"],
+                                   clients=["[fd00::1]:0/77"])
+    assert json.loads(_row(att["id"]).clients) == ["[fd00::1]:0/77"]
+
+
 def test_door_complete_of_a_fenced_row_is_refused(api):
     vid = api.volume(multiattach=True)
     att = _attached(api, vid, "h1")
     _act(api, att["id"], "ashlar-fence")
     with pytest.raises(messaging.ExpectedException) as caught:
         _door(api).attachment_complete(_agent("h1"), att["id"],
-                                       clients=["client.a"])
+                                       clients=[A])
     assert caught.value.exc_info[0] is exception.Fenced
     assert _row(att["id"]).clients is None
 
