@@ -14,9 +14,14 @@ from services.api.microversion import (
 from services.api.schemas import UUID, Schema, Versioned, envelope
 
 
+_TEXT: Schema = {"type": "string", "minLength": 1, "maxLength": 255}
+_NAMES: Schema = {"type": "array", "maxItems": 64, "items": _TEXT}
+
 #: A connector (os-brick's properties of the attaching host): any keys, as
 #: Cinder takes them, but bounded as the database stores them (a key is a
-#: row of ``attachment_specs``), and a ``host`` that names a host.
+#: row of ``attachment_specs``), a ``host`` that names a host, and the keys
+#: drivers read of the types os-brick gives them (an ``initiator`` list
+#: would break an iSCSI driver; ``ip`` tells a host apart for a fence).
 CONNECTOR: Schema = {
     "type": "object",
     "maxProperties": 64,
@@ -28,6 +33,12 @@ CONNECTOR: Schema = {
                  "pattern": HOST_PATTERN.pattern},
         "mountpoint": {"type": ["string", "null"], "maxLength": 255},
         "mode": {"type": "string", "enum": ["rw", "ro"]},
+        "initiator": _TEXT,
+        "ip": _TEXT,
+        "nqn": _TEXT,
+        "multipath": {"type": "boolean"},
+        "wwpns": _NAMES,
+        "wwnns": _NAMES,
     },
 }
 

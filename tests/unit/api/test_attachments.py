@@ -497,6 +497,13 @@ def test_multiattach_encrypted_type_refused_at_create(api):
      "has too many properties"),
     (dict(apitest.connector(), **{"x" * 256: 1}), "x" * 256),
     (dict(apitest.connector(), host=7), "is not of type 'string'"),
+    # what drivers read is of os-brick's types (an initiator list would
+    # break an iSCSI driver)
+    (apitest.connector(initiator=["iqn.a", "iqn.b"]),
+     "is not of type 'string'"),
+    (apitest.connector(ip={"v": "10.0.0.1"}), "is not of type 'string'"),
+    (apitest.connector(multipath="yes"), "is not of type 'boolean'"),
+    (apitest.connector(wwpns="50014380186b5f36"), "is not of type 'array'"),
 ])
 def test_connector_fields_are_bounded(api, connector, message):
     vid = api.volume(multiattach=True)
