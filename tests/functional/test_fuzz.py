@@ -23,8 +23,9 @@ path parameters (and in a few body fields and query parameters) of about
 half the cases so that operations get past their 404s; they are checked,
 and made again when a fuzzed request removed or changed them, before each
 operation.  About half the other strings of a body are replaced by hostile
-text (lone UTF-16 surrogates, characters beyond the BMP).  schemathesis' conformance checks (status codes, content type,
-headers, body schemas) also run on every answer: their findings are
+text (lone UTF-16 surrogates, characters beyond the BMP).  schemathesis'
+conformance checks (status codes, content type, headers, body schemas)
+also run on every answer: their findings are
 printed as information, never a failure.
 
 Budget: ``ASHLAR_FUZZ_EXAMPLES`` (default 12) examples per operation and
