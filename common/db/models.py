@@ -11,10 +11,12 @@ hold the strings of ``common.constants``; every change to them is a
 compare-and-swap in ``common/db/api``.
 """
 
+import datetime
+from typing import TYPE_CHECKING
+
 from oslo_db.sqlalchemy import models as oslo_models
 from oslo_utils import timeutils
 from sqlalchemy import Boolean
-from sqlalchemy import Column
 from sqlalchemy import DateTime
 from sqlalchemy import ForeignKey
 from sqlalchemy import Index
@@ -25,6 +27,8 @@ from sqlalchemy import Text
 from sqlalchemy import UniqueConstraint
 from sqlalchemy import orm
 from sqlalchemy.dialects import mysql
+from sqlalchemy.orm import Mapped
+from sqlalchemy.orm import mapped_column
 
 NAMING = {
     "ix": "ix_%(table_name)s_%(column_0_name)s",
@@ -40,10 +44,20 @@ PRECISE_DATETIME = DateTime().with_variant(mysql.DATETIME(fsp=6), "mysql",
 
 
 class _Base(oslo_models.TimestampMixin, oslo_models.ModelBase):
-    pass
+    """oslo.db's timestamp columns and dict-style access."""
+
+    if TYPE_CHECKING:
+        # NOTE(ashlar): oslo.db is untyped: its TimestampMixin's columns
+        # as the type checker is to see them (models may redefine them).
+        created_at: Mapped[datetime.datetime | None]
+        updated_at: Mapped[datetime.datetime | None]
 
 
-BASE = orm.declarative_base(cls=_Base, metadata=MetaData(naming_convention=NAMING))
+class BASE(_Base, orm.DeclarativeBase):
+    """The declarative base of every model; constraints named by
+    ``NAMING``."""
+
+    metadata = MetaData(naming_convention=NAMING)
 
 
 class Service(BASE):
@@ -52,29 +66,33 @@ class Service(BASE):
     __tablename__ = "services"
     __table_args__ = (UniqueConstraint("host", "binary"),)
 
-    id = Column(Integer, primary_key=True, autoincrement=True)
-    uuid = Column(String(36), nullable=False, unique=True)
-    host = Column(String(255), nullable=False)
-    binary = Column(String(255), nullable=False)
-    topic = Column(String(255), nullable=False)
-    availability_zone = Column(String(255), nullable=False)
-    disabled = Column(Boolean, nullable=False, default=False)
-    disabled_reason = Column(String(255))
-    heartbeat_at = Column(DateTime)
+    id: Mapped[int] = mapped_column(
+        Integer, primary_key=True, autoincrement=True)
+    uuid: Mapped[str] = mapped_column(String(36), nullable=False, unique=True)
+    host: Mapped[str] = mapped_column(String(255), nullable=False)
+    binary: Mapped[str] = mapped_column(String(255), nullable=False)
+    topic: Mapped[str] = mapped_column(String(255), nullable=False)
+    availability_zone: Mapped[str] = mapped_column(String(255), nullable=False)
+    disabled: Mapped[bool] = mapped_column(
+        Boolean, nullable=False, default=False)
+    disabled_reason: Mapped[str | None] = mapped_column(String(255))
+    heartbeat_at: Mapped[datetime.datetime | None] = mapped_column(DateTime)
     #: The release the service runs (set as it starts; NULL before 0.2).
-    version = Column(String(64))
+    version: Mapped[str | None] = mapped_column(String(64))
 
 
 class VolumeType(BASE):
     __tablename__ = "volume_types"
 
-    id = Column(String(36), primary_key=True)
-    name = Column(String(255), nullable=False, unique=True)
-    description = Column(String(255))
-    is_public = Column(Boolean, nullable=False, default=True)
+    id: Mapped[str] = mapped_column(String(36), primary_key=True)
+    name: Mapped[str] = mapped_column(String(255), nullable=False, unique=True)
+    description: Mapped[str | None] = mapped_column(String(255))
+    is_public: Mapped[bool] = mapped_column(
+        Boolean, nullable=False, default=True)
     #: The QoS specs associated with the type, if any.
-    qos_specs_id = Column(String(36), ForeignKey("qos_specs.id"))
-    extra_specs = orm.relationship(
+    qos_specs_id: Mapped[str | None] = mapped_column(
+        String(36), ForeignKey("qos_specs.id"))
+    extra_specs: Mapped[list["VolumeTypeExtraSpec"]] = orm.relationship(
         "VolumeTypeExtraSpec", lazy="selectin", cascade="all, delete-orphan")
 
 
@@ -82,11 +100,12 @@ class VolumeTypeExtraSpec(BASE):
     __tablename__ = "volume_type_extra_specs"
     __table_args__ = (UniqueConstraint("volume_type_id", "key"),)
 
-    id = Column(Integer, primary_key=True, autoincrement=True)
-    volume_type_id = Column(String(36), ForeignKey("volume_types.id"),
-                            nullable=False)
-    key = Column(String(255), nullable=False)
-    value = Column(String(255))
+    id: Mapped[int] = mapped_column(
+        Integer, primary_key=True, autoincrement=True)
+    volume_type_id: Mapped[str] = mapped_column(
+        String(36), ForeignKey("volume_types.id"), nullable=False)
+    key: Mapped[str] = mapped_column(String(255), nullable=False)
+    value: Mapped[str | None] = mapped_column(String(255))
 
 
 class VolumeTypeProject(BASE):
@@ -95,10 +114,11 @@ class VolumeTypeProject(BASE):
     __tablename__ = "volume_type_projects"
     __table_args__ = (UniqueConstraint("volume_type_id", "project_id"),)
 
-    id = Column(Integer, primary_key=True, autoincrement=True)
-    volume_type_id = Column(String(36), ForeignKey("volume_types.id"),
-                            nullable=False)
-    project_id = Column(String(255), nullable=False)
+    id: Mapped[int] = mapped_column(
+        Integer, primary_key=True, autoincrement=True)
+    volume_type_id: Mapped[str] = mapped_column(
+        String(36), ForeignKey("volume_types.id"), nullable=False)
+    project_id: Mapped[str] = mapped_column(String(255), nullable=False)
 
 
 class Volume(BASE):
@@ -106,67 +126,75 @@ class Volume(BASE):
     __table_args__ = (Index("ix_volumes_project_created", "project_id",
                             "created_at"),)
 
-    id = Column(String(36), primary_key=True)
-    project_id = Column(String(255), nullable=False)
-    user_id = Column(String(255))
-    display_name = Column(String(255))
-    display_description = Column(String(255))
-    size = Column(Integer, nullable=False)
-    status = Column(String(255), nullable=False)
-    previous_status = Column(String(255))
-    attach_status = Column(String(255), nullable=False)
-    migration_status = Column(String(255))
-    host = Column(String(255))
-    availability_zone = Column(String(255))
-    volume_type_id = Column(String(36), ForeignKey("volume_types.id"),
-                            nullable=False)
-    multiattach = Column(Boolean, nullable=False, default=False)
-    bootable = Column(Boolean, nullable=False, default=False)
-    readonly = Column(Boolean, nullable=False, default=False)
-    encrypted = Column(Boolean, nullable=False, default=False)
-    provider_location = Column(String(255))
-    service_uuid = Column(String(36))
+    id: Mapped[str] = mapped_column(String(36), primary_key=True)
+    project_id: Mapped[str] = mapped_column(String(255), nullable=False)
+    user_id: Mapped[str | None] = mapped_column(String(255))
+    display_name: Mapped[str | None] = mapped_column(String(255))
+    display_description: Mapped[str | None] = mapped_column(String(255))
+    size: Mapped[int] = mapped_column(Integer, nullable=False)
+    status: Mapped[str] = mapped_column(String(255), nullable=False)
+    previous_status: Mapped[str | None] = mapped_column(String(255))
+    attach_status: Mapped[str] = mapped_column(String(255), nullable=False)
+    migration_status: Mapped[str | None] = mapped_column(String(255))
+    host: Mapped[str | None] = mapped_column(String(255))
+    availability_zone: Mapped[str | None] = mapped_column(String(255))
+    volume_type_id: Mapped[str] = mapped_column(
+        String(36), ForeignKey("volume_types.id"), nullable=False)
+    multiattach: Mapped[bool] = mapped_column(
+        Boolean, nullable=False, default=False)
+    bootable: Mapped[bool] = mapped_column(
+        Boolean, nullable=False, default=False)
+    readonly: Mapped[bool] = mapped_column(
+        Boolean, nullable=False, default=False)
+    encrypted: Mapped[bool] = mapped_column(
+        Boolean, nullable=False, default=False)
+    provider_location: Mapped[str | None] = mapped_column(String(255))
+    service_uuid: Mapped[str | None] = mapped_column(String(36))
     #: Why the volume is in an error status, for operators (users get a
     #: user message in Cinder's words instead).
-    error_reason = Column(Text)
+    error_reason: Mapped[str | None] = mapped_column(Text)
     #: Live attachment rows, and those of them whose mode is not ``ro``.
     #: Reservations change them with one conditional UPDATE, which is what
     #: makes "at most N attachments" hold under races on every database.
-    attachment_count = Column(Integer, nullable=False, default=0,
-                              server_default="0")
-    writer_count = Column(Integer, nullable=False, default=0,
-                          server_default="0")
+    attachment_count: Mapped[int] = mapped_column(
+        Integer, nullable=False, default=0, server_default="0")
+    writer_count: Mapped[int] = mapped_column(
+        Integer, nullable=False, default=0, server_default="0")
     #: The size an extend in flight grows to, and the type a retype in
     #: flight moves to: counted by the quota checks until the volume
     #: service settles them (NULL at rest).
-    pending_size = Column(Integer)
-    pending_type_id = Column(String(36))
+    pending_size: Mapped[int | None] = mapped_column(Integer)
+    pending_type_id: Mapped[str | None] = mapped_column(String(36))
     #: What the volume was made from, if anything (no foreign keys: a
     #: source may go before the volumes made from it).
-    snapshot_id = Column(String(36))
-    source_volid = Column(String(36))
+    snapshot_id: Mapped[str | None] = mapped_column(String(36))
+    source_volid: Mapped[str | None] = mapped_column(String(36))
     #: Live snapshot rows of the volume, changed by conditional UPDATEs
     #: only (``common/db/api/snapshots.py``), as ``attachment_count``: a
     #: delete that expects 0 can never pass a snapshot being created.
-    snapshot_count = Column(Integer, nullable=False, default=0,
-                            server_default="0")
+    snapshot_count: Mapped[int] = mapped_column(
+        Integer, nullable=False, default=0, server_default="0")
     #: The generic volume group the volume belongs to, if any.
-    group_id = Column(String(36), ForeignKey("groups.id"), index=True)
-    volume_type = orm.relationship("VolumeType", lazy="joined")
-    volume_metadata = orm.relationship(
+    group_id: Mapped[str | None] = mapped_column(
+        String(36), ForeignKey("groups.id"), index=True)
+    volume_type: Mapped["VolumeType"] = orm.relationship(
+        "VolumeType", lazy="joined")
+    volume_metadata: Mapped[list["VolumeMetadata"]] = orm.relationship(
         "VolumeMetadata", lazy="selectin", cascade="all, delete-orphan")
-    attachments = orm.relationship("VolumeAttachment", lazy="selectin",
-                                   viewonly=True)
+    attachments: Mapped[list["VolumeAttachment"]] = orm.relationship(
+        "VolumeAttachment", lazy="selectin", viewonly=True)
 
 
 class VolumeMetadata(BASE):
     __tablename__ = "volume_metadata"
     __table_args__ = (UniqueConstraint("volume_id", "key"),)
 
-    id = Column(Integer, primary_key=True, autoincrement=True)
-    volume_id = Column(String(36), ForeignKey("volumes.id"), nullable=False)
-    key = Column(String(255), nullable=False)
-    value = Column(String(255))
+    id: Mapped[int] = mapped_column(
+        Integer, primary_key=True, autoincrement=True)
+    volume_id: Mapped[str] = mapped_column(
+        String(36), ForeignKey("volumes.id"), nullable=False)
+    key: Mapped[str] = mapped_column(String(255), nullable=False)
+    value: Mapped[str | None] = mapped_column(String(255))
 
 
 class VolumeAttachment(BASE):
@@ -174,32 +202,34 @@ class VolumeAttachment(BASE):
 
     #: Microseconds on MySQL too: the latest snapshot of a volume (the one
     #: a revert may go to) is told by it.
-    created_at = Column(PRECISE_DATETIME,
-                        default=lambda: timeutils.utcnow())
-    id = Column(String(36), primary_key=True)
-    volume_id = Column(String(36), ForeignKey("volumes.id"), nullable=False,
-                       index=True)
-    instance_uuid = Column(String(36))
-    attached_host = Column(String(255))
-    mountpoint = Column(String(255))
-    attach_status = Column(String(255), nullable=False)
-    attach_mode = Column(String(36), nullable=False, default="null")
-    connection_info = Column(Text)
-    attach_time = Column(DateTime)
-    detach_time = Column(DateTime)
+    created_at: Mapped[datetime.datetime | None] = mapped_column(
+        PRECISE_DATETIME, default=lambda: timeutils.utcnow())
+    id: Mapped[str] = mapped_column(String(36), primary_key=True)
+    volume_id: Mapped[str] = mapped_column(
+        String(36), ForeignKey("volumes.id"), nullable=False, index=True)
+    instance_uuid: Mapped[str | None] = mapped_column(String(36))
+    attached_host: Mapped[str | None] = mapped_column(String(255))
+    mountpoint: Mapped[str | None] = mapped_column(String(255))
+    attach_status: Mapped[str] = mapped_column(String(255), nullable=False)
+    attach_mode: Mapped[str] = mapped_column(
+        String(36), nullable=False, default="null")
+    connection_info: Mapped[str | None] = mapped_column(Text)
+    attach_time: Mapped[datetime.datetime | None] = mapped_column(DateTime)
+    detach_time: Mapped[datetime.datetime | None] = mapped_column(DateTime)
     #: The operation in flight (``common.states.Transition``), NULL at rest.
-    transition = Column(String(36), index=True)
+    transition: Mapped[str | None] = mapped_column(String(36), index=True)
     #: When the backend revoked this host's I/O (``fence``); NULL if never.
-    fenced_at = Column(DateTime)
+    fenced_at: Mapped[datetime.datetime | None] = mapped_column(DateTime)
     #: JSON list of the backend clients the fence revoked (for ``unfence``).
-    fenced_clients = Column(Text)
+    fenced_clients: Mapped[str | None] = mapped_column(Text)
     #: JSON list of the backend clients the host registered as using the
     #: volume through this attachment (``os-complete`` from its agent).
-    clients = Column(Text)
+    clients: Mapped[str | None] = mapped_column(Text)
     #: Until when the compute agent that made this row through the RPC door
     #: may leave it uncompleted; NULL once completed, or if made over REST.
-    lease_expires_at = Column(DateTime, index=True)
-    specs = orm.relationship(
+    lease_expires_at: Mapped[datetime.datetime | None] = mapped_column(
+        DateTime, index=True)
+    specs: Mapped[list["AttachmentSpec"]] = orm.relationship(
         "AttachmentSpec", lazy="selectin", cascade="all, delete-orphan")
 
 
@@ -209,20 +239,22 @@ class AttachmentSpec(BASE):
     __tablename__ = "attachment_specs"
     __table_args__ = (UniqueConstraint("attachment_id", "key"),)
 
-    id = Column(Integer, primary_key=True, autoincrement=True)
-    attachment_id = Column(String(36), ForeignKey("volume_attachment.id",
-                                                  ondelete="CASCADE"),
-                           nullable=False)
-    key = Column(String(255), nullable=False)
-    value = Column(Text)
+    id: Mapped[int] = mapped_column(
+        Integer, primary_key=True, autoincrement=True)
+    attachment_id: Mapped[str] = mapped_column(
+        String(36), ForeignKey("volume_attachment.id", ondelete="CASCADE"),
+        nullable=False)
+    key: Mapped[str] = mapped_column(String(255), nullable=False)
+    value: Mapped[str | None] = mapped_column(Text)
 
 
 class _Limit:
     """One resource's limit (``hard_limit``, -1 unlimited)."""
 
-    id = Column(Integer, primary_key=True, autoincrement=True)
-    resource = Column(String(300), nullable=False)
-    hard_limit = Column(Integer, nullable=False)
+    id: Mapped[int] = mapped_column(
+        Integer, primary_key=True, autoincrement=True)
+    resource: Mapped[str] = mapped_column(String(300), nullable=False)
+    hard_limit: Mapped[int] = mapped_column(Integer, nullable=False)
 
 
 class Quota(_Limit, BASE):
@@ -231,7 +263,7 @@ class Quota(_Limit, BASE):
     __tablename__ = "quotas"
     __table_args__ = (UniqueConstraint("project_id", "resource"),)
 
-    project_id = Column(String(255), nullable=False)
+    project_id: Mapped[str] = mapped_column(String(255), nullable=False)
 
 
 class QuotaClass(_Limit, BASE):
@@ -241,7 +273,7 @@ class QuotaClass(_Limit, BASE):
     __tablename__ = "quota_classes"
     __table_args__ = (UniqueConstraint("class_name", "resource"),)
 
-    class_name = Column(String(255), nullable=False)
+    class_name: Mapped[str] = mapped_column(String(255), nullable=False)
 
 
 class ProjectLock(BASE):
@@ -251,7 +283,7 @@ class ProjectLock(BASE):
 
     __tablename__ = "project_locks"
 
-    project_id = Column(String(255), primary_key=True)
+    project_id: Mapped[str] = mapped_column(String(255), primary_key=True)
 
 
 class Snapshot(BASE):
@@ -264,29 +296,30 @@ class Snapshot(BASE):
 
     #: Microseconds on MySQL too: the latest snapshot of a volume (the one
     #: a revert may go to) is told by it.
-    created_at = Column(PRECISE_DATETIME,
-                        default=lambda: timeutils.utcnow())
-    id = Column(String(36), primary_key=True)
-    volume_id = Column(String(36), ForeignKey("volumes.id"), nullable=False,
-                       index=True)
-    project_id = Column(String(255), nullable=False)
-    user_id = Column(String(255))
-    status = Column(String(255), nullable=False)
-    progress = Column(String(255))
+    created_at: Mapped[datetime.datetime | None] = mapped_column(
+        PRECISE_DATETIME, default=lambda: timeutils.utcnow())
+    id: Mapped[str] = mapped_column(String(36), primary_key=True)
+    volume_id: Mapped[str] = mapped_column(
+        String(36), ForeignKey("volumes.id"), nullable=False, index=True)
+    project_id: Mapped[str] = mapped_column(String(255), nullable=False)
+    user_id: Mapped[str | None] = mapped_column(String(255))
+    status: Mapped[str] = mapped_column(String(255), nullable=False)
+    progress: Mapped[str | None] = mapped_column(String(255))
     #: The volume's size in GiB when it was snapshotted (counted by the
     #: ``gigabytes`` quotas).
-    volume_size = Column(Integer, nullable=False)
-    display_name = Column(String(255))
-    display_description = Column(String(255))
-    provider_location = Column(String(255))
+    volume_size: Mapped[int] = mapped_column(Integer, nullable=False)
+    display_name: Mapped[str | None] = mapped_column(String(255))
+    display_description: Mapped[str | None] = mapped_column(String(255))
+    provider_location: Mapped[str | None] = mapped_column(String(255))
     #: Why the snapshot is in an error status, for operators (users get a
     #: user message in Cinder's words instead).
-    error_reason = Column(Text)
+    error_reason: Mapped[str | None] = mapped_column(Text)
     #: The group snapshot the snapshot was taken for, if any.
-    group_snapshot_id = Column(String(36), ForeignKey("group_snapshots.id"),
-                               index=True)
-    volume = orm.relationship("Volume", lazy="joined", viewonly=True)
-    snapshot_metadata = orm.relationship(
+    group_snapshot_id: Mapped[str | None] = mapped_column(
+        String(36), ForeignKey("group_snapshots.id"), index=True)
+    volume: Mapped["Volume"] = orm.relationship(
+        "Volume", lazy="joined", viewonly=True)
+    snapshot_metadata: Mapped[list["SnapshotMetadata"]] = orm.relationship(
         "SnapshotMetadata", lazy="selectin", cascade="all, delete-orphan",
         passive_deletes=True)
 
@@ -295,12 +328,13 @@ class SnapshotMetadata(BASE):
     __tablename__ = "snapshot_metadata"
     __table_args__ = (UniqueConstraint("snapshot_id", "key"),)
 
-    id = Column(Integer, primary_key=True, autoincrement=True)
-    snapshot_id = Column(String(36), ForeignKey("snapshots.id",
-                                                ondelete="CASCADE"),
-                         nullable=False)
-    key = Column(String(255), nullable=False)
-    value = Column(String(255))
+    id: Mapped[int] = mapped_column(
+        Integer, primary_key=True, autoincrement=True)
+    snapshot_id: Mapped[str] = mapped_column(
+        String(36), ForeignKey("snapshots.id", ondelete="CASCADE"),
+        nullable=False)
+    key: Mapped[str] = mapped_column(String(255), nullable=False)
+    value: Mapped[str | None] = mapped_column(String(255))
 
 
 class Message(BASE):
@@ -314,22 +348,23 @@ class Message(BASE):
 
     #: Microseconds on MySQL too: messages of one request are told apart
     #: by it in the default order.
-    created_at = Column(PRECISE_DATETIME,
-                        default=lambda: timeutils.utcnow())
-    id = Column(String(36), primary_key=True)
-    project_id = Column(String(255), nullable=False)
+    created_at: Mapped[datetime.datetime | None] = mapped_column(
+        PRECISE_DATETIME, default=lambda: timeutils.utcnow())
+    id: Mapped[str] = mapped_column(String(36), primary_key=True)
+    project_id: Mapped[str] = mapped_column(String(255), nullable=False)
     #: The request that started the failed work (``req-<uuid>``).
-    request_id = Column(String(255), nullable=False)
-    resource_type = Column(String(255))
-    resource_uuid = Column(String(36))
+    request_id: Mapped[str] = mapped_column(String(255), nullable=False)
+    resource_type: Mapped[str | None] = mapped_column(String(255))
+    resource_uuid: Mapped[str | None] = mapped_column(String(36))
     #: ``VOLUME_<resource_type>_<action_id>_<detail_id>``.
-    event_id = Column(String(255), nullable=False)
-    action_id = Column(String(10), nullable=False)
-    detail_id = Column(String(10), nullable=False)
-    message_level = Column(String(255), nullable=False)
+    event_id: Mapped[str] = mapped_column(String(255), nullable=False)
+    action_id: Mapped[str] = mapped_column(String(10), nullable=False)
+    detail_id: Mapped[str] = mapped_column(String(10), nullable=False)
+    message_level: Mapped[str] = mapped_column(String(255), nullable=False)
     #: When the message may be deleted (``guaranteed_until``): exactly
     #: ``created_at`` plus ``[DEFAULT] message_ttl``.
-    expires_at = Column(PRECISE_DATETIME, nullable=False, index=True)
+    expires_at: Mapped[datetime.datetime] = mapped_column(
+        PRECISE_DATETIME, nullable=False, index=True)
 
 
 class Transfer(BASE):
@@ -343,17 +378,19 @@ class Transfer(BASE):
                             "created_at"),
                       UniqueConstraint("volume_id"))
 
-    created_at = Column(PRECISE_DATETIME,
-                        default=lambda: timeutils.utcnow())
-    id = Column(String(36), primary_key=True)
-    volume_id = Column(String(36), ForeignKey("volumes.id"), nullable=False)
+    created_at: Mapped[datetime.datetime | None] = mapped_column(
+        PRECISE_DATETIME, default=lambda: timeutils.utcnow())
+    id: Mapped[str] = mapped_column(String(36), primary_key=True)
+    volume_id: Mapped[str] = mapped_column(
+        String(36), ForeignKey("volumes.id"), nullable=False)
     #: The volume's project when it was offered (``source_project_id``).
-    project_id = Column(String(255), nullable=False)
-    display_name = Column(String(255))
-    salt = Column(String(255), nullable=False)
-    crypt_hash = Column(String(255), nullable=False)
+    project_id: Mapped[str] = mapped_column(String(255), nullable=False)
+    display_name: Mapped[str | None] = mapped_column(String(255))
+    salt: Mapped[str] = mapped_column(String(255), nullable=False)
+    crypt_hash: Mapped[str] = mapped_column(String(255), nullable=False)
     #: The volume's snapshots stay with the giver (3.55+).
-    no_snapshots = Column(Boolean, nullable=False, default=False)
+    no_snapshots: Mapped[bool] = mapped_column(
+        Boolean, nullable=False, default=False)
 
 
 class QoSSpecs(BASE):
@@ -362,11 +399,11 @@ class QoSSpecs(BASE):
 
     __tablename__ = "qos_specs"
 
-    id = Column(String(36), primary_key=True)
-    name = Column(String(255), nullable=False, unique=True)
-    consumer = Column(String(255), nullable=False)
+    id: Mapped[str] = mapped_column(String(36), primary_key=True)
+    name: Mapped[str] = mapped_column(String(255), nullable=False, unique=True)
+    consumer: Mapped[str] = mapped_column(String(255), nullable=False)
     #: The keys and values, as a JSON object.
-    specs = Column(Text, nullable=False)
+    specs: Mapped[str] = mapped_column(Text, nullable=False)
 
 
 class GroupType(BASE):
@@ -375,11 +412,12 @@ class GroupType(BASE):
 
     __tablename__ = "group_types"
 
-    id = Column(String(36), primary_key=True)
-    name = Column(String(255), nullable=False, unique=True)
-    description = Column(String(255))
-    is_public = Column(Boolean, nullable=False, default=True)
-    group_specs = Column(Text, nullable=False)
+    id: Mapped[str] = mapped_column(String(36), primary_key=True)
+    name: Mapped[str] = mapped_column(String(255), nullable=False, unique=True)
+    description: Mapped[str | None] = mapped_column(String(255))
+    is_public: Mapped[bool] = mapped_column(
+        Boolean, nullable=False, default=True)
+    group_specs: Mapped[str] = mapped_column(Text, nullable=False)
 
 
 class Group(BASE):
@@ -391,24 +429,24 @@ class Group(BASE):
     __table_args__ = (Index("ix_groups_project_created", "project_id",
                             "created_at"),)
 
-    created_at = Column(PRECISE_DATETIME,
-                        default=lambda: timeutils.utcnow())
-    id = Column(String(36), primary_key=True)
-    project_id = Column(String(255), nullable=False)
-    user_id = Column(String(255))
-    name = Column(String(255))
-    description = Column(String(255))
-    status = Column(String(255), nullable=False)
-    availability_zone = Column(String(255))
-    group_type_id = Column(String(36), ForeignKey("group_types.id"),
-                           nullable=False)
+    created_at: Mapped[datetime.datetime | None] = mapped_column(
+        PRECISE_DATETIME, default=lambda: timeutils.utcnow())
+    id: Mapped[str] = mapped_column(String(36), primary_key=True)
+    project_id: Mapped[str] = mapped_column(String(255), nullable=False)
+    user_id: Mapped[str | None] = mapped_column(String(255))
+    name: Mapped[str | None] = mapped_column(String(255))
+    description: Mapped[str | None] = mapped_column(String(255))
+    status: Mapped[str] = mapped_column(String(255), nullable=False)
+    availability_zone: Mapped[str | None] = mapped_column(String(255))
+    group_type_id: Mapped[str] = mapped_column(
+        String(36), ForeignKey("group_types.id"), nullable=False)
     #: What the group was made from, if anything (no foreign keys: a
     #: source may go first).
-    group_snapshot_id = Column(String(36))
-    source_group_id = Column(String(36))
-    volume_types = orm.relationship("GroupVolumeType", lazy="selectin",
-                                    cascade="all, delete-orphan",
-                                    passive_deletes=True)
+    group_snapshot_id: Mapped[str | None] = mapped_column(String(36))
+    source_group_id: Mapped[str | None] = mapped_column(String(36))
+    volume_types: Mapped[list["GroupVolumeType"]] = orm.relationship(
+        "GroupVolumeType", lazy="selectin", cascade="all, delete-orphan",
+        passive_deletes=True)
 
 
 class GroupVolumeType(BASE):
@@ -417,11 +455,13 @@ class GroupVolumeType(BASE):
     __tablename__ = "group_volume_types"
     __table_args__ = (UniqueConstraint("group_id", "volume_type_id"),)
 
-    id = Column(Integer, primary_key=True, autoincrement=True)
-    group_id = Column(String(36), ForeignKey("groups.id", ondelete="CASCADE"),
-                      nullable=False)
-    volume_type_id = Column(String(36), ForeignKey("volume_types.id"),
-                            nullable=False)
+    id: Mapped[int] = mapped_column(
+        Integer, primary_key=True, autoincrement=True)
+    group_id: Mapped[str] = mapped_column(
+        String(36), ForeignKey("groups.id", ondelete="CASCADE"),
+        nullable=False)
+    volume_type_id: Mapped[str] = mapped_column(
+        String(36), ForeignKey("volume_types.id"), nullable=False)
 
 
 class GroupSnapshot(BASE):
@@ -432,14 +472,14 @@ class GroupSnapshot(BASE):
     __table_args__ = (Index("ix_group_snapshots_project_created",
                             "project_id", "created_at"),)
 
-    created_at = Column(PRECISE_DATETIME,
-                        default=lambda: timeutils.utcnow())
-    id = Column(String(36), primary_key=True)
-    group_id = Column(String(36), ForeignKey("groups.id"), nullable=False,
-                      index=True)
-    project_id = Column(String(255), nullable=False)
-    user_id = Column(String(255))
-    name = Column(String(255))
-    description = Column(String(255))
-    status = Column(String(255), nullable=False)
-    group_type_id = Column(String(36), nullable=False)
+    created_at: Mapped[datetime.datetime | None] = mapped_column(
+        PRECISE_DATETIME, default=lambda: timeutils.utcnow())
+    id: Mapped[str] = mapped_column(String(36), primary_key=True)
+    group_id: Mapped[str] = mapped_column(
+        String(36), ForeignKey("groups.id"), nullable=False, index=True)
+    project_id: Mapped[str] = mapped_column(String(255), nullable=False)
+    user_id: Mapped[str | None] = mapped_column(String(255))
+    name: Mapped[str | None] = mapped_column(String(255))
+    description: Mapped[str | None] = mapped_column(String(255))
+    status: Mapped[str] = mapped_column(String(255), nullable=False)
+    group_type_id: Mapped[str] = mapped_column(String(36), nullable=False)
