@@ -11,6 +11,8 @@ from typing import Any
 
 from oslo_context import context as oslo_context
 from oslo_db.sqlalchemy import enginefacade
+from sqlalchemy import engine as sa_engine
+from sqlalchemy import orm
 
 from common import exception
 
@@ -28,6 +30,15 @@ def _policy() -> Any:
 @enginefacade.transaction_context_provider
 class RequestContext(oslo_context.RequestContext):
     """An oslo.context RequestContext with policy checks."""
+
+    # NOTE(ashlar): set by ``transaction_context_provider`` (oslo.db is
+    # untyped): the ORM session of the ``reader``/``writer`` transaction
+    # open on the context, its connection (``.connection`` functions), and
+    # the transaction itself (raises NoEngineContextEstablished outside
+    # one).  Annotations only: the provider's properties serve them.
+    session: orm.Session
+    connection: sa_engine.Connection
+    transaction_ctx: object
 
     def __init__(self, *args: Any, agent_host: str | None = None,
                  **kwargs: Any) -> None:
@@ -49,7 +60,7 @@ class RequestContext(oslo_context.RequestContext):
             raise exception.ProjectScopeRequired()
         return self.project_id
 
-    def can(self, action: str, target: dict | None = None,
+    def can(self, action: str, target: dict[str, Any] | None = None,
             fatal: bool = True) -> bool:
         """Check ``action`` against policy for this caller.
 
@@ -61,7 +72,7 @@ class RequestContext(oslo_context.RequestContext):
             target = {"project_id": self.project_id, "user_id": self.user_id}
         return _policy().authorize(self, action, target, fatal=fatal)
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         """oslo.context's dict, with what ``from_dict`` reads beyond it
         (``is_admin`` as decided, the service roles of a service token)."""
         values = super().to_dict()
@@ -70,9 +81,14 @@ class RequestContext(oslo_context.RequestContext):
         return values
 
     @classmethod
-    def from_dict(cls, values: dict) -> "RequestContext":
+    def from_dict(cls, values: dict[str, Any],
+                  **kwargs: Any) -> "RequestContext":
         """The context a message carried; it becomes this thread's
-        current context, so what is logged next carries its ids."""
+        current context, so what is logged next carries its ids.
+
+        :param kwargs: other arguments of the constructor (as oslo.context's
+            ``from_dict`` takes them), such as ``agent_host``.
+        """
         return cls(user_id=values.get("user_id") or values.get("user"),
                    project_id=(values.get("project_id")
                                or values.get("project_name")
@@ -81,7 +97,8 @@ class RequestContext(oslo_context.RequestContext):
                    service_roles=values.get("service_roles") or [],
                    is_admin=values.get("is_admin"),
                    request_id=values.get("request_id"),
-                   global_request_id=values.get("global_request_id"))
+                   global_request_id=values.get("global_request_id"),
+                   **kwargs)
 
 
 

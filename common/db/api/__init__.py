@@ -26,7 +26,10 @@ Shared plumbing:
 - ``execution``: the ways SQL runs, and why each remains (the ORM
   session, Core in a transaction, prebuilt statements in a transaction on
   the driver's cursor with ``transaction``, one statement with no
-  transaction of its own with ``single_statement``), ``Record``;
+  transaction of its own with ``single_statement``), ``Record``, and the
+  types of what they are given (``Conn``, ``SessionOrConnection``);
+- ``rows``: the shapes of the rows read with Core that family functions
+  return (``VolumeRow``, ``AttachmentRow``, ...), for type checkers;
 - ``direct``: prebuilt statements run as plans on the driver's cursor;
 - ``cas``: compare-and-swap of one row (``conditional_update``,
   ``compare_and_swap``);

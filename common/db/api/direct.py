@@ -27,36 +27,62 @@ import collections
 import dataclasses
 import functools
 import logging
-from typing import Any, Iterator
+from collections.abc import Callable
+from collections.abc import Iterator
+from collections.abc import Mapping
+from collections.abc import Sequence
+from typing import Any
+from typing import TypeAlias
+from typing import Unpack
 
 import sqlalchemy as sa
+from sqlalchemy.engine.interfaces import DBAPICursor
+from sqlalchemy.sql.compiler import SQLCompiler
 
 #: SQLAlchemy's statement log (what ``connection_debug`` turns on).
 _SQL_LOG = logging.getLogger("sqlalchemy.engine.Engine")
+
+#: A statement's parameters: one set, or a list of several (an
+#: ``executemany``, which SQLAlchemy runs).
+Params: TypeAlias = Mapping[str, Any] | list[dict[str, Any]]
+#: What SQLAlchemy's own execution returns (any columns).
+CursorResult: TypeAlias = sa.CursorResult[Unpack[tuple[Any, ...]]]
+#: A dialect's processor of a bound value or a result column's value.
+_Processor = Callable[[Any], Any]
+#: A result row: a named tuple of the statement's columns, of a class made
+#: at run time (which a type checker cannot type; callers say the shape
+#: they read, ``common.db.api.rows``).
+Row: TypeAlias = Any
 
 
 @dataclasses.dataclass(frozen=True)
 class _Plan:
     """A statement compiled for one dialect, and how to run it."""
 
-    compiled: Any
+    compiled: SQLCompiler
     #: Bind parameter name -> the dialect's processor of its value.
-    binds: dict
-    #: The result row's class, or None when the statement returns no rows.
+    binds: Mapping[str, _Processor]
+    #: The bind parameter names in order, when the dialect's parameters are
+    #: positional; None when they are named.
+    positions: Sequence[str] | None
+    #: The result row's class (a named tuple of fields known at run time
+    #: only, which a type checker cannot type), or None when the statement
+    #: returns no rows.
     row: Any
     #: The dialect's processor of each result column (None: as is), or
     #: None when every column comes as the driver gives it.
-    columns: tuple | None
+    columns: tuple[_Processor | None, ...] | None
 
 
 @functools.lru_cache(maxsize=None)
-def _row_class(keys: tuple[str, ...]) -> Any:
+def _row_class(keys: tuple[str, ...]) -> type[tuple[Any, ...]]:
     """A named tuple of a result's columns (attribute access, ``_asdict``)."""
     return collections.namedtuple("Row", keys, rename=True)
 
 
 @functools.lru_cache(maxsize=1024)
-def _plan(statement: Any, dialect: Any, keys: tuple) -> _Plan | None:
+def _plan(statement: sa.Executable, dialect: sa.Dialect,
+          keys: tuple[str, ...]) -> _Plan | None:
     """The plan of a statement given parameters named ``keys`` (the last
     1024 used are kept; the prebuilt ones are used all the time), or None
     when SQLAlchemy must run it.
@@ -65,29 +91,41 @@ def _plan(statement: Any, dialect: Any, keys: tuple) -> _Plan | None:
     ``INSERT`` or ``UPDATE`` without values of its own sets the columns the
     parameters name.
     """
+    if not isinstance(statement, sa.sql.ClauseElement):
+        return None
     compiled = statement.compile(dialect=dialect, column_keys=list(keys))
+    if not isinstance(compiled, SQLCompiler):  # DDL
+        return None
     if (compiled.literal_execute_params or compiled.post_compile_params
             or compiled.insert_prefetch or compiled.update_prefetch):
+        return None
+    # NOTE(ashlar): a tuple's bind parameter has a processor per element,
+    # but only an expanding one (post-compile, above) has a tuple's type.
+    binds = {name: process for name, process
+             in compiled._bind_processors.items() if callable(process)}
+    if len(binds) != len(compiled._bind_processors):
         return None
     columns = compiled._result_columns
     processors = tuple(col[3].dialect_impl(dialect).result_processor(
         dialect, None) for col in columns)
     return _Plan(
-        compiled=compiled, binds=dict(compiled._bind_processors),
+        compiled=compiled, binds=binds,
+        positions=compiled.positiontup if compiled.positional else None,
         row=_row_class(tuple(col[0] for col in columns)) if columns else None,
         columns=processors if any(processors) else None)
 
 
-def _parameters(plan: _Plan, dialect: Any, given: dict) -> Any:
+def _parameters(plan: _Plan, dialect: sa.Dialect, given: Mapping[str, Any]
+                ) -> Sequence[Any] | Mapping[str, Any]:
     """The DBAPI parameters of one execution, as SQLAlchemy builds them."""
     compiled = plan.compiled
     values = compiled.construct_params(given, escape_names=False)
     for name, process in plan.binds.items():
         if name in values:
             values[name] = process(values[name])
-    if compiled.positional:
+    if plan.positions is not None:
         return dialect.execute_sequence_format(
-            [values[name] for name in compiled.positiontup])
+            [values[name] for name in plan.positions])
     escaped = compiled.escaped_bind_names
     if escaped:
         return {escaped.get(name, name): value
@@ -95,7 +133,7 @@ def _parameters(plan: _Plan, dialect: Any, given: dict) -> Any:
     return values
 
 
-def _rows(plan: _Plan, cursor: Any) -> list:
+def _rows(plan: _Plan, cursor: DBAPICursor) -> list[Row]:
     if plan.row is None:
         return []
     make = plan.row._make
@@ -109,27 +147,27 @@ def _rows(plan: _Plan, cursor: Any) -> list:
 class Result:
     """The rows (named tuples) and rowcount of one execution."""
 
-    def __init__(self, rows: list, rowcount: int) -> None:
+    def __init__(self, rows: list[Row], rowcount: int) -> None:
         self.rows = rows
         self.rowcount = rowcount
 
-    def __iter__(self) -> Iterator:
+    def __iter__(self) -> Iterator[Row]:
         return iter(self.rows)
 
-    def all(self) -> list:
+    def all(self) -> list[Row]:
         return self.rows
 
-    def first(self) -> Any:
+    def first(self) -> Row | None:
         return self.rows[0] if self.rows else None
 
-    def one(self) -> Any:
+    def one(self) -> Row:
         if len(self.rows) != 1:
             raise (sa.exc.NoResultFound if not self.rows
                    else sa.exc.MultipleResultsFound)(
                 "expected one row, got %d" % len(self.rows))
         return self.rows[0]
 
-    def scalars(self) -> list:
+    def scalars(self) -> list[Any]:
         return [found[0] for found in self.rows]
 
 
@@ -144,18 +182,19 @@ class Connection:
             dispatch.before_cursor_execute or dispatch.after_cursor_execute
             or connection.engine.echo or _SQL_LOG.isEnabledFor(logging.INFO))
 
-    def execute(self, statement: Any, parameters: Any = None,
-                execution_options: dict | None = None) -> Any:
-        plan = None
+    def execute(self, statement: sa.Executable,
+                parameters: Params | None = None,
+                execution_options: Mapping[str, Any] | None = None
+                ) -> Result | CursorResult:
         parameters = {} if parameters is None else parameters
         if not (self._watched or isinstance(parameters, list)):
             plan = _plan(statement, self.dialect, tuple(sorted(parameters)))
-        if plan is None:
-            return self.connection.execute(
-                statement, parameters, execution_options=execution_options)
-        return self._run(plan, parameters)
+            if plan is not None:
+                return self._run(plan, parameters)
+        return self.connection.execute(
+            statement, parameters, execution_options=execution_options)
 
-    def _run(self, plan: _Plan, given: dict) -> Result:
+    def _run(self, plan: _Plan, given: Mapping[str, Any]) -> Result:
         sql = plan.compiled.string
         params = _parameters(plan, self.dialect, given)
         cursor = self.connection.connection.cursor()

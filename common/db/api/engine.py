@@ -10,7 +10,10 @@ pool ``single_statement`` runs on (``autocommit_engine``,
 """
 
 import os
+from collections.abc import Callable
 from typing import Any
+from typing import Protocol
+from typing import TypeVar
 
 import sqlalchemy as sa
 from oslo_config import cfg
@@ -21,12 +24,22 @@ from oslo_db.sqlalchemy import exc_filters
 from common.db.api import dialects
 from common.db.api import execution
 
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+class _Retry(Protocol):
+    """A decorator that keeps the signature of what it decorates."""
+
+    def __call__(self, fn: _F, /) -> _F:
+        """``fn``, run again while it raises what is to be retried."""
+
+
 context_manager = enginefacade.transaction_context()
-reader = context_manager.reader
-writer = context_manager.writer
+reader: execution.TransactionManager = context_manager.reader
+writer: execution.TransactionManager = context_manager.writer
 
 #: Retry writer transactions that lost a deadlock or a SQLite lock race.
-retry_on_deadlock = oslo_db_api.wrap_db_retry(
+retry_on_deadlock: _Retry = oslo_db_api.wrap_db_retry(
     max_retries=10, retry_on_deadlock=True, retry_interval=0.01,
     inc_retry_interval=True, max_retry_interval=0.2)
 
@@ -68,7 +81,7 @@ def configure(conf: cfg.ConfigOpts) -> None:
 
 
 def autocommit_engine(url: str | sa.engine.URL,
-                      options: Any) -> sa.engine.Engine:
+                      options: cfg.ConfigOpts.GroupAttr) -> sa.engine.Engine:
     """A pool of connections to a server database that run each statement
     on its own, set up as oslo.db sets up its engines (encoding, MySQL's
     ``sql_mode``, exception translation).
@@ -104,4 +117,4 @@ def autocommit_engine(url: str | sa.engine.URL,
 
 def get_engine() -> sa.engine.Engine:
     """The engine of ``context_manager`` (``configure`` first)."""
-    return context_manager.writer.get_engine()
+    return writer.get_engine()

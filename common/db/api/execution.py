@@ -54,9 +54,15 @@ import functools
 from collections.abc import Callable
 from types import SimpleNamespace
 from typing import Any
+from typing import Concatenate
+from typing import ParamSpec
+from typing import Protocol
+from typing import TypeAlias
+from typing import TypeVar
 
 import sqlalchemy as sa
 from oslo_db import exception as db_exc
+from sqlalchemy import orm
 
 from common.context import RequestContext
 from common.db.api import direct
@@ -65,7 +71,42 @@ from common.db.api import direct
 _SINGLE: sa.engine.Engine | None = None
 
 #: A row read with Core: attribute access, no session, no lazy loads.
+#: Functions returning one say its shape (``common.db.api.rows``).
 Record = SimpleNamespace
+
+#: What a function run by ``single_statement`` is given: the connection of
+#: the context's transaction, or one of the autocommit pool that runs
+#: prebuilt statements on the driver's cursor.
+Conn: TypeAlias = sa.engine.Connection | direct.Connection
+#: What the checks a writer runs in its transaction are given (a quota
+#: check, ``common.db.api.volumes.Check``): its session or its connection.
+SessionOrConnection: TypeAlias = orm.Session | sa.engine.Connection
+
+_C = TypeVar("_C")
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+#: ``fn(connection, *args)``, and the function of ``(context, *args)``
+#: that ``transaction`` and ``single_statement`` make of it.
+OnConnection: TypeAlias = Callable[Concatenate[_C, _P], _R]
+InContext: TypeAlias = Callable[Concatenate[RequestContext, _P], _R]
+
+
+class TransactionManager(Protocol):
+    """What Ashlar uses of oslo.db's transaction context manager
+    (``common.db.api.engine.reader``/``writer``; oslo.db is untyped)."""
+
+    def __call__(self, fn: _F, /) -> _F:
+        """Run ``fn(context, ...)`` in a transaction of the context with
+        an ORM session (``context.session``)."""
+
+    @property
+    def connection(self) -> "TransactionManager":
+        """The same with a Core connection (``context.connection``)."""
+
+    def get_engine(self) -> sa.engine.Engine:
+        """The engine the transactions run on."""
 
 
 def use_autocommit_pool(engine: sa.engine.Engine | None) -> None:
@@ -88,22 +129,25 @@ def _in_transaction(context: RequestContext) -> bool:
         return False
 
 
-def transaction(manager: Any) -> Callable:
+def transaction(manager: TransactionManager) -> Callable[
+        [OnConnection[direct.Connection, _P, _R]], InContext[_P, _R]]:
     """Make ``fn(connection, *args)``, which runs prebuilt Core statements,
     a function of ``(context, *args)`` that runs them in one transaction of
     ``manager`` (``reader`` or ``writer``; joining one the context has
     open), on the driver's cursor (``common.db.api.direct``)."""
-    def decorator(fn: Callable) -> Callable:
+    def decorator(fn: OnConnection[direct.Connection, _P, _R]
+                  ) -> InContext[_P, _R]:
         @functools.wraps(fn)
-        def on_cursor(context: RequestContext, *args: Any,
-                      **kwargs: Any) -> Any:
+        def on_cursor(context: RequestContext, *args: _P.args,
+                      **kwargs: _P.kwargs) -> _R:
             return fn(direct.Connection(context.connection), *args,
                       **kwargs)
         return manager.connection(on_cursor)
     return decorator
 
 
-def single_statement(manager: Any) -> Callable:
+def single_statement(manager: TransactionManager) -> Callable[
+        [OnConnection[Conn, _P, _R]], InContext[_P, _R]]:
     """Make ``fn(connection, *args)``, which runs one SQL statement (or
     reads with a few), a function of ``(context, *args)``.
 
@@ -117,15 +161,15 @@ def single_statement(manager: Any) -> Callable:
     and inside a transaction the context has open, it runs under
     ``manager`` (``reader`` or ``writer``) as any other function.
     """
-    def decorator(fn: Callable) -> Callable:
+    def decorator(fn: OnConnection[Conn, _P, _R]) -> InContext[_P, _R]:
         @manager.connection
-        def in_transaction(context: RequestContext, *args: Any,
-                           **kwargs: Any) -> Any:
+        def in_transaction(context: RequestContext, *args: _P.args,
+                           **kwargs: _P.kwargs) -> _R:
             return fn(context.connection, *args, **kwargs)
 
         @functools.wraps(fn)
-        def wrapper(context: RequestContext, *args: Any,
-                    **kwargs: Any) -> Any:
+        def wrapper(context: RequestContext, *args: _P.args,
+                    **kwargs: _P.kwargs) -> _R:
             if _SINGLE is None or _in_transaction(context):
                 return in_transaction(context, *args, **kwargs)
             with _SINGLE.connect() as conn:
