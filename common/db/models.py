@@ -13,6 +13,7 @@ compare-and-swap in ``common/db/api``.
 
 import datetime
 from typing import TYPE_CHECKING
+from typing import ClassVar
 
 from oslo_db.sqlalchemy import models as oslo_models
 from oslo_utils import timeutils
@@ -23,6 +24,7 @@ from sqlalchemy import Index
 from sqlalchemy import Integer
 from sqlalchemy import MetaData
 from sqlalchemy import String
+from sqlalchemy import Table
 from sqlalchemy import Text
 from sqlalchemy import UniqueConstraint
 from sqlalchemy import orm
@@ -58,6 +60,11 @@ class BASE(_Base, orm.DeclarativeBase):
     ``NAMING``."""
 
     metadata = MetaData(naming_convention=NAMING)
+
+    if TYPE_CHECKING:
+        #: Every model maps a table of its own (SQLAlchemy types it as
+        #: any ``FromClause``).
+        __table__: ClassVar[Table]
 
 
 class Service(BASE):

@@ -9,15 +9,20 @@ shape of ``expected`` is built once.
 
 import functools
 from typing import Any
+from typing import overload
 
 import sqlalchemy as sa
-from sqlalchemy import orm
 
+from common.db import models
 from common.db.api import direct
+from common.db.api.execution import SessionOrConnection
 from common.db.api.timestamps import utcnow
 
+#: A column's expectation: ``null``, ``in``, ``in_or_null`` or ``eq``.
+_Shape = tuple[tuple[str, str], ...]
 
-def _kind(value: Any) -> str:
+
+def _kind(value: object) -> str:
     if value is None:
         return "null"
     if isinstance(value, (list, tuple, set, frozenset)):
@@ -26,29 +31,43 @@ def _kind(value: Any) -> str:
 
 
 @functools.lru_cache(maxsize=512)
-def _cas_statement(table: sa.Table, shape: tuple, keys: tuple | None) -> Any:
+def _cas_statement(table: sa.Table, shape: _Shape,
+                   keys: tuple[str, ...] | None) -> sa.Update | sa.Delete:
     """``UPDATE table SET keys`` (``DELETE FROM table`` when ``keys`` is
     None) ``WHERE id = :row_id AND shape``, with bound parameters
     ``e_<column>`` and ``v_<key>``; built once per shape."""
-    query = sa.update(table) if keys is not None else sa.delete(table)
-    query = query.where(table.c.id == sa.bindparam("row_id"))
+    where = [table.c.id == sa.bindparam("row_id")]
     for column, kind in shape:
         col = table.c[column]
         if kind == "null":
-            query = query.where(col.is_(None))
+            where.append(col.is_(None))
         elif kind in ("in", "in_or_null"):
             matches = col.in_(sa.bindparam("e_" + column, expanding=True))
-            query = query.where(matches if kind == "in"
-                                else sa.or_(matches, col.is_(None)))
+            where.append(matches if kind == "in"
+                         else sa.or_(matches, col.is_(None)))
         else:
-            query = query.where(col == sa.bindparam("e_" + column))
+            where.append(col == sa.bindparam("e_" + column))
     if keys is None:
-        return query
-    return query.values({key: sa.bindparam("v_" + key) for key in keys})
+        return sa.delete(table).where(*where)
+    return sa.update(table).where(*where).values(
+        {key: sa.bindparam("v_" + key) for key in keys})
 
 
-def compare_and_swap(model: Any, row_id: str, expected: dict,
-                     values: dict | None) -> tuple[Any, dict]:
+@overload
+def compare_and_swap(model: type[models.BASE], row_id: str,
+                     expected: dict[str, Any], values: dict[str, Any]
+                     ) -> tuple[sa.Update, dict[str, Any]]: ...
+
+
+@overload
+def compare_and_swap(model: type[models.BASE], row_id: str,
+                     expected: dict[str, Any], values: None
+                     ) -> tuple[sa.Delete, dict[str, Any]]: ...
+
+
+def compare_and_swap(model: type[models.BASE], row_id: str,
+                     expected: dict[str, Any], values: dict[str, Any] | None
+                     ) -> tuple[sa.Update | sa.Delete, dict[str, Any]]:
     """The statement and parameters of a compare-and-swap of one row.
 
     :param expected: column -> value (None: IS NULL), or column ->
@@ -56,7 +75,7 @@ def compare_and_swap(model: Any, row_id: str, expected: dict,
     :param values: column -> plain value; None deletes the row instead.
     """
     shape = []
-    params = {"row_id": row_id}
+    params: dict[str, Any] = {"row_id": row_id}
     for column, value in expected.items():
         kind = _kind(value)
         shape.append((column, kind))
@@ -71,9 +90,10 @@ def compare_and_swap(model: Any, row_id: str, expected: dict,
     return query, params
 
 
-def conditional_update(
-        session: orm.Session | sa.engine.Connection | direct.Connection,
-        model: Any, row_id: str, expected: dict, values: dict) -> bool:
+def conditional_update(session: SessionOrConnection | direct.Connection,
+                       model: type[models.BASE], row_id: str,
+                       expected: dict[str, Any], values: dict[str, Any]
+                       ) -> bool:
     """Compare-and-swap one row: ``UPDATE .. SET values WHERE expected``.
 
     :param session: a Session, a Connection or a ``direct.Connection``.
@@ -81,4 +101,6 @@ def conditional_update(
     """
     query, params = compare_and_swap(model, row_id, expected,
                                      dict(values, updated_at=utcnow()))
-    return session.execute(query, params).rowcount == 1
+    # Session.execute's DML result is a CursorResult (typed Result).
+    return session.execute(  # type: ignore[union-attr]
+        query, params).rowcount == 1

@@ -12,6 +12,10 @@ import time
 from typing import Any
 
 import sqlalchemy as sa
+from sqlalchemy.engine.interfaces import DBAPIConnection
+from sqlalchemy.engine.interfaces import DBAPICursor
+from sqlalchemy.engine.interfaces import ExecutionContext
+from sqlalchemy.pool import ConnectionPoolEntry
 
 #: A pooled connection idle longer than this is tested before use.
 PING_IDLE_SECONDS = 1.0
@@ -26,7 +30,8 @@ def tune_sqlite(engine: sa.engine.Engine) -> None:
     makes writers queue on the busy timeout instead.
     """
     @sa.event.listens_for(engine, "connect")
-    def _on_connect(dbapi_conn: Any, _record: Any) -> None:
+    def _on_connect(dbapi_conn: DBAPIConnection,
+                    _record: ConnectionPoolEntry) -> None:
         cursor = dbapi_conn.cursor()
         cursor.execute("PRAGMA journal_mode=WAL")
         cursor.execute("PRAGMA busy_timeout=30000")
@@ -37,8 +42,10 @@ def tune_sqlite(engine: sa.engine.Engine) -> None:
     # oslo.db emits the BEGIN itself (pysqlite's own is off); make it take
     # the write lock at once.
     @sa.event.listens_for(engine, "before_cursor_execute", retval=True)
-    def _immediate(conn: Any, cursor: Any, statement: str, params: Any,
-                   context: Any, executemany: bool) -> tuple:
+    def _immediate(conn: sa.engine.Connection, cursor: DBAPICursor,
+                   statement: str, params: Any,
+                   context: ExecutionContext | None,
+                   executemany: bool) -> tuple[str, Any]:
         if statement == "BEGIN":
             statement = "BEGIN IMMEDIATE"
         return statement, params
@@ -68,24 +75,27 @@ def ping_when_idle(engine: sa.engine.Engine) -> None:
     good: dict[int, float] = {}
     ping = engine.dialect.do_ping
 
-    def do_ping(dbapi_conn: Any) -> bool:
+    def do_ping(dbapi_conn: DBAPIConnection) -> bool:
         since = good.get(id(dbapi_conn))
         if since is not None and \
                 time.monotonic() - since < PING_IDLE_SECONDS:
             return True
         return ping(dbapi_conn)
 
-    engine.dialect.do_ping = do_ping
+    # This engine's dialect alone pings so (a method set on the instance).
+    engine.dialect.do_ping = do_ping  # type: ignore[method-assign,assignment]
 
     @sa.event.listens_for(engine, "connect")
     @sa.event.listens_for(engine, "checkin")
-    def _known_good(dbapi_conn: Any, _record: Any) -> None:
+    def _known_good(dbapi_conn: DBAPIConnection | None,
+                    _record: ConnectionPoolEntry) -> None:
         if dbapi_conn is not None:
             good[id(dbapi_conn)] = time.monotonic()
 
     @sa.event.listens_for(engine, "close")
     @sa.event.listens_for(engine, "close_detached")
-    def _closed(dbapi_conn: Any, *_record: Any) -> None:
+    def _closed(dbapi_conn: DBAPIConnection,
+                *_record: ConnectionPoolEntry) -> None:
         good.pop(id(dbapi_conn), None)
 
 
@@ -99,7 +109,8 @@ def read_committed(engine: sa.engine.Engine) -> None:
     instead of what committed before the lock.
     """
     @sa.event.listens_for(engine, "connect")
-    def _on_connect(dbapi_conn: Any, _record: Any) -> None:
+    def _on_connect(dbapi_conn: DBAPIConnection,
+                    _record: ConnectionPoolEntry) -> None:
         cursor = dbapi_conn.cursor()
         cursor.execute("SET SESSION TRANSACTION ISOLATION LEVEL "
                        "READ COMMITTED")
@@ -113,7 +124,8 @@ def set_sql_mode(engine: sa.engine.Engine, sql_mode: str) -> None:
     """Set MySQL's ``sql_mode`` on each new connection of ``engine``, as
     oslo.db does on its own engines (``[database] mysql_sql_mode``)."""
     @sa.event.listens_for(engine, "connect")
-    def _sql_mode(dbapi_conn: Any, _record: Any) -> None:
+    def _sql_mode(dbapi_conn: Any, _record: ConnectionPoolEntry) -> None:
+        # A MySQL driver's connection (its cursors are context managers).
         with dbapi_conn.cursor() as cursor:
             cursor.execute("SET SESSION sql_mode = %s", [sql_mode])
 

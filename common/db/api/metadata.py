@@ -1,15 +1,22 @@
 """Key/value metadata of volumes and snapshots: one way to merge, replace
 and remove keys for both (each owner has its item model and relation)."""
 
-from typing import Any
+from collections.abc import Mapping
 
 import sqlalchemy as sa
+from sqlalchemy import orm
 
+from common.db import models
 from common.db.api.timestamps import utcnow
 
+#: An owner of metadata (``Volume``, ``Snapshot``) and its item model
+#: (``VolumeMetadata``, ``SnapshotMetadata``).
+_Owner = models.Volume | models.Snapshot
+_Item = type[models.VolumeMetadata] | type[models.SnapshotMetadata]
 
-def set_items(session: Any, row: Any, relation: str, item: type,
-              metadata: dict, replace: bool) -> None:
+
+def set_items(session: orm.Session, row: _Owner, relation: str, item: _Item,
+              metadata: Mapping[str, str | None], replace: bool) -> None:
     """Merge ``metadata`` into ``row``'s items, or with ``replace`` make it
     the whole set (keys not in it go)."""
     if replace:
@@ -29,8 +36,9 @@ def set_items(session: Any, row: Any, relation: str, item: type,
             items.append(item(key=key, value=value))
 
 
-def delete_item(session: Any, owner: type, owner_column: Any,
-                owner_id: str, key: str, missing_owner: Exception,
+def delete_item(session: orm.Session, owner: type[_Owner],
+                owner_column: orm.InstrumentedAttribute[str], owner_id: str,
+                key: str, missing_owner: Exception,
                 missing_key: Exception) -> None:
     """Remove one key of an owner's metadata and touch its ``updated_at``.
 
@@ -39,10 +47,12 @@ def delete_item(session: Any, owner: type, owner_column: Any,
         (``SnapshotMetadata.snapshot_id``).
     :raises: ``missing_owner`` (no such owner row) or ``missing_key``.
     """
-    if session.execute(sa.update(owner).where(owner.id == owner_id).values(
-            updated_at=utcnow())).rowcount != 1:
+    # Session.execute's DML result is a CursorResult (typed Result).
+    if session.execute(sa.update(owner).where(  # type: ignore[attr-defined]
+            owner.id == owner_id).values(updated_at=utcnow())).rowcount != 1:
         raise missing_owner
     item = owner_column.class_
-    if session.execute(sa.delete(item).where(
+    # Session.execute's DML result is a CursorResult (typed Result).
+    if session.execute(sa.delete(item).where(  # type: ignore[attr-defined]
             owner_column == owner_id, item.key == key)).rowcount != 1:
         raise missing_key

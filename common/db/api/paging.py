@@ -1,14 +1,25 @@
 """One page of an ORM list query, in Cinder's order and with its markers."""
 
-from typing import Any
+from typing import Protocol
+from typing import TypeVar
 
 from oslo_db.sqlalchemy import utils as db_utils
 from sqlalchemy import orm
 
 
-def page(query: orm.Query, model: Any, marker_row: Any, limit: int | None,
-         sort_keys: list | None, sort_dirs: list | None,
-         offset: int | None) -> list:
+class _Owned(Protocol):
+    """A model of rows that belong to a project."""
+
+    project_id: orm.Mapped[str]
+
+
+_T = TypeVar("_T")
+_O = TypeVar("_O", bound=_Owned)
+
+
+def page(query: orm.Query[_T], model: type[_T], marker_row: _T | None,
+         limit: int | None, sort_keys: list[str] | None,
+         sort_dirs: list[str] | None, offset: int | None) -> list[_T]:
     """One page of a list query, in Cinder's default order (newest first),
     ``id`` breaking ties (whole-second timestamps make them common)."""
     sort_keys = list(sort_keys or ["created_at"])
@@ -23,10 +34,11 @@ def page(query: orm.Query, model: Any, marker_row: Any, limit: int | None,
     return list(query.all())
 
 
-def project_page(query: orm.Query, model: Any, project_id: str | None,
-                 filters: dict | None, marker_row: Any, hidden: Exception,
-                 limit: int | None, sort_keys: list | None,
-                 sort_dirs: list | None, offset: int | None) -> list:
+def project_page(query: orm.Query[_O], model: type[_O], project_id: str | None,
+                 filters: dict[str, object] | None, marker_row: _O | None,
+                 hidden: Exception, limit: int | None,
+                 sort_keys: list[str] | None, sort_dirs: list[str] | None,
+                 offset: int | None) -> list[_O]:
     """One page of the ``model`` rows of ``project_id`` (every project's
     when None) whose columns equal ``filters``, after ``marker_row``.
 

@@ -21,6 +21,7 @@ from typing import Any
 
 import pymysql.connections
 import sqlalchemy as sa
+from sqlalchemy.pool import ConnectionPoolEntry
 
 
 class SharedPreferredTLS(pymysql.connections.Connection):
@@ -45,6 +46,7 @@ def share_preferred_tls(engine: sa.engine.Engine) -> None:
         return
 
     @sa.event.listens_for(engine, "do_connect")
-    def _connect(_dialect: Any, _record: Any, cargs: list,
-                 cparams: dict) -> Any:
+    def _connect(_dialect: sa.Dialect, _record: ConnectionPoolEntry,
+                 cargs: list[Any],
+                 cparams: dict[str, Any]) -> SharedPreferredTLS:
         return SharedPreferredTLS(*cargs, **cparams)

@@ -10,19 +10,22 @@ whichever commits second sees the other's work: a source is never deleted
 under a copy in progress.
 """
 
-from typing import Any
-
 import sqlalchemy as sa
+from sqlalchemy import orm
 
 from common import constants
 from common import exception
 from common.db import models
+from common.db.api.execution import SessionOrConnection
 from common.db.api.timestamps import utcnow
 
 VOL = models.Volume
+_Model = type[models.Snapshot] | type[models.Volume]
+_Column = orm.InstrumentedAttribute[str | None]
 #: kind -> (the source's model, the new volume's column naming it).
-_KINDS = {"snapshot": (models.Snapshot, VOL.snapshot_id),
-          "volume": (VOL, VOL.source_volid)}
+_KINDS: dict[str, tuple[_Model, _Column]] = {
+    "snapshot": (models.Snapshot, VOL.snapshot_id),
+    "volume": (VOL, VOL.source_volid)}
 
 
 def _refusal(kind: str, source_id: str, why: str) -> exception.Invalid:
@@ -32,7 +35,7 @@ def _refusal(kind: str, source_id: str, why: str) -> exception.Invalid:
     return exception.InvalidVolume(reason="Volume %s %s." % (source_id, why))
 
 
-def hold(session: Any, kind: str, source_id: str,
+def hold(session: SessionOrConnection, kind: str, source_id: str,
          statuses: tuple[str, ...]) -> None:
     """Lock the source for the creating transaction, if it is still in
     ``statuses``.
@@ -40,18 +43,21 @@ def hold(session: Any, kind: str, source_id: str,
     :raises InvalidSnapshot: or InvalidVolume: it changed meanwhile.
     """
     model, _column = _KINDS[kind]
-    done = session.execute(sa.update(model).where(
-        model.id == source_id, model.status.in_(statuses)).values(
+    # Session.execute's DML result is a CursorResult (typed Result).
+    done = session.execute(  # type: ignore[attr-defined]
+        sa.update(model).where(model.id == source_id,
+                               model.status.in_(statuses)).values(
             updated_at=utcnow())).rowcount
     if done != 1:
         raise _refusal(kind, source_id, "changed while a volume was being "
                        "made from it")
 
 
-def _copied_statements(model: Any, column: Any) -> tuple[Any, Any]:
+def _copied_statements(model: _Model, column: _Column
+                       ) -> tuple[sa.Select[str], sa.Select[str]]:
     """``refuse_if_copied``'s two statements for a kind of source: lock
     its row, then find a volume ``creating`` from it."""
-    source_id = sa.bindparam("source_id")
+    source_id: sa.BindParameter[str] = sa.bindparam("source_id")
     return (sa.select(model.id).where(model.id == source_id)
             .with_for_update(),
             sa.select(VOL.id).where(
@@ -63,7 +69,8 @@ def _copied_statements(model: Any, column: Any) -> tuple[Any, Any]:
 _COPIED = {kind: _copied_statements(*found) for kind, found in _KINDS.items()}
 
 
-def refuse_if_copied(session: Any, kind: str, source_id: str) -> None:
+def refuse_if_copied(session: SessionOrConnection, kind: str,
+                     source_id: str) -> None:
     """Lock the source row and refuse while a volume made from it is
     ``creating``.
 
