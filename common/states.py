@@ -68,6 +68,8 @@ recomputes ``status`` the same way.
 """
 
 from collections.abc import Iterable
+from typing import Protocol
+from typing import TypeVar
 
 from common import constants
 from common import exception
@@ -341,7 +343,23 @@ def on_fence(att_id: str, status: str, transition: str | None) -> str:
     raise _busy(att_id, status, transition, "fence")
 
 
-def fenced_by_takeover(rows: Iterable, taker_id: str) -> list:
+class _Writes(Protocol):
+    """What ``fenced_by_takeover`` reads of an attachment row."""
+
+    @property
+    def id(self) -> str: ...
+
+    @property
+    def attach_mode(self) -> str: ...
+
+    @property
+    def fenced_at(self) -> object: ...
+
+
+_Row = TypeVar("_Row", bound=_Writes)
+
+
+def fenced_by_takeover(rows: Iterable[_Row], taker_id: str) -> list[_Row]:
     """The rows a takeover by ``taker_id`` fences: every other row of the
     volume that may write and is not fenced yet."""
     return [row for row in rows if row.id != taker_id
@@ -350,11 +368,13 @@ def fenced_by_takeover(rows: Iterable, taker_id: str) -> list:
 
 # -- group snapshots ------------------------------------------------------------
 
-def group_snapshot_follows(status: str, members: set[str]) -> str | None:
-    """The status a group snapshot takes once its member snapshots are in
-    ``members`` (their statuses): ``available`` once all are, ``error`` if
-    one failed, ``error_deleting`` if a delete failed; ``DESTROY`` once a
-    deleting one has none left; None: it stays as it is."""
+def group_snapshot_follows(status: str | None,
+                           members: set[str]) -> str | None:
+    """The status a group snapshot in ``status`` (None: gone) takes once
+    its member snapshots are in ``members`` (their statuses):
+    ``available`` once all are, ``error`` if one failed,
+    ``error_deleting`` if a delete failed; ``DESTROY`` once a deleting one
+    has none left; None: it stays as it is."""
     if status == GSNAP.CREATING and (members <= {SNAP.AVAILABLE}
                                      or SNAP.ERROR in members):
         return GSNAP.ERROR if SNAP.ERROR in members else GSNAP.AVAILABLE

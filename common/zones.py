@@ -20,13 +20,15 @@ The API (early check, create, zone list, os-hosts) and the scheduler
 """
 
 from collections.abc import Mapping
-from typing import Any, Protocol
+from typing import Any
+from typing import Protocol
 
 from oslo_config import cfg
 from oslo_log import log as logging
 
 from common import constants
 from common import exception
+from common.context import RequestContext
 from common.db.api import services as services_db
 
 LOG = logging.getLogger(__name__)
@@ -55,7 +57,8 @@ def of_pool(caps: Mapping[str, Any] | None, default: str) -> str:
     """The zone a pool reports (``default`` when it names none), which a
     volume placed or moved there takes, as Cinder sets a volume's zone to
     its backend's."""
-    return (caps or {}).get("availability_zone", default)
+    zone: str = (caps or {}).get("availability_zone", default)
+    return zone
 
 
 def in_zone(pool: Mapping[str, Any], zones: Zones) -> bool:
@@ -93,7 +96,7 @@ def for_placement(specs: Mapping[str, str | None], zone: str | None,
 
 # -- the zones with volume services --------------------------------------
 
-def known(ctxt: Any, conf: cfg.ConfigOpts) -> dict[str, bool]:
+def known(ctxt: RequestContext, conf: cfg.ConfigOpts) -> dict[str, bool]:
     """``{zone: available}`` for each zone with a volume service.
 
     A zone is available when one of its enabled volume services is up; the
@@ -110,7 +113,8 @@ def known(ctxt: Any, conf: cfg.ConfigOpts) -> dict[str, bool]:
     return zones
 
 
-def listed(ctxt: Any, conf: cfg.ConfigOpts) -> list[tuple[str, bool]]:
+def listed(ctxt: RequestContext,
+           conf: cfg.ConfigOpts) -> list[tuple[str, bool]]:
     """``(zone, available)`` for each zone with a volume service
     (:func:`known`), sorted: the zone list."""
     return sorted(known(ctxt, conf).items())
@@ -118,7 +122,7 @@ def listed(ctxt: Any, conf: cfg.ConfigOpts) -> list[tuple[str, bool]]:
 
 # -- the zones of a new volume or group ----------------------------------
 
-def requested(ctxt: Any, conf: cfg.ConfigOpts, zone: str | None,
+def requested(ctxt: RequestContext, conf: cfg.ConfigOpts, zone: str | None,
               invalid: type[exception.Invalid]) -> str:
     """The zone a new volume or group goes to: none asked for is the
     default zone; ``zone`` if a volume service is in it (in any state);
@@ -138,7 +142,7 @@ def _fallback(conf: cfg.ConfigOpts, zone: str,
               invalid: type[exception.Invalid]) -> str:
     """The default zone for a create that asked for ``zone``, which it
     cannot have, if ``allow_availability_zone_fallback`` is set."""
-    default = conf.storage_availability_zone
+    default: str = conf.storage_availability_zone
     if conf.allow_availability_zone_fallback:
         LOG.warning("Availability zone '%(zone)s' not found, falling back "
                     "to '%(default)s'.", {"zone": zone, "default": default})
@@ -161,7 +165,7 @@ def of_source(zone: str | None, source: Source, default: str) -> str:
     return source.availability_zone or default
 
 
-def for_volume(ctxt: Any, conf: cfg.ConfigOpts, zone: str | None,
+def for_volume(ctxt: RequestContext, conf: cfg.ConfigOpts, zone: str | None,
                specs: Mapping[str, str | None], source: Source | None = None,
                group_zone: str | None = None) -> tuple[str, ...]:
     """The zones a new volume may go to: its source's (see
@@ -177,7 +181,7 @@ def for_volume(ctxt: Any, conf: cfg.ConfigOpts, zone: str | None,
     return for_type(ctxt, conf, fixed or zone, specs, sourced=bool(fixed))
 
 
-def for_type(ctxt: Any, conf: cfg.ConfigOpts, zone: str | None,
+def for_type(ctxt: RequestContext, conf: cfg.ConfigOpts, zone: str | None,
              specs: Mapping[str, str | None],
              sourced: bool = False) -> tuple[str, ...]:
     """The zones a new volume may go to: ``zone``'s (see

@@ -15,13 +15,16 @@ from typing import Any
 
 import sqlalchemy as sa
 
+from common.context import RequestContext
 from common.db import models
 from common.db.api import attachments as attachments_db
 from common.db.api.cas import conditional_update
 from common.db.api.engine import reader
 from common.db.api.engine import retry_on_deadlock
 from common.db.api.engine import writer
+from common.db.api.execution import Conn
 from common.db.api.execution import single_statement
+from common.db.api.rows import FencedRow
 from common.db.api.timestamps import utcnow
 
 VA = models.VolumeAttachment
@@ -41,7 +44,8 @@ _FENCED_OF_HOST = sa.select(VA.id, VA.fenced_at).where(
 
 
 @single_statement(reader)
-def fenced_row_of_host(conn: Any, volume_id: str, host: str) -> Any:
+def fenced_row_of_host(conn: Conn, volume_id: str,
+                       host: str) -> FencedRow | None:
     """``(id, fenced_at)`` of a fenced attachment of the volume on
     ``host``, or None (one statement, on the attach path)."""
     return conn.execute(_FENCED_OF_HOST, {"volume_id": volume_id,
@@ -49,7 +53,7 @@ def fenced_row_of_host(conn: Any, volume_id: str, host: str) -> Any:
 
 
 @reader
-def rows_of_host(context: Any, host: str,
+def rows_of_host(context: RequestContext, host: str,
                  fenced: bool) -> list[models.VolumeAttachment]:
     """Attachments of ``host`` (every project), fenced or not as asked."""
     query = sa.select(VA).where(
@@ -61,8 +65,9 @@ def rows_of_host(context: Any, host: str,
 
 @retry_on_deadlock
 @writer.connection
-def _grant(context: Any, volume_id: str, attachment_id: str, expected: dict,
-           values: dict, single_writer: bool, connector: dict | None) -> None:
+def _grant(context: RequestContext, volume_id: str, attachment_id: str,
+           expected: dict[str, Any], values: dict[str, Any],
+           single_writer: bool, connector: dict[str, Any] | None) -> None:
     conn = context.connection
     if not conditional_update(conn, VA, attachment_id,
                               dict(expected, volume_id=volume_id), values):
@@ -78,9 +83,10 @@ def _grant(context: Any, volume_id: str, attachment_id: str, expected: dict,
         raise WriterTaken()  # the transaction rolls back the row's change
 
 
-def grant_writer(context: Any, volume_id: str, attachment_id: str,
-                 expected: dict, values: dict, single_writer: bool,
-                 connector: dict | None = None) -> None:
+def grant_writer(context: RequestContext, volume_id: str,
+                 attachment_id: str, expected: dict[str, Any],
+                 values: dict[str, Any], single_writer: bool,
+                 connector: dict[str, Any] | None = None) -> None:
     """Change a row that becomes a writer, and count it, atomically.
 
     :param expected: the row as read (compare-and-swap).

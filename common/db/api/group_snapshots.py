@@ -7,13 +7,15 @@ it (``settle``): ``available`` once every member is, ``error`` once one
 failed, gone once the last member of a ``deleting`` one is.
 """
 
-from typing import Any, Callable
+from typing import Any
 
 import sqlalchemy as sa
+from sqlalchemy import orm
 
 from common import constants
 from common import exception
 from common import states
+from common.context import RequestContext
 from common.db import models
 from common.db.api import groups as groups_db
 from common.db.api import snapshots as snapshots_db
@@ -21,7 +23,9 @@ from common.db.api.cas import conditional_update
 from common.db.api.engine import reader
 from common.db.api.engine import retry_on_deadlock
 from common.db.api.engine import writer
+from common.db.api.execution import SessionOrConnection
 from common.db.api.paging import project_page
+from common.db.api.volumes import Check
 
 GSNAP = models.GroupSnapshot
 GSNAP_STATUS = constants.GroupSnapshotStatus
@@ -30,10 +34,10 @@ SNAP = models.Snapshot
 
 #: A member snapshot: its columns, what its volume must be, and the
 #: quota check of it (``snapshots.insert``).
-Member = tuple[dict, dict, Callable[[Any], None]]
+Member = tuple[dict[str, Any], dict[str, Any], Check]
 
 
-def _get(session: Any, gsnap_id: str) -> models.GroupSnapshot:
+def _get(session: orm.Session, gsnap_id: str) -> models.GroupSnapshot:
     row = session.execute(sa.select(GSNAP).where(GSNAP.id == gsnap_id)
                           .execution_options(populate_existing=True)
                           ).scalars().first()
@@ -44,7 +48,7 @@ def _get(session: Any, gsnap_id: str) -> models.GroupSnapshot:
 
 @retry_on_deadlock
 @writer
-def gsnap_create(context: Any, values: dict,
+def gsnap_create(context: RequestContext, values: dict[str, Any],
                  members: list[Member]) -> models.GroupSnapshot:
     """Insert the group snapshot and its members, counted on their
     volumes, in one transaction, while the group is ``available``.
@@ -66,16 +70,17 @@ def gsnap_create(context: Any, values: dict,
 
 
 @reader
-def gsnap_get(context: Any, gsnap_id: str) -> models.GroupSnapshot:
+def gsnap_get(context: RequestContext, gsnap_id: str) -> models.GroupSnapshot:
     """:raises GroupSnapshotNotFound:"""
     return _get(context.session, gsnap_id)
 
 
 @reader
-def gsnap_list(context: Any, project_id: str | None = None,
-               filters: dict | None = None, limit: int | None = None,
-               marker: str | None = None, sort_keys: list | None = None,
-               sort_dirs: list | None = None,
+def gsnap_list(context: RequestContext, project_id: str | None = None,
+               filters: dict[str, Any] | None = None,
+               limit: int | None = None, marker: str | None = None,
+               sort_keys: list[str] | None = None,
+               sort_dirs: list[str] | None = None,
                offset: int | None = None) -> list[models.GroupSnapshot]:
     """:raises GroupSnapshotNotFound: an unknown marker, or one of another
     project."""
@@ -88,7 +93,7 @@ def gsnap_list(context: Any, project_id: str | None = None,
 
 
 @reader
-def members(context: Any, gsnap_id: str) -> list[models.Snapshot]:
+def members(context: RequestContext, gsnap_id: str) -> list[models.Snapshot]:
     """The group snapshot's snapshots, with their volumes."""
     return list(context.session.execute(
         sa.select(SNAP).where(SNAP.group_snapshot_id == gsnap_id)
@@ -97,15 +102,16 @@ def members(context: Any, gsnap_id: str) -> list[models.Snapshot]:
 
 @retry_on_deadlock
 @writer
-def gsnap_cas(context: Any, gsnap_id: str, expected: dict,
-              values: dict) -> bool:
+def gsnap_cas(context: RequestContext, gsnap_id: str,
+              expected: dict[str, Any], values: dict[str, Any]) -> bool:
     return conditional_update(context.session, GSNAP, gsnap_id, expected,
                               values)
 
 
 @retry_on_deadlock
 @writer
-def gsnap_delete(context: Any, gsnap_id: str) -> list[models.Snapshot]:
+def gsnap_delete(context: RequestContext,
+                 gsnap_id: str) -> list[models.Snapshot]:
     """``available``/``error`` -> ``deleting``, with its members, in one
     transaction; one without members goes at once.
 
@@ -134,7 +140,8 @@ def gsnap_delete(context: Any, gsnap_id: str) -> list[models.Snapshot]:
     return snaps
 
 
-def _own_members(session: Any, gsnap_id: str) -> list[models.Snapshot]:
+def _own_members(session: orm.Session,
+                 gsnap_id: str) -> list[models.Snapshot]:
     """The members of the group snapshot's own project; a member of
     another project (its volume was transferred) leaves the group snapshot
     untouched: it is its owner's to delete."""
@@ -147,21 +154,24 @@ def _own_members(session: Any, gsnap_id: str) -> list[models.Snapshot]:
         SNAP.group_snapshot_id == gsnap_id)).scalars())
 
 
-def lock(gsnap_id: str | None) -> Callable[[Any], None] | None:
+def lock(gsnap_id: str | None) -> Check | None:
     """A check that locks the group snapshot's row (None: no group)."""
     if gsnap_id is None:
         return None
-    return lambda session: session.execute(sa.select(GSNAP.id).where(
-        GSNAP.id == gsnap_id).with_for_update()).first()
+
+    def _lock(session: SessionOrConnection) -> None:
+        session.execute(sa.select(GSNAP.id).where(
+            GSNAP.id == gsnap_id).with_for_update()).first()
+    return _lock
 
 
-def settle(gsnap_id: str | None) -> Callable[[Any], None] | None:
+def settle(gsnap_id: str | None) -> Check | None:
     """What runs after a member changed, in its transaction (after
     ``lock``): the group snapshot follows its members."""
     if gsnap_id is None:
         return None
 
-    def _settle(session: Any) -> None:
+    def _settle(session: SessionOrConnection) -> None:
         status = session.execute(sa.select(GSNAP.status).where(
             GSNAP.id == gsnap_id)).scalar()
         have = set(session.execute(sa.select(SNAP.status).where(

@@ -5,8 +5,10 @@ from typing import Any
 
 import sqlalchemy as sa
 from oslo_db import exception as db_exc
+from sqlalchemy import orm
 
 from common import exception
+from common.context import RequestContext
 from common.db import models
 from common.db.api.engine import reader
 from common.db.api.engine import retry_on_deadlock
@@ -16,11 +18,13 @@ from common.db.api.paging import page
 GTYPE = models.GroupType
 
 
-def specs_of(row: models.GroupType) -> dict:
-    return json.loads(row.group_specs)
+def specs_of(row: models.GroupType) -> dict[str, Any]:
+    specs: dict[str, Any] = json.loads(row.group_specs)
+    return specs
 
 
-def _get(session: Any, type_id: str, lock: bool = False) -> models.GroupType:
+def _get(session: orm.Session, type_id: str,
+         lock: bool = False) -> models.GroupType:
     query = sa.select(GTYPE).where(GTYPE.id == type_id)
     row = session.execute(query.with_for_update() if lock
                           else query).scalars().first()
@@ -29,7 +33,7 @@ def _get(session: Any, type_id: str, lock: bool = False) -> models.GroupType:
     return row
 
 
-def _flush(session: Any, name: str) -> None:
+def _flush(session: orm.Session, name: str) -> None:
     try:
         session.flush()
     except db_exc.DBDuplicateEntry:
@@ -38,8 +42,8 @@ def _flush(session: Any, name: str) -> None:
 
 @retry_on_deadlock
 @writer
-def gtype_create(context: Any, values: dict,
-                 specs: dict) -> models.GroupType:
+def gtype_create(context: RequestContext, values: dict[str, Any],
+                 specs: dict[str, Any]) -> models.GroupType:
     """:raises GroupTypeExists: the name is taken."""
     row = GTYPE(group_specs=json.dumps(specs), **values)
     context.session.add(row)
@@ -48,13 +52,14 @@ def gtype_create(context: Any, values: dict,
 
 
 @reader
-def gtype_get(context: Any, type_id: str) -> models.GroupType:
+def gtype_get(context: RequestContext, type_id: str) -> models.GroupType:
     """:raises GroupTypeNotFound:"""
     return _get(context.session, type_id)
 
 
 @reader
-def gtype_resolve(context: Any, name_or_id: str) -> models.GroupType:
+def gtype_resolve(context: RequestContext,
+                  name_or_id: str) -> models.GroupType:
     """The type of that id, else of that name.
 
     :raises GroupTypeNotFound:
@@ -68,9 +73,10 @@ def gtype_resolve(context: Any, name_or_id: str) -> models.GroupType:
 
 
 @reader
-def gtype_list(context: Any, is_public: bool | None = None,
+def gtype_list(context: RequestContext, is_public: bool | None = None,
                limit: int | None = None, marker: str | None = None,
-               sort_keys: list | None = None, sort_dirs: list | None = None,
+               sort_keys: list[str] | None = None,
+               sort_dirs: list[str] | None = None,
                offset: int | None = None) -> list[models.GroupType]:
     """:param is_public: only public (True) or private (False) types; None:
         both.
@@ -84,8 +90,8 @@ def gtype_list(context: Any, is_public: bool | None = None,
 
 @retry_on_deadlock
 @writer
-def gtype_update(context: Any, type_id: str,
-                 values: dict) -> models.GroupType:
+def gtype_update(context: RequestContext, type_id: str,
+                 values: dict[str, Any]) -> models.GroupType:
     """:raises GroupTypeNotFound:
     :raises GroupTypeExists: the new name is taken."""
     row = _get(context.session, type_id, lock=True)
@@ -97,7 +103,7 @@ def gtype_update(context: Any, type_id: str,
 
 @retry_on_deadlock
 @writer
-def gtype_destroy(context: Any, type_id: str) -> None:
+def gtype_destroy(context: RequestContext, type_id: str) -> None:
     """:raises GroupTypeNotFound:
     :raises GroupTypeInUse: groups (deleted or not yet) have the type."""
     session = context.session
@@ -110,8 +116,9 @@ def gtype_destroy(context: Any, type_id: str) -> None:
 
 @retry_on_deadlock
 @writer
-def specs_update(context: Any, type_id: str, specs: dict,
-                 delete_key: str | None = None) -> dict:
+def specs_update(context: RequestContext, type_id: str,
+                 specs: dict[str, Any],
+                 delete_key: str | None = None) -> dict[str, Any]:
     """Merge ``specs`` into the type's, or remove ``delete_key``, under the
     row's lock; the type's specs after.
 

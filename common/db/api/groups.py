@@ -7,18 +7,22 @@ row, so a volume never joins a group being deleted and a group never goes
 while a volume of it is left.
 """
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import sqlalchemy as sa
+from sqlalchemy import orm
 
 from common import constants
 from common import exception
 from common import states
+from common.context import RequestContext
 from common.db import models
 from common.db.api.cas import conditional_update
 from common.db.api.engine import reader
 from common.db.api.engine import retry_on_deadlock
 from common.db.api.engine import writer
+from common.db.api.execution import SessionOrConnection
 from common.db.api.paging import project_page
 from common.db.api.timestamps import utcnow
 
@@ -28,8 +32,8 @@ GROUP = models.Group
 VOL = models.Volume
 
 
-
-def _get(session: Any, group_id: str, lock: bool = False) -> models.Group:
+def _get(session: orm.Session, group_id: str,
+         lock: bool = False) -> models.Group:
     query = sa.select(GROUP).where(GROUP.id == group_id) \
         .execution_options(populate_existing=True)
     row = session.execute(query.with_for_update() if lock
@@ -45,8 +49,10 @@ def type_ids(row: models.Group) -> list[str]:
 
 @retry_on_deadlock
 @writer
-def group_create(context: Any, values: dict, volume_type_ids: list[str],
-                 check: Callable[[Any], None]) -> models.Group:
+def group_create(context: RequestContext, values: dict[str, Any],
+                 volume_type_ids: list[str],
+                 check: Callable[[SessionOrConnection], None]
+                 ) -> models.Group:
     """Insert the group; ``check`` (the project's group quota) first, in
     the same transaction."""
     check(context.session)
@@ -59,16 +65,17 @@ def group_create(context: Any, values: dict, volume_type_ids: list[str],
 
 
 @reader
-def group_get(context: Any, group_id: str) -> models.Group:
+def group_get(context: RequestContext, group_id: str) -> models.Group:
     """:raises GroupNotFound:"""
     return _get(context.session, group_id)
 
 
 @reader
-def group_list(context: Any, project_id: str | None = None,
-               filters: dict | None = None, limit: int | None = None,
-               marker: str | None = None, sort_keys: list | None = None,
-               sort_dirs: list | None = None,
+def group_list(context: RequestContext, project_id: str | None = None,
+               filters: dict[str, Any] | None = None,
+               limit: int | None = None, marker: str | None = None,
+               sort_keys: list[str] | None = None,
+               sort_dirs: list[str] | None = None,
                offset: int | None = None) -> list[models.Group]:
     """:raises GroupNotFound: an unknown marker, or one of another
     project."""
@@ -80,14 +87,15 @@ def group_list(context: Any, project_id: str | None = None,
 
 
 @reader
-def volumes_of(context: Any, group_id: str) -> list[models.Volume]:
+def volumes_of(context: RequestContext, group_id: str) -> list[models.Volume]:
     """The group's volumes, oldest first."""
     return list(context.session.execute(
         sa.select(VOL).where(VOL.group_id == group_id)
         .order_by(VOL.created_at, VOL.id)).unique().scalars())
 
 
-def hold(session: Any, group_id: str, statuses: tuple[str, ...]) -> None:
+def hold(session: SessionOrConnection, group_id: str,
+         statuses: tuple[str, ...]) -> None:
     """Lock the group's row in the caller's transaction, if it is in one
     of ``statuses``.
 
@@ -102,8 +110,8 @@ def hold(session: Any, group_id: str, statuses: tuple[str, ...]) -> None:
 
 @retry_on_deadlock
 @writer
-def group_cas(context: Any, group_id: str, expected: dict,
-              values: dict) -> bool:
+def group_cas(context: RequestContext, group_id: str,
+              expected: dict[str, Any], values: dict[str, Any]) -> bool:
     """Compare-and-swap the group's fields; see ``conditional_update``."""
     return conditional_update(context.session, GROUP, group_id, expected,
                               values)
@@ -111,8 +119,9 @@ def group_cas(context: Any, group_id: str, expected: dict,
 
 @retry_on_deadlock
 @writer
-def group_update(context: Any, group_id: str, values: dict,
-                 add: list[str], remove: list[str]) -> None:
+def group_update(context: RequestContext, group_id: str,
+                 values: dict[str, Any], add: list[str],
+                 remove: list[str]) -> None:
     """Rename the group and move volumes in and out of it, in one
     transaction, while it is ``available`` (if volumes move).
 
@@ -155,7 +164,8 @@ def group_update(context: Any, group_id: str, values: dict,
 
 @retry_on_deadlock
 @writer
-def group_delete(context: Any, group_id: str, expected: dict,
+def group_delete(context: RequestContext, group_id: str,
+                 expected: dict[str, Any],
                  delete_volumes: bool) -> list[models.Volume]:
     """Make the group ``deleting`` and, with ``delete_volumes``, its volumes
     too, in one transaction; a group left without volumes goes at once.
@@ -198,13 +208,13 @@ def group_delete(context: Any, group_id: str, expected: dict,
     return volumes
 
 
-def _destroy(session: Any, group_id: str) -> None:
+def _destroy(session: SessionOrConnection, group_id: str) -> None:
     session.execute(sa.delete(models.GroupVolumeType).where(
         models.GroupVolumeType.group_id == group_id))
     session.execute(sa.delete(GROUP).where(GROUP.id == group_id))
 
 
-def settle_deleted(session: Any, group_id: str) -> None:
+def settle_deleted(session: SessionOrConnection, group_id: str) -> None:
     """In the transaction that removed a volume of the group: remove the
     group too if it is ``deleting`` and has no volume left.
 

@@ -9,8 +9,10 @@ import datetime
 from typing import Any
 
 import sqlalchemy as sa
+from sqlalchemy import orm
 
 from common import exception
+from common.context import RequestContext
 from common.db import models
 from common.db.api.engine import reader
 from common.db.api.engine import retry_on_deadlock
@@ -21,7 +23,7 @@ from common.db.api.timestamps import utcnow
 MSG = models.Message
 
 
-def _get(session: Any, message_id: str) -> models.Message:
+def _get(session: orm.Session, message_id: str) -> models.Message:
     row = session.execute(sa.select(MSG).where(
         MSG.id == message_id)).scalars().first()
     if row is None:
@@ -31,7 +33,7 @@ def _get(session: Any, message_id: str) -> models.Message:
 
 @retry_on_deadlock
 @writer
-def message_create(context: Any, values: dict,
+def message_create(context: RequestContext, values: dict[str, Any],
                    ttl: float) -> models.Message:
     """Insert a message that expires ``ttl`` seconds from now.
 
@@ -46,16 +48,17 @@ def message_create(context: Any, values: dict,
 
 
 @reader
-def message_get(context: Any, message_id: str) -> models.Message:
+def message_get(context: RequestContext, message_id: str) -> models.Message:
     """:raises MessageNotFound:"""
     return _get(context.session, message_id)
 
 
 @reader
-def message_list(context: Any, project_id: str | None = None,
-                 filters: dict | None = None, limit: int | None = None,
-                 marker: str | None = None, sort_keys: list | None = None,
-                 sort_dirs: list | None = None,
+def message_list(context: RequestContext, project_id: str | None = None,
+                 filters: dict[str, Any] | None = None,
+                 limit: int | None = None, marker: str | None = None,
+                 sort_keys: list[str] | None = None,
+                 sort_dirs: list[str] | None = None,
                  offset: int | None = None) -> list[models.Message]:
     """List the messages of ``project_id`` (all projects when None),
     newest first unless sorted otherwise.
@@ -72,19 +75,22 @@ def message_list(context: Any, project_id: str | None = None,
 
 @retry_on_deadlock
 @writer
-def message_destroy(context: Any, message_id: str) -> None:
+def message_destroy(context: RequestContext, message_id: str) -> None:
     """:raises MessageNotFound: no such message (any more)."""
-    if context.session.execute(sa.delete(MSG).where(
-            MSG.id == message_id)).rowcount != 1:
+    # Session.execute's DML result is a CursorResult (typed Result).
+    if context.session.execute(  # type: ignore[attr-defined]
+            sa.delete(MSG).where(MSG.id == message_id)).rowcount != 1:
         raise exception.MessageNotFound(message_id=message_id)
 
 
 @retry_on_deadlock
 @writer
-def message_destroy_expired(context: Any) -> int:
+def message_destroy_expired(context: RequestContext) -> int:
     """Delete every message past its ``expires_at``; how many went.
 
     Idempotent: schedulers running it at once delete each row once.
     """
-    return context.session.execute(sa.delete(MSG).where(
-        MSG.expires_at < utcnow())).rowcount
+    # Session.execute's DML result is a CursorResult (typed Result).
+    gone: int = context.session.execute(  # type: ignore[attr-defined]
+        sa.delete(MSG).where(MSG.expires_at < utcnow())).rowcount
+    return gone

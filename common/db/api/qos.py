@@ -7,8 +7,10 @@ from typing import Any
 
 import sqlalchemy as sa
 from oslo_db import exception as db_exc
+from sqlalchemy import orm
 
 from common import exception
+from common.context import RequestContext
 from common.db import models
 from common.db.api.engine import reader
 from common.db.api.engine import retry_on_deadlock
@@ -19,11 +21,13 @@ QOS = models.QoSSpecs
 TYPE = models.VolumeType
 
 
-def specs_of(row: models.QoSSpecs) -> dict:
-    return json.loads(row.specs)
+def specs_of(row: models.QoSSpecs) -> dict[str, Any]:
+    specs: dict[str, Any] = json.loads(row.specs)
+    return specs
 
 
-def _get(session: Any, qos_id: str, lock: bool = False) -> models.QoSSpecs:
+def _get(session: orm.Session, qos_id: str,
+         lock: bool = False) -> models.QoSSpecs:
     query = sa.select(QOS).where(QOS.id == qos_id)
     row = session.execute(query.with_for_update() if lock
                           else query).scalars().first()
@@ -34,7 +38,8 @@ def _get(session: Any, qos_id: str, lock: bool = False) -> models.QoSSpecs:
 
 @retry_on_deadlock
 @writer
-def qos_create(context: Any, values: dict, specs: dict) -> models.QoSSpecs:
+def qos_create(context: RequestContext, values: dict[str, Any],
+               specs: dict[str, Any]) -> models.QoSSpecs:
     """:raises QoSSpecsExists: the name is taken."""
     row = QOS(specs=json.dumps(specs), **values)
     context.session.add(row)
@@ -46,15 +51,15 @@ def qos_create(context: Any, values: dict, specs: dict) -> models.QoSSpecs:
 
 
 @reader
-def qos_get(context: Any, qos_id: str) -> models.QoSSpecs:
+def qos_get(context: RequestContext, qos_id: str) -> models.QoSSpecs:
     """:raises QoSSpecsNotFound:"""
     return _get(context.session, qos_id)
 
 
 @reader
-def qos_list(context: Any, limit: int | None = None,
-             marker: str | None = None, sort_keys: list | None = None,
-             sort_dirs: list | None = None,
+def qos_list(context: RequestContext, limit: int | None = None,
+             marker: str | None = None, sort_keys: list[str] | None = None,
+             sort_dirs: list[str] | None = None,
              offset: int | None = None) -> list[models.QoSSpecs]:
     """:raises QoSSpecsNotFound: an unknown marker."""
     marker_row = _get(context.session, marker) if marker else None
@@ -64,9 +69,9 @@ def qos_list(context: Any, limit: int | None = None,
 
 @retry_on_deadlock
 @writer
-def qos_update(context: Any, qos_id: str, specs: dict,
+def qos_update(context: RequestContext, qos_id: str, specs: dict[str, Any],
                consumer: str | None = None,
-               delete_keys: list | None = None) -> models.QoSSpecs:
+               delete_keys: list[str] | None = None) -> models.QoSSpecs:
     """Set ``specs`` (and ``consumer``), or remove ``delete_keys``, under
     the row's lock.
 
@@ -89,7 +94,8 @@ def qos_update(context: Any, qos_id: str, specs: dict,
 
 
 @reader
-def qos_associations(context: Any, qos_id: str) -> list[models.VolumeType]:
+def qos_associations(context: RequestContext,
+                     qos_id: str) -> list[models.VolumeType]:
     """The types associated with the specs.
 
     :raises QoSSpecsNotFound:
@@ -102,7 +108,7 @@ def qos_associations(context: Any, qos_id: str) -> list[models.VolumeType]:
 
 @retry_on_deadlock
 @writer
-def qos_associate(context: Any, qos_id: str, type_id: str) -> None:
+def qos_associate(context: RequestContext, qos_id: str, type_id: str) -> None:
     """:raises QoSSpecsNotFound:
     :raises VolumeTypeNotFound:
     :raises InvalidVolumeType: the type has other specs already."""
@@ -120,7 +126,7 @@ def qos_associate(context: Any, qos_id: str, type_id: str) -> None:
 
 @retry_on_deadlock
 @writer
-def qos_disassociate(context: Any, qos_id: str,
+def qos_disassociate(context: RequestContext, qos_id: str,
                      type_id: str | None = None) -> None:
     """Disassociate one type (``type_id``) or every type.
 
@@ -139,7 +145,7 @@ def qos_disassociate(context: Any, qos_id: str,
 
 @retry_on_deadlock
 @writer
-def qos_destroy(context: Any, qos_id: str, force: bool) -> None:
+def qos_destroy(context: RequestContext, qos_id: str, force: bool) -> None:
     """Delete the specs; with ``force``, disassociate their types first.
 
     :raises QoSSpecsNotFound:

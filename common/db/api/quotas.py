@@ -14,17 +14,20 @@ from typing import Any
 
 import sqlalchemy as sa
 from oslo_config import cfg
+from sqlalchemy import orm
 from sqlalchemy.dialects import mysql
 from sqlalchemy.dialects import postgresql
 from sqlalchemy.dialects import sqlite
 
 from common import exception
 from common import quota
+from common.context import RequestContext
 from common.db import models
 from common.db.api.engine import get_engine
 from common.db.api.engine import reader
 from common.db.api.engine import retry_on_deadlock
 from common.db.api.engine import writer
+from common.db.api.execution import SessionOrConnection
 
 _Q = models.Quota
 _QC = models.QuotaClass
@@ -34,7 +37,7 @@ _LOCKS = models.ProjectLock.__table__
 
 
 # -- limits -----------------------------------------------------------------
-def _class_limits(session: Any, class_name: str) -> dict[str, int]:
+def _class_limits(session: orm.Session, class_name: str) -> dict[str, int]:
     rows = session.execute(sa.select(_QC.resource, _QC.hard_limit).where(
         _QC.class_name == class_name))
     return {resource: limit for resource, limit in rows}
@@ -48,7 +51,7 @@ _BOTH_LIMITS = sa.union_all(
         _Q.project_id == sa.bindparam("project_id")))
 
 
-def _both_limits(session: Any, project_id: str
+def _both_limits(session: SessionOrConnection, project_id: str
                  ) -> tuple[dict[str, int], dict[str, int]]:
     """The default class's limits and the project's, in one (prebuilt)
     statement."""
@@ -59,13 +62,13 @@ def _both_limits(session: Any, project_id: str
     return found
 
 
-def _type_names(session: Any) -> list[str]:
+def _type_names(session: orm.Session) -> list[str]:
     return list(session.execute(sa.select(models.VolumeType.name).order_by(
         models.VolumeType.created_at, models.VolumeType.name)).scalars())
 
 
 @reader
-def class_limits(context: Any, conf: cfg.ConfigOpts,
+def class_limits(context: RequestContext, conf: cfg.ConfigOpts,
                  class_name: str = quota.DEFAULT_CLASS) -> dict[str, int]:
     """Every resource's limit in a quota class (the configured default
     where the class sets none)."""
@@ -75,7 +78,7 @@ def class_limits(context: Any, conf: cfg.ConfigOpts,
 
 
 @reader
-def project_limits(context: Any, conf: cfg.ConfigOpts,
+def project_limits(context: RequestContext, conf: cfg.ConfigOpts,
                    project_id: str) -> dict[str, int]:
     """Every resource's limit for a project."""
     session = context.session
@@ -84,12 +87,13 @@ def project_limits(context: Any, conf: cfg.ConfigOpts,
 
 
 @reader
-def resource_names(context: Any) -> list[str]:
+def resource_names(context: RequestContext) -> list[str]:
     return quota.resources(_type_names(context.session))
 
 
-def _set(session: Any, model: Any, owner: str, key: str,
-         limits: dict[str, int]) -> None:
+def _set(session: orm.Session,
+         model: type[models.Quota] | type[models.QuotaClass], owner: str,
+         key: str, limits: dict[str, int]) -> None:
     for resource, limit in limits.items():
         row = session.execute(sa.select(model).where(
             getattr(model, owner) == key,
@@ -103,45 +107,47 @@ def _set(session: Any, model: Any, owner: str, key: str,
 
 @retry_on_deadlock
 @writer
-def project_set(context: Any, project_id: str,
+def project_set(context: RequestContext, project_id: str,
                 limits: dict[str, int]) -> None:
     _set(context.session, _Q, "project_id", project_id, limits)
 
 
 @retry_on_deadlock
 @writer
-def class_set(context: Any, class_name: str, limits: dict[str, int]) -> None:
+def class_set(context: RequestContext, class_name: str,
+              limits: dict[str, int]) -> None:
     _set(context.session, _QC, "class_name", class_name, limits)
 
 
 @retry_on_deadlock
 @writer
-def project_reset(context: Any, project_id: str) -> None:
+def project_reset(context: RequestContext, project_id: str) -> None:
     """Drop a project's own limits: the defaults apply again."""
     context.session.execute(sa.delete(_Q).where(_Q.project_id == project_id))
 
 
 # -- usage ------------------------------------------------------------------
-def _gigabytes() -> Any:
+def _gigabytes() -> sa.ColumnElement[int]:
     return sa.func.coalesce(_VOL.c.pending_size, _VOL.c.size)
 
 
-def _usage_statement() -> Any:
+def _usage_statement() -> sa.CompoundSelect[Any]:
     """What a project has, in all and of one type, in one statement: its
     volumes, and its snapshots (of the type of their volume); a row of
     each."""
-    type_id = sa.bindparam("type_id")
+    type_id: sa.BindParameter[str] = sa.bindparam("type_id")
     of_type = sa.or_(_VOL.c.volume_type_id == type_id,
                      _VOL.c.pending_type_id == type_id)
 
-    def counts(snapshots: bool, gigabytes: Any) -> Any:
+    def counts(snapshots: bool,
+               gigabytes: sa.ColumnElement[int]) -> sa.Select[Any]:
         return sa.select(
             sa.literal(snapshots).label("snapshots"), sa.func.count(),
             sa.func.coalesce(sa.func.sum(gigabytes), 0),
             sa.func.coalesce(sa.func.sum(sa.case((of_type, 1), else_=0)), 0),
             sa.func.coalesce(sa.func.sum(sa.case((of_type, gigabytes),
                                                  else_=0)), 0))
-    project_id = sa.bindparam("project_id")
+    project_id: sa.BindParameter[str] = sa.bindparam("project_id")
     return sa.union_all(
         counts(False, _gigabytes()).where(_VOL.c.project_id == project_id),
         counts(True, _SNAP.c.volume_size).select_from(_SNAP.join(
@@ -152,7 +158,8 @@ def _usage_statement() -> Any:
 _USAGE = _usage_statement()
 
 
-def _usage(session: Any, project_id: str, type_id: str) -> quota.Usage:
+def _usage(session: SessionOrConnection, project_id: str,
+           type_id: str) -> quota.Usage:
     """What the project has, in all and of ``type_id`` (``_USAGE``)."""
     rows = session.execute(_USAGE, {"project_id": project_id,
                                     "type_id": type_id})
@@ -166,14 +173,14 @@ def _usage(session: Any, project_id: str, type_id: str) -> quota.Usage:
 
 
 @reader
-def usage(context: Any, project_id: str) -> dict[str, int]:
+def usage(context: RequestContext, project_id: str) -> dict[str, int]:
     """Resource name -> what the project has (``in_use``): volumes,
     snapshots, and the GiB of both, in all and per type."""
     session = context.session
     types = models.VolumeType.__table__
 
-    def by_type(resource: str, table: Any, joined: Any,
-                gigabytes: Any) -> Any:
+    def by_type(resource: str, table: sa.Table, joined: sa.Join,
+                gigabytes: sa.ColumnElement[int]) -> sa.Select[Any]:
         return sa.select(sa.literal(resource).label("resource"), types.c.name,
                          sa.func.count(table.c.id),
                          sa.func.coalesce(sa.func.sum(gigabytes), 0)) \
@@ -207,15 +214,15 @@ _LOCK = sa.select(_LOCKS.c.project_id).where(
     _LOCKS.c.project_id == sa.bindparam("project_id")).with_for_update()
 
 
-def _lock(session: Any, project_id: str) -> None:
+def _lock(session: SessionOrConnection, project_id: str) -> None:
     """Hold the project's lock row until the transaction ends."""
     key = {"project_id": project_id}
     session.execute(_INSERT[get_engine().dialect.name], key)
     session.execute(_LOCK, key)
 
 
-def enforce(session: Any, conf: cfg.ConfigOpts, project_id: str,
-            type_id: str, change: quota.Change) -> None:
+def enforce(session: SessionOrConnection, conf: cfg.ConfigOpts,
+            project_id: str, type_id: str, change: quota.Change) -> None:
     """Check ``change`` in the caller's writer transaction.
 
     :raises QuotaError: a limit would be exceeded.
@@ -229,12 +236,12 @@ def enforce(session: Any, conf: cfg.ConfigOpts, project_id: str,
     quota.check(change, found, _usage(session, project_id, type_id))
 
 
-def _groups(session: Any, project_id: str) -> int:
+def _groups(session: SessionOrConnection, project_id: str) -> int:
     return session.execute(sa.select(sa.func.count()).where(
-        models.Group.project_id == project_id)).scalar()
+        models.Group.project_id == project_id)).scalar_one()
 
 
-def enforce_groups(session: Any, conf: cfg.ConfigOpts,
+def enforce_groups(session: SessionOrConnection, conf: cfg.ConfigOpts,
                    project_id: str) -> None:
     """Check one more group of the project in the caller's writer
     transaction, under the project's lock, as ``enforce``.

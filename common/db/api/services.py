@@ -1,24 +1,27 @@
 """Service records and heartbeats."""
 
 import uuid
-from typing import Any
 
 import sqlalchemy as sa
 from oslo_db import exception as db_exc
 
 from common import exception
+from common.context import RequestContext
 from common.db import models
 from common.db.api.engine import reader
 from common.db.api.engine import retry_on_deadlock
 from common.db.api.engine import writer
+from common.db.api.execution import Conn
 from common.db.api.execution import single_statement
+from common.db.api.rows import Heartbeat
+from common.db.api.rows import ServiceLiveness
 from common.db.api.timestamps import utcnow
 
 
 @retry_on_deadlock
 @writer
-def service_register(context: Any, host: str, binary: str, topic: str,
-                     availability_zone: str,
+def service_register(context: RequestContext, host: str, binary: str,
+                     topic: str, availability_zone: str,
                      version: str | None = None) -> models.Service:
     """Create or refresh the row of a starting service, with a heartbeat
     and the release it runs."""
@@ -42,7 +45,7 @@ def service_register(context: Any, host: str, binary: str, topic: str,
 
 @retry_on_deadlock
 @writer
-def service_heartbeat(context: Any, service_id: int) -> None:
+def service_heartbeat(context: RequestContext, service_id: int) -> None:
     """Stamp the service alive now."""
     context.session.execute(
         sa.update(models.Service).where(models.Service.id == service_id)
@@ -51,7 +54,7 @@ def service_heartbeat(context: Any, service_id: int) -> None:
 
 @retry_on_deadlock
 @writer
-def service_stopped(context: Any, service_id: int) -> None:
+def service_stopped(context: RequestContext, service_id: int) -> None:
     """Mark the service stopped (no heartbeat: down at once)."""
     context.session.execute(
         sa.update(models.Service).where(models.Service.id == service_id)
@@ -59,7 +62,7 @@ def service_stopped(context: Any, service_id: int) -> None:
 
 
 @reader
-def service_list(context: Any, host: str | None = None,
+def service_list(context: RequestContext, host: str | None = None,
                  binary: str | None = None) -> list[models.Service]:
     """List services; ``host`` also matches that host's ``host@backend``."""
     query = sa.select(models.Service).order_by(models.Service.id)
@@ -78,7 +81,7 @@ _LIVENESS = sa.select(_SERVICES.c.host, _SERVICES.c.disabled,
 
 
 @single_statement(reader)
-def service_liveness(conn: Any, binary: str) -> list[Any]:
+def service_liveness(conn: Conn, binary: str) -> list[ServiceLiveness]:
     """``(context, binary)``: ``(host, disabled, heartbeat_at)`` of the
     services of ``binary``.
 
@@ -92,7 +95,7 @@ def service_liveness(conn: Any, binary: str) -> list[Any]:
 
 @retry_on_deadlock
 @writer
-def service_set_disabled(context: Any, host: str, binary: str,
+def service_set_disabled(context: RequestContext, host: str, binary: str,
                          disabled: bool, reason: str | None) -> models.Service:
     query = sa.select(models.Service).where(models.Service.host == host,
                                             models.Service.binary == binary)
@@ -112,7 +115,7 @@ class ServiceInUse(exception.Invalid):
 
 @retry_on_deadlock
 @writer
-def service_remove(context: Any, host: str, binary: str,
+def service_remove(context: RequestContext, host: str, binary: str,
                    service_down_time: int) -> None:
     """Remove a dead service's row.
 
@@ -139,7 +142,7 @@ def service_remove(context: Any, host: str, binary: str,
     context.session.delete(row)
 
 
-def is_up(row: Any, service_down_time: int) -> bool:
+def is_up(row: Heartbeat, service_down_time: int) -> bool:
     """Whether the service heartbeat is younger than ``service_down_time``."""
     if row.heartbeat_at is None:
         return False

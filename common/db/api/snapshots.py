@@ -11,6 +11,7 @@ the latest committed row after waiting for the row's lock (PostgreSQL,
 InnoDB) or runs writers one at a time (SQLite), so never both.
 """
 
+from collections.abc import Mapping
 from typing import Any
 
 import sqlalchemy as sa
@@ -19,6 +20,7 @@ from sqlalchemy import orm
 from common import constants
 from common import exception
 from common import states
+from common.context import RequestContext
 from common.db import models
 from common.db.api import metadata as metadata_db
 from common.db.api.cas import compare_and_swap
@@ -26,6 +28,7 @@ from common.db.api.cas import conditional_update
 from common.db.api.engine import reader
 from common.db.api.engine import retry_on_deadlock
 from common.db.api.engine import writer
+from common.db.api.execution import SessionOrConnection
 from common.db.api.paging import project_page
 from common.db.api.timestamps import utcnow
 from common.db.api.volumes import Check
@@ -45,7 +48,7 @@ _LOAD = (orm.selectinload(SNAP.snapshot_metadata),
          orm.defaultload(SNAP.volume).raiseload(VOL.attachments))
 
 
-def _get(session: Any, snapshot_id: str) -> models.Snapshot:
+def _get(session: orm.Session, snapshot_id: str) -> models.Snapshot:
     query = sa.select(SNAP).where(SNAP.id == snapshot_id).options(*_LOAD) \
         .execution_options(populate_existing=True)
     row = session.execute(query).unique().scalars().first()
@@ -54,21 +57,21 @@ def _get(session: Any, snapshot_id: str) -> models.Snapshot:
     return row
 
 
-def _matches(have: Any, want: Any) -> bool:
+def _matches(have: object, want: object) -> bool:
     """Whether a column's value passes ``expected`` (as compare_and_swap)."""
     if isinstance(want, (list, tuple, set, frozenset)):
         return have in want
     return have is None if want is None else have == want
 
 
-def _wording(want: Any) -> str:
+def _wording(want: object) -> str:
     if isinstance(want, (list, tuple, set, frozenset)):
         return " or ".join(str(value) for value in want)
     return str(want)
 
 
-def _refusal(session: Any, volume_id: str,
-             expected: dict) -> exception.AshlarException | None:
+def _refusal(session: SessionOrConnection, volume_id: str,
+             expected: dict[str, Any]) -> exception.AshlarException | None:
     """Why the volume does not pass ``expected``, in Cinder's words (None:
     it does)."""
     columns = [getattr(VOL, name) for name in expected]
@@ -86,8 +89,9 @@ def _refusal(session: Any, volume_id: str,
 
 @retry_on_deadlock
 @writer
-def snapshot_create(context: Any, values: dict, metadata: dict | None,
-                    volume_expected: dict,
+def snapshot_create(context: RequestContext, values: dict[str, Any],
+                    metadata: Mapping[str, str | None] | None,
+                    volume_expected: dict[str, Any],
                     check: Check | None = None) -> models.Snapshot:
     """Insert a snapshot of ``values["volume_id"]`` and count it on the
     volume, in one transaction (``insert``).
@@ -97,8 +101,9 @@ def snapshot_create(context: Any, values: dict, metadata: dict | None,
     return insert(context.session, values, metadata, volume_expected, check)
 
 
-def insert(session: Any, values: dict, metadata: dict | None,
-           volume_expected: dict, check: Check | None = None
+def insert(session: orm.Session, values: dict[str, Any],
+           metadata: Mapping[str, str | None] | None,
+           volume_expected: dict[str, Any], check: Check | None = None
            ) -> models.Snapshot:
     """Insert a snapshot and count it on its volume, in the caller's
     transaction.
@@ -132,7 +137,9 @@ def insert(session: Any, values: dict, metadata: dict | None,
     query, params = compare_and_swap(VOL, volume_id, volume_expected,
                                      {"updated_at": utcnow()})
     query = query.values(snapshot_count=VOL.snapshot_count + 1)
-    if session.execute(query, params).rowcount != 1:
+    # Session.execute's DML result is a CursorResult (typed Result).
+    if session.execute(  # type: ignore[attr-defined]
+            query, params).rowcount != 1:
         raise _refusal(session, volume_id, volume_expected) or \
             exception.InvalidVolume(reason="Volume %s changed while the "
                                     "snapshot was being created." % volume_id)
@@ -145,16 +152,17 @@ def insert(session: Any, values: dict, metadata: dict | None,
 
 
 @reader
-def snapshot_get(context: Any, snapshot_id: str) -> models.Snapshot:
+def snapshot_get(context: RequestContext, snapshot_id: str) -> models.Snapshot:
     """:raises SnapshotNotFound:"""
     return _get(context.session, snapshot_id)
 
 
 @reader
-def snapshot_list(context: Any, project_id: str | None = None,
-                  filters: dict | None = None, limit: int | None = None,
-                  marker: str | None = None, sort_keys: list | None = None,
-                  sort_dirs: list | None = None,
+def snapshot_list(context: RequestContext, project_id: str | None = None,
+                  filters: dict[str, Any] | None = None,
+                  limit: int | None = None, marker: str | None = None,
+                  sort_keys: list[str] | None = None,
+                  sort_dirs: list[str] | None = None,
                   offset: int | None = None) -> list[models.Snapshot]:
     """List snapshots of ``project_id`` (all projects when None), newest
     first unless sorted otherwise.
@@ -172,7 +180,7 @@ def snapshot_list(context: Any, project_id: str | None = None,
 
 
 @reader
-def snapshots_of_volume(context: Any,
+def snapshots_of_volume(context: RequestContext,
                         volume_id: str) -> list[models.Snapshot]:
     """The volume's snapshots, oldest first (the last is the latest).
 
@@ -187,8 +195,9 @@ def snapshots_of_volume(context: Any,
 
 @retry_on_deadlock
 @writer
-def snapshot_update(context: Any, snapshot_id: str, values: dict,
-                    metadata: dict | None = None,
+def snapshot_update(context: RequestContext, snapshot_id: str,
+                    values: dict[str, Any],
+                    metadata: Mapping[str, str | None] | None = None,
                     delete_metadata: bool = False) -> models.Snapshot:
     """Change non-status fields and the metadata.
 
@@ -208,7 +217,8 @@ def snapshot_update(context: Any, snapshot_id: str, values: dict,
     return row
 
 
-def all_deleting(session: Any, snapshot_ids: list[str], force: bool) -> None:
+def all_deleting(session: SessionOrConnection, snapshot_ids: list[str],
+                 force: bool) -> None:
     """Make each snapshot ``deleting`` in the caller's transaction (a
     cascade): each ``available`` or ``error``, or with ``force`` anything
     but ``restoring``.
@@ -219,7 +229,8 @@ def all_deleting(session: Any, snapshot_ids: list[str], force: bool) -> None:
     allowed = (SNAP.status != SNAP_STATUS.RESTORING if force
                else SNAP.status.in_(states.SNAPSHOT_DELETABLE))
     for snapshot_id in snapshot_ids:
-        if session.execute(sa.update(SNAP).where(
+        # Session.execute's DML result is a CursorResult (typed Result).
+        if session.execute(sa.update(SNAP).where(  # type: ignore[attr-defined]
                 SNAP.id == snapshot_id, allowed).values(
                     status=SNAP_STATUS.DELETING, updated_at=utcnow())).rowcount != 1:
             raise exception.InvalidSnapshot(
@@ -230,8 +241,9 @@ def all_deleting(session: Any, snapshot_ids: list[str], force: bool) -> None:
 
 @retry_on_deadlock
 @writer
-def snapshot_cas(context: Any, snapshot_id: str, expected: dict,
-                 values: dict, check: Check | None = None,
+def snapshot_cas(context: RequestContext, snapshot_id: str,
+                 expected: dict[str, Any], values: dict[str, Any],
+                 check: Check | None = None,
                  then: Check | None = None) -> bool:
     """Compare-and-swap the snapshot's status fields; see
     ``conditional_update``.  ``check`` first and, once the swap is made,
@@ -250,7 +262,7 @@ def snapshot_cas(context: Any, snapshot_id: str, expected: dict,
 
 @retry_on_deadlock
 @writer
-def snapshot_destroy(context: Any, snapshot_id: str,
+def snapshot_destroy(context: RequestContext, snapshot_id: str,
                      check: Check | None = None,
                      then: Check | None = None) -> None:
     """Remove the row (its metadata goes with it) and uncount it on its
@@ -266,7 +278,8 @@ def snapshot_destroy(context: Any, snapshot_id: str,
         return
     # NOTE(ashlar): of racing destroys, the DELETE removes the row once;
     # only that transaction uncounts it.
-    if session.execute(sa.delete(SNAP).where(
+    # Session.execute's DML result is a CursorResult (typed Result).
+    if session.execute(sa.delete(SNAP).where(  # type: ignore[attr-defined]
             SNAP.id == snapshot_id)).rowcount != 1:
         return
     session.execute(sa.update(VOL).where(VOL.id == volume_id).values(
@@ -277,7 +290,7 @@ def snapshot_destroy(context: Any, snapshot_id: str,
 
 @retry_on_deadlock
 @writer
-def snapshot_metadata_delete(context: Any, snapshot_id: str,
+def snapshot_metadata_delete(context: RequestContext, snapshot_id: str,
                              key: str) -> None:
     """Remove one key of the snapshot's metadata.
 
@@ -291,5 +304,5 @@ def snapshot_metadata_delete(context: Any, snapshot_id: str,
                                            metadata_key=key))
 
 
-def metadata_of(row: models.Snapshot) -> dict:
+def metadata_of(row: models.Snapshot) -> dict[str, str | None]:
     return {item.key: item.value for item in row.snapshot_metadata}

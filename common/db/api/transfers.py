@@ -12,9 +12,11 @@ never both take effect.
 from typing import Any
 
 import sqlalchemy as sa
+from sqlalchemy import orm
 
 from common import constants
 from common import exception
+from common.context import RequestContext
 from common.db import models
 from common.db.api.cas import conditional_update
 from common.db.api.engine import reader
@@ -27,7 +29,7 @@ TRANSFER = models.Transfer
 STATUS = constants.VolumeStatus
 
 
-def _get(session: Any, transfer_id: str) -> models.Transfer:
+def _get(session: orm.Session, transfer_id: str) -> models.Transfer:
     row = session.execute(sa.select(TRANSFER).where(
         TRANSFER.id == transfer_id)).scalars().first()
     if row is None:
@@ -36,16 +38,16 @@ def _get(session: Any, transfer_id: str) -> models.Transfer:
 
 
 @reader
-def transfer_get(context: Any, transfer_id: str) -> models.Transfer:
+def transfer_get(context: RequestContext, transfer_id: str) -> models.Transfer:
     """:raises TransferNotFound:"""
     return _get(context.session, transfer_id)
 
 
 @reader
-def transfer_list(context: Any, project_id: str | None = None,
+def transfer_list(context: RequestContext, project_id: str | None = None,
                   limit: int | None = None, marker: str | None = None,
-                  sort_keys: list | None = None,
-                  sort_dirs: list | None = None,
+                  sort_keys: list[str] | None = None,
+                  sort_dirs: list[str] | None = None,
                   offset: int | None = None) -> list[models.Transfer]:
     """The transfers of volumes ``project_id`` offers (every project's
     when None), one page.
@@ -61,8 +63,8 @@ def transfer_list(context: Any, project_id: str | None = None,
 
 @retry_on_deadlock
 @writer
-def transfer_create(context: Any, values: dict,
-                    volume: dict) -> models.Transfer | None:
+def transfer_create(context: RequestContext, values: dict[str, Any],
+                    volume: dict[str, Any]) -> models.Transfer | None:
     """Insert the transfer if the volume is as ``volume`` expects (then
     ``awaiting-transfer``); None if it is not."""
     if not conditional_update(context.session, models.Volume,
@@ -77,7 +79,7 @@ def transfer_create(context: Any, values: dict,
 
 @retry_on_deadlock
 @writer
-def transfer_destroy(context: Any, row: models.Transfer) -> bool:
+def transfer_destroy(context: RequestContext, row: models.Transfer) -> bool:
     """Cancel: the volume ``available`` again in its project; False if the
     transfer was accepted or cancelled meanwhile."""
     if not _finish(context.session, row):
@@ -90,8 +92,8 @@ def transfer_destroy(context: Any, row: models.Transfer) -> bool:
 
 @retry_on_deadlock
 @writer
-def transfer_accept(context: Any, row: models.Transfer, project_id: str,
-                    user_id: str, check: Check) -> bool:
+def transfer_accept(context: RequestContext, row: models.Transfer,
+                    project_id: str, user_id: str, check: Check) -> bool:
     """Hand the volume (and, unless ``no_snapshots``, its snapshots) to
     ``project_id``; ``check`` (the taker's quota) first.  False if the
     transfer was accepted or cancelled meanwhile.
@@ -123,7 +125,7 @@ def transfer_accept(context: Any, row: models.Transfer, project_id: str,
     return True
 
 
-def _refuse_grouped_snapshots(session: Any, volume_id: str) -> None:
+def _refuse_grouped_snapshots(session: orm.Session, volume_id: str) -> None:
     """:raises InvalidSnapshot: a snapshot of the volume belongs to a
         group snapshot, which stays with the giver."""
     grouped = session.execute(sa.select(
@@ -136,6 +138,8 @@ def _refuse_grouped_snapshots(session: Any, volume_id: str) -> None:
             % tuple(grouped))
 
 
-def _finish(session: Any, row: models.Transfer) -> bool:
-    return session.execute(sa.delete(TRANSFER).where(
-        TRANSFER.id == row.id)).rowcount == 1
+def _finish(session: orm.Session, row: models.Transfer) -> bool:
+    # Session.execute's DML result is a CursorResult (typed Result).
+    gone: int = session.execute(  # type: ignore[attr-defined]
+        sa.delete(TRANSFER).where(TRANSFER.id == row.id)).rowcount
+    return gone == 1

@@ -2,27 +2,39 @@
 
 import types
 import uuid
+from collections.abc import Mapping
 from typing import Any
+from typing import TypeVar
 
 import sqlalchemy as sa
 from oslo_db import exception as db_exc
+from sqlalchemy import orm
 
 from common import exception
+from common.context import RequestContext
 from common.db import models
 from common.db.api.engine import reader
 from common.db.api.engine import retry_on_deadlock
 from common.db.api.engine import writer
+from common.db.api.execution import Conn
 from common.db.api.execution import single_statement
+from common.db.api.rows import ResolvedType
+
+#: A type's extra specs: key -> value (which may be NULL).
+Specs = dict[str, str | None]
+
+_Query = TypeVar("_Query", bound=sa.Select[models.VolumeType])
+_Specs = TypeVar("_Specs", bound=Mapping[str, str | None])
 
 
-def _get(session: Any, type_id: str) -> models.VolumeType:
+def _get(session: orm.Session, type_id: str) -> models.VolumeType:
     row = session.get(models.VolumeType, type_id)
     if row is None:
         raise exception.VolumeTypeNotFound(volume_type_id=type_id)
     return row
 
 
-def _in_use(session: Any, type_id: str) -> bool:
+def _in_use(session: orm.Session, type_id: str) -> bool:
     """Whether a volume has the type, or is being retyped to it."""
     query = sa.select(models.Volume.id).where(sa.or_(
         models.Volume.volume_type_id == type_id,
@@ -32,9 +44,10 @@ def _in_use(session: Any, type_id: str) -> bool:
 
 @retry_on_deadlock
 @writer
-def type_create(context: Any, name: str, description: str | None = None,
-                is_public: bool = True,
-                extra_specs: dict | None = None) -> models.VolumeType:
+def type_create(context: RequestContext, name: str,
+                description: str | None = None, is_public: bool = True,
+                extra_specs: Mapping[str, str | None] | None = None
+                ) -> models.VolumeType:
     """Create a type; :raises VolumeTypeExists: when the name is taken."""
     row = models.VolumeType(id=str(uuid.uuid4()), name=name,
                             description=description, is_public=is_public)
@@ -49,12 +62,12 @@ def type_create(context: Any, name: str, description: str | None = None,
 
 
 @reader
-def type_get(context: Any, type_id: str) -> models.VolumeType:
+def type_get(context: RequestContext, type_id: str) -> models.VolumeType:
     return _get(context.session, type_id)
 
 
 @reader
-def type_get_by_name(context: Any, name: str) -> models.VolumeType:
+def type_get_by_name(context: RequestContext, name: str) -> models.VolumeType:
     query = sa.select(models.VolumeType).where(models.VolumeType.name == name)
     row = context.session.execute(query).scalars().first()
     if row is None:
@@ -64,7 +77,7 @@ def type_get_by_name(context: Any, name: str) -> models.VolumeType:
 
 _TYPES = models.VolumeType.__table__
 _SPECS = models.VolumeTypeExtraSpec.__table__
-_NAME_OR_ID = sa.bindparam("name_or_id")
+_NAME_OR_ID: sa.BindParameter[str] = sa.bindparam("name_or_id")
 #: Types whose id or name is the key, one row per extra spec (Core, built
 #: once: this is on the path of every create).
 _TYPE_WITH_SPECS = sa.select(
@@ -81,9 +94,9 @@ _HAS_ACCESS = sa.select(_ACCESS.c.id).where(
 
 
 @single_statement(reader)
-def type_resolve(conn: Any, name_or_id: str,
+def type_resolve(conn: Conn, name_or_id: str,
                  project_id: str | None = None
-                 ) -> tuple[types.SimpleNamespace, dict]:
+                 ) -> tuple[ResolvedType, Specs]:
     """``(context, name_or_id)``: resolve what a create, retype or pool
     filter names: an id first, then a name.  One statement (two for a
     private type), no transaction of its own.
@@ -110,7 +123,7 @@ def type_resolve(conn: Any, name_or_id: str,
     return vtype, {r.key: r.value for r in mine if r.key is not None}
 
 
-def _visible_to(query: Any, project_id: str) -> Any:
+def _visible_to(query: _Query, project_id: str) -> _Query:
     """Public types and the private ones ``project_id`` may use."""
     shared = sa.select(models.VolumeTypeProject.volume_type_id).where(
         models.VolumeTypeProject.project_id == project_id)
@@ -119,7 +132,7 @@ def _visible_to(query: Any, project_id: str) -> Any:
 
 
 @reader
-def type_get_for(context: Any, type_id: str,
+def type_get_for(context: RequestContext, type_id: str,
                  project_id: str | None) -> models.VolumeType:
     """A type ``project_id`` may use (any type when it is None).
 
@@ -135,7 +148,7 @@ def type_get_for(context: Any, type_id: str,
 
 
 @reader
-def type_access_list(context: Any, type_id: str) -> list[str]:
+def type_access_list(context: RequestContext, type_id: str) -> list[str]:
     """The projects that may use a (private) type, in the order added."""
     query = sa.select(models.VolumeTypeProject.project_id).where(
         models.VolumeTypeProject.volume_type_id == type_id).order_by(
@@ -145,7 +158,8 @@ def type_access_list(context: Any, type_id: str) -> list[str]:
 
 @retry_on_deadlock
 @writer
-def type_access_add(context: Any, type_id: str, project_id: str) -> None:
+def type_access_add(context: RequestContext, type_id: str,
+                    project_id: str) -> None:
     """:raises VolumeTypeAccessExists: the project has access already."""
     _get(context.session, type_id)
     context.session.add(models.VolumeTypeProject(volume_type_id=type_id,
@@ -159,19 +173,21 @@ def type_access_add(context: Any, type_id: str, project_id: str) -> None:
 
 @retry_on_deadlock
 @writer
-def type_access_remove(context: Any, type_id: str, project_id: str) -> None:
+def type_access_remove(context: RequestContext, type_id: str,
+                       project_id: str) -> None:
     """:raises VolumeTypeAccessNotFound: the project had no access."""
     result = context.session.execute(sa.delete(models.VolumeTypeProject).where(
         models.VolumeTypeProject.volume_type_id == type_id,
         models.VolumeTypeProject.project_id == project_id))
-    if not result.rowcount:
+    # Session.execute's DML result is a CursorResult (typed Result).
+    if not result.rowcount:  # type: ignore[attr-defined]
         raise exception.VolumeTypeAccessNotFound(volume_type_id=type_id,
                                                  project_id=project_id)
 
 
 @reader
-def type_list(context: Any, is_public: bool | None = None,
-              filters: dict | None = None,
+def type_list(context: RequestContext, is_public: bool | None = None,
+              filters: dict[str, Any] | None = None,
               project_id: str | None = None) -> list[models.VolumeType]:
     """List types, newest first; ``is_public=None`` means all.
 
@@ -193,8 +209,8 @@ def type_list(context: Any, is_public: bool | None = None,
 
 @retry_on_deadlock
 @writer
-def type_update(context: Any, type_id: str,
-                values: dict) -> models.VolumeType:
+def type_update(context: RequestContext, type_id: str,
+                values: dict[str, Any]) -> models.VolumeType:
     row = _get(context.session, type_id)
     for key, value in values.items():
         setattr(row, key, value)
@@ -207,7 +223,7 @@ def type_update(context: Any, type_id: str,
 
 @retry_on_deadlock
 @writer
-def type_delete(context: Any, type_id: str) -> None:
+def type_delete(context: RequestContext, type_id: str) -> None:
     """Delete an unused type; :raises VolumeTypeInUse: when volumes use it."""
     row = _get(context.session, type_id)
     if _in_use(context.session, type_id):
@@ -219,7 +235,8 @@ def type_delete(context: Any, type_id: str) -> None:
 
 @retry_on_deadlock
 @writer
-def extra_specs_update(context: Any, type_id: str, specs: dict) -> dict:
+def extra_specs_update(context: RequestContext, type_id: str,
+                       specs: _Specs) -> _Specs:
     """Merge ``specs`` into the type's extra specs (refused while in use)."""
     row = _get(context.session, type_id)
     if _in_use(context.session, type_id):
@@ -236,7 +253,7 @@ def extra_specs_update(context: Any, type_id: str, specs: dict) -> dict:
 
 @retry_on_deadlock
 @writer
-def extra_spec_delete(context: Any, type_id: str, key: str) -> None:
+def extra_spec_delete(context: RequestContext, type_id: str, key: str) -> None:
     row = _get(context.session, type_id)
     if _in_use(context.session, type_id):
         raise exception.VolumeTypeInUse()
@@ -250,8 +267,8 @@ def extra_spec_delete(context: Any, type_id: str, key: str) -> None:
 
 @retry_on_deadlock
 @writer
-def specs_replace_scope(context: Any, type_id: str, scope: str,
-                        specs: dict) -> None:
+def specs_replace_scope(context: RequestContext, type_id: str, scope: str,
+                        specs: Mapping[str, str | None]) -> None:
     """Replace the type's extra specs whose keys start with ``scope`` by
     ``specs`` (all keys in that scope; empty: remove them), refused while
     volumes use the type.
@@ -271,6 +288,6 @@ def specs_replace_scope(context: Any, type_id: str, scope: str,
                      for key, value in specs.items()])
 
 
-def specs_of(row: models.VolumeType) -> dict:
+def specs_of(row: models.VolumeType) -> Specs:
     """The extra specs of a loaded type as a plain dict."""
     return {spec.key: spec.value for spec in row.extra_specs}

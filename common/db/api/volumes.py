@@ -2,12 +2,15 @@
 
 import functools
 from collections.abc import Callable
+from collections.abc import Mapping
 from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy import orm
+from sqlalchemy.orm.interfaces import LoaderOption
 
 from common import exception
+from common.context import RequestContext
 from common.db import models
 from common.db.api import groups as groups_db
 from common.db.api import metadata as metadata_db
@@ -15,15 +18,19 @@ from common.db.api.cas import conditional_update
 from common.db.api.engine import reader
 from common.db.api.engine import retry_on_deadlock
 from common.db.api.engine import writer
+from common.db.api.execution import Conn
 from common.db.api.execution import Record
+from common.db.api.execution import SessionOrConnection
 from common.db.api.execution import single_statement
 from common.db.api.paging import project_page
+from common.db.api.rows import VolumeRow
 from common.db.api.timestamps import utcnow
 
 
-#: Runs on a writer transaction's connection before its change (a quota
-#: check, ``common.db.api.quotas.enforce``); raises to refuse it.
-Check = Callable[[Any], None]
+#: Runs in a writer transaction, on its connection or session, before its
+#: change (a quota check, ``common.db.api.quotas.enforce``); raises to
+#: refuse it.
+Check = Callable[[SessionOrConnection], None]
 
 
 _VOL = models.Volume.__table__
@@ -55,8 +62,9 @@ _INSERT_METADATA = sa.insert(_META)
 
 @retry_on_deadlock
 @writer.connection
-def volume_create(context: Any, values: dict, metadata: dict | None = None,
-                  check: Check | None = None) -> Record:
+def volume_create(context: RequestContext, values: dict[str, Any],
+                  metadata: Mapping[str, str | None] | None = None,
+                  check: Check | None = None) -> VolumeRow:
     """Insert a volume, ``check`` first, in the same transaction; the
     volume as ``volume_get`` reads it."""
     conn = context.connection
@@ -70,10 +78,11 @@ def volume_create(context: Any, values: dict, metadata: dict | None = None,
     return volume_get(context, values["id"])
 
 
-def _load_options(attachments: Any = orm.selectinload) -> list:
+def _load_options(lazy_attachments: bool = False) -> list[LoaderOption]:
     """What an ORM volume read brings along: its type (without its extra
-    specs) and metadata in one statement, and its attachments
-    (``attachments``, a loader option) in another."""
+    specs) and metadata in one statement, and its attachments in another
+    (or, ``lazy_attachments``, once read)."""
+    attachments = orm.lazyload if lazy_attachments else orm.selectinload
     return [orm.joinedload(models.Volume.volume_type).raiseload(
                 models.VolumeType.extra_specs),
             orm.joinedload(models.Volume.volume_metadata),
@@ -82,12 +91,13 @@ def _load_options(attachments: Any = orm.selectinload) -> list:
 
 
 @functools.cache
-def _reads() -> tuple[Any, Any]:
+def _reads() -> tuple[sa.Select[models.Volume],
+                      sa.Select[models.VolumeAttachment]]:
     """The two prebuilt reads of ``_get`` (built once: building a query
     with its loader options costs more CPU than running it)."""
     volume = sa.select(models.Volume) \
         .where(models.Volume.id == sa.bindparam("volume_id")) \
-        .options(*_load_options(orm.lazyload)) \
+        .options(*_load_options(lazy_attachments=True)) \
         .execution_options(populate_existing=True)
     attachments = sa.select(models.VolumeAttachment) \
         .where(models.VolumeAttachment.volume_id == sa.bindparam("volume_id")) \
@@ -96,7 +106,7 @@ def _reads() -> tuple[Any, Any]:
     return volume, attachments
 
 
-def _get(session: Any, volume_id: str) -> models.Volume:
+def _get(session: orm.Session, volume_id: str) -> models.Volume:
     """One volume as an ORM row (to change it, or to page from it), its
     attachments read only when its counter has some (most reads are of
     volumes with none: a statement fewer)."""
@@ -112,7 +122,7 @@ def _get(session: Any, volume_id: str) -> models.Volume:
 
 
 @single_statement(reader)
-def volume_get(conn: Any, volume_id: str) -> Record:
+def volume_get(conn: Conn, volume_id: str) -> VolumeRow:
     """``(context, volume_id)``: the volume (clients poll it), read with
     Core in one statement: its columns, ``volume_type`` (``id`` and
     ``name``; its extra specs come with ``types.type_resolve``),
@@ -137,10 +147,11 @@ def volume_get(conn: Any, volume_id: str) -> Record:
 
 
 @reader
-def volume_list(context: Any, project_id: str | None = None,
-                filters: dict | None = None, limit: int | None = None,
-                marker: str | None = None, sort_keys: list | None = None,
-                sort_dirs: list | None = None,
+def volume_list(context: RequestContext, project_id: str | None = None,
+                filters: dict[str, Any] | None = None,
+                limit: int | None = None, marker: str | None = None,
+                sort_keys: list[str] | None = None,
+                sort_dirs: list[str] | None = None,
                 offset: int | None = None) -> list[models.Volume]:
     """List volumes of ``project_id`` (all projects when None).
 
@@ -157,8 +168,9 @@ def volume_list(context: Any, project_id: str | None = None,
 
 @retry_on_deadlock
 @writer
-def volume_update(context: Any, volume_id: str, values: dict,
-                  metadata: dict | None = None,
+def volume_update(context: RequestContext, volume_id: str,
+                  values: dict[str, Any],
+                  metadata: Mapping[str, str | None] | None = None,
                   delete_metadata: bool = True) -> models.Volume:
     """Change non-status fields and the metadata.
 
@@ -179,7 +191,8 @@ def volume_update(context: Any, volume_id: str, values: dict,
 
 @retry_on_deadlock
 @writer
-def volume_metadata_delete(context: Any, volume_id: str, key: str) -> None:
+def volume_metadata_delete(context: RequestContext, volume_id: str,
+                           key: str) -> None:
     """Remove one key of the volume's metadata.
 
     :raises VolumeNotFound:
@@ -192,8 +205,9 @@ def volume_metadata_delete(context: Any, volume_id: str, key: str) -> None:
                                          metadata_key=key))
 
 
-def volume_cas(context: Any, volume_id: str, expected: dict,
-               values: dict, check: Check | None = None,
+def volume_cas(context: RequestContext, volume_id: str,
+               expected: dict[str, Any], values: dict[str, Any],
+               check: Check | None = None,
                then: Check | None = None) -> bool:
     """Compare-and-swap the volume's status fields; see conditional_update.
     ``check`` first and, once the swap is made, ``then`` (which may raise to
@@ -207,17 +221,17 @@ def volume_cas(context: Any, volume_id: str, expected: dict,
 
 @retry_on_deadlock
 @single_statement(writer)
-def _volume_swap(conn: Any, volume_id: str, expected: dict,
-                 values: dict) -> bool:
+def _volume_swap(conn: Conn, volume_id: str, expected: dict[str, Any],
+                 values: dict[str, Any]) -> bool:
     return conditional_update(conn, models.Volume, volume_id, expected,
                               values)
 
 
 @retry_on_deadlock
 @writer.connection
-def _volume_cas_checked(context: Any, volume_id: str, expected: dict,
-                        values: dict, check: Check | None,
-                        then: Check | None) -> bool:
+def _volume_cas_checked(context: RequestContext, volume_id: str,
+                        expected: dict[str, Any], values: dict[str, Any],
+                        check: Check | None, then: Check | None) -> bool:
     conn = context.connection
     if check is not None:
         check(conn)
@@ -230,7 +244,7 @@ def _volume_cas_checked(context: Any, volume_id: str, expected: dict,
 
 @retry_on_deadlock
 @writer.connection
-def volume_destroy(context: Any, volume_id: str) -> None:
+def volume_destroy(context: RequestContext, volume_id: str) -> None:
     """Remove the row, its metadata and any transfer of it (the caller
     made sure nothing is attached); the last volume of a ``deleting`` group
     takes the group with it."""
@@ -243,12 +257,13 @@ def volume_destroy(context: Any, volume_id: str) -> None:
         groups_db.settle_deleted(conn, group_id)
 
 
-def metadata_of(row: models.Volume) -> dict:
+def metadata_of(row: VolumeRow) -> dict[str, str | None]:
     return {item.key: item.value for item in row.volume_metadata}
 
 
 @reader
-def usage_on_host(context: Any, host: str) -> dict[str, list[int]]:
+def usage_on_host(context: RequestContext,
+                  host: str) -> dict[str, list[int]]:
     """Per project: ``[volumes, their GB, snapshots, their GB]`` of the
     volumes of ``host`` (``host@backend``, any of its pools)."""
     vol, snap = models.Volume, models.Snapshot
