@@ -171,13 +171,15 @@ def test_postgresql_reserves_and_completes_in_one_statement_each(
                                 "transition": None},
                                {"attach_status": "attached"})
             del seen[:]
+            assert change.raises_to() == "attached"
             assert not inspect.unwrap(change_db._raise_with_row)(
-                conn, volume_id, values["id"], change)  # still in flight
+                conn, volume_id, values["id"], change,
+                "attached")  # still in flight
             conn.execute(sa.update(models.VolumeAttachment).where(
                 models.VolumeAttachment.id == values["id"]).values(
                 transition=None))
-            assert inspect.unwrap(change_db._raise_with_row)(conn, volume_id,
-                                                  values["id"], change)
+            assert inspect.unwrap(change_db._raise_with_row)(
+                conn, volume_id, values["id"], change, "attached")
             assert len(seen) == 3
             volume = conn.execute(sa.select(models.Volume).where(
                 models.Volume.id == volume_id)).one()

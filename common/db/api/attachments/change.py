@@ -9,10 +9,13 @@ such a change: the row goes, then the volume's lock is taken.
 """
 
 import dataclasses
+import datetime
 import functools
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import sqlalchemy as sa
+from sqlalchemy.sql.dml import ReturningDelete
 
 from common import exception
 from common import states
@@ -37,10 +40,15 @@ from common.db.api.cas import compare_and_swap
 from common.db.api.cas import conditional_update
 from common.db.api.engine import retry_on_deadlock
 from common.db.api.engine import writer
+from common.db.api.execution import Conn
 from common.db.api.execution import data_modifying_with
 from common.db.api.execution import Record
 from common.db.api.execution import single_statement
 from common.db.api.execution import transaction
+from common.db.api.rows import AttachmentRow
+from common.db.api.rows import AttachmentWithConnector
+from common.db.api.rows import Destroyed
+from common.db.api.rows import VolumeBrief
 from common.db.api.timestamps import utcnow
 
 
@@ -52,17 +60,17 @@ class Lost(Exception):
 class Change:
     """A compare-and-swap of one attachment (see ``attachment_change``)."""
 
-    expected: dict
-    values: dict = dataclasses.field(default_factory=dict)
+    expected: dict[str, Any]
+    values: dict[str, Any] = dataclasses.field(default_factory=dict)
     #: New connector rows, when ``replace_connector``.
-    connector: dict | None = None
+    connector: dict[str, Any] | None = None
     replace_connector: bool = False
     #: Change of the volume's writer count (the mode was set).
     writer_delta: int = 0
     #: Remove the row instead (``values`` unused).
     destroy: bool = False
 
-    def status_after(self) -> Any:
+    def status_after(self) -> str | None:
         """The row's ``attach_status`` once changed: the one set, else the
         one expected (None when neither says)."""
         return self.values.get("attach_status",
@@ -80,18 +88,21 @@ class Change:
         the volume and the connector rows stay."""
         return self.keeps_volume() and not self.replace_connector
 
-    def raises(self) -> bool:
-        """Whether the row stays, in an ``attach_status`` (known before and
-        after) that can only raise the volume's statuses
-        (``states.raises``), as ``os-complete``'s."""
+    def raises_to(self) -> str | None:
+        """The row's ``attach_status`` after the change, when the row stays
+        in an ``attach_status`` (known before and after) that can only
+        raise the volume's statuses (``states.raises``), as
+        ``os-complete``'s; None for any other change."""
         before = self.expected.get("attach_status")
         now = self.status_after()
-        return (isinstance(before, str) and isinstance(now, str)
-                and not self.destroy and states.raises(before, now))
+        if (isinstance(before, str) and isinstance(now, str)
+                and not self.destroy and states.raises(before, now)):
+            return now
+        return None
 
 
-def _apply(conn: Any, volume_id: str, attachment_id: str,
-           change: Change) -> dict | None:
+def _apply(conn: Conn, volume_id: str, attachment_id: str,
+           change: Change) -> Destroyed | None:
     """Apply ``change``: the row first, then the volume if its status may
     follow (see the module's steps 1-3).
 
@@ -109,8 +120,9 @@ def _apply(conn: Any, volume_id: str, attachment_id: str,
         replace_connector(conn, attachment_id, change.connector)
     if change.keeps_volume():
         return None
-    if change.raises():
-        raise_statuses(conn, volume_id, now, change.writer_delta)
+    raises_to = change.raises_to()
+    if raises_to is not None:
+        raise_statuses(conn, volume_id, raises_to, change.writer_delta)
     else:
         state = lock_volume(conn, volume_id,
                             writer_delta=change.writer_delta)
@@ -118,9 +130,11 @@ def _apply(conn: Any, volume_id: str, attachment_id: str,
     return None
 
 
-def attachment_change(context: RequestContext, attachment_id: str,
-                      decide: Callable[[Record, Any], Change | None]
-                      ) -> tuple[Record, Any, dict | None]:
+def attachment_change(
+        context: RequestContext, attachment_id: str,
+        decide: Callable[[AttachmentWithConnector, VolumeBrief],
+                         Change | None]
+) -> tuple[AttachmentWithConnector, VolumeBrief, Destroyed | None]:
     """Read a row and its volume, let ``decide`` choose, apply it.
 
     The read is a statement of its own; the change's compare-and-swap,
@@ -137,16 +151,17 @@ def attachment_change(context: RequestContext, attachment_id: str,
     change = decide(row, volume)
     if change is None:
         return row, volume, None
-    destroyed = None
+    destroyed: Destroyed | None = None
     if change.row_only():
         values = {key: value for key, value in change.values.items()
                   if key != "attach_status"}
         if not attachment_record(context, volume.id, attachment_id,
                                  change.expected, values):
             raise Lost()
-    elif (change.raises() and not change.replace_connector
-          and data_modifying_with()):
-        if not _raise_with_row(context, volume.id, attachment_id, change):
+    elif ((raises_to := change.raises_to()) is not None
+          and not change.replace_connector and data_modifying_with()):
+        if not _raise_with_row(context, volume.id, attachment_id, change,
+                               raises_to):
             raise Lost()
     else:
         destroyed = _attachment_cas(context, volume.id, attachment_id, change)
@@ -154,7 +169,7 @@ def attachment_change(context: RequestContext, attachment_id: str,
 
 
 @functools.lru_cache(maxsize=None)
-def _raising(query: Any) -> Any:
+def _raising(query: sa.Update) -> sa.Update:
     """``query``, a compare-and-swap of a row, then ``RAISE`` of its volume
     if it matched: one statement (PostgreSQL's data-modifying ``WITH``).
 
@@ -169,11 +184,11 @@ def _raising(query: Any) -> Any:
 
 @retry_on_deadlock
 @single_statement(writer)
-def _raise_with_row(conn: Any, volume_id: str, attachment_id: str,
-                    change: Change) -> bool:
-    """Apply a ``change`` that ``raises`` the volume's statuses and keeps
-    the connector rows, in one statement (``_raising``; only where
-    ``data_modifying_with``).
+def _raise_with_row(conn: Conn, volume_id: str, attachment_id: str,
+                    change: Change, raises_to: str) -> bool:
+    """Apply a ``change`` that raises the volume's statuses (the row goes
+    to ``raises_to``) and keeps the connector rows, in one statement
+    (``_raising``; only where ``data_modifying_with``).
 
     :returns: whether ``change.expected`` matched (else nothing changed).
     """
@@ -181,7 +196,7 @@ def _raise_with_row(conn: Any, volume_id: str, attachment_id: str,
     query, params = compare_and_swap(
         VA, attachment_id, dict(change.expected, volume_id=volume_id),
         dict(change.values, updated_at=now))
-    params.update(raised(change.status_after()),
+    params.update(raised(raises_to),
                   writer_delta=change.writer_delta, now=now)
     return conn.execute(_raising(query), params).rowcount == 1
 
@@ -192,8 +207,8 @@ _attachment_cas = retry_on_deadlock(transaction(writer)(_apply))
 
 
 def attachment_cas(context: RequestContext, volume_id: str, attachment_id: str,
-                   expected: dict, values: dict,
-                   connector: dict | None = None,
+                   expected: dict[str, Any], values: dict[str, Any],
+                   connector: dict[str, Any] | None = None,
                    replace_connector: bool = False,
                    writer_delta: int = 0) -> bool:
     """Compare-and-swap one attachment of ``volume_id``; recompute the volume.
@@ -211,8 +226,9 @@ def attachment_cas(context: RequestContext, volume_id: str, attachment_id: str,
 
 
 @single_statement(writer)
-def attachment_record(conn: Any, volume_id: str, attachment_id: str,
-                      expected: dict, values: dict) -> bool:
+def attachment_record(conn: Conn, volume_id: str, attachment_id: str,
+                      expected: dict[str, Any], values: dict[str, Any]
+                      ) -> bool:
     """Compare-and-swap columns of one row that leave its ``attach_status``
     (and so its volume's statuses) alone, such as the volume service
     recording a connection: one statement.
@@ -231,12 +247,13 @@ _GONE = sa.select(VA.attached_host, VA.attach_mode, VA.fenced_at).where(
 
 
 @functools.lru_cache(maxsize=None)
-def _returning_gone(query: Any) -> Any:
+def _returning_gone(query: sa.Delete) -> ReturningDelete[
+        str | None, str, datetime.datetime | None]:
     return query.returning(VA.attached_host, VA.attach_mode, VA.fenced_at)
 
 
-def _destroy(conn: Any, volume_id: str, attachment_id: str,
-             expected: dict) -> dict:
+def _destroy(conn: Conn, volume_id: str, attachment_id: str,
+             expected: dict[str, Any]) -> Destroyed:
     """Remove the row, then take the volume's lock; see attachment_destroy.
 
     :raises Lost: nothing matched.
@@ -259,7 +276,7 @@ def _destroy(conn: Any, volume_id: str, attachment_id: str,
         "writer": int(states.counts_as_writer(mode, fenced_at))})
     if state is None:
         raise exception.VolumeNotFound(volume_id=volume_id)
-    remaining = []
+    remaining: list[AttachmentRow] = []
     if state.attachment_count:
         remaining = list(conn.execute(LIVE_ROWS, {"volume_id": volume_id}))
         sync_volume(conn, volume_id, state,
@@ -277,7 +294,8 @@ _attachment_destroy = retry_on_deadlock(transaction(writer)(_destroy))
 
 
 def attachment_destroy(context: RequestContext, volume_id: str,
-                       attachment_id: str, expected: dict) -> dict | None:
+                       attachment_id: str, expected: dict[str, Any]
+                       ) -> Destroyed | None:
     """Remove one row of ``volume_id`` if it matches ``expected``; recompute
     the volume.
 

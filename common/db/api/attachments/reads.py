@@ -11,6 +11,7 @@ import datetime
 from typing import Any
 
 import sqlalchemy as sa
+from sqlalchemy import orm
 
 from common import exception
 from common import states
@@ -27,12 +28,20 @@ from common.db.api.attachments.statements import VOL
 from common.db.api.attachments.statements import WITH_VOLUME
 from common.db.api.attachments.statements import WITH_VOLUME_SHARED
 from common.db.api.engine import reader
+from common.db.api.execution import Conn
 from common.db.api.execution import Record
 from common.db.api.execution import single_statement
 from common.db.api.paging import page
+from common.db.api.rows import AttachmentRow
+from common.db.api.rows import AttachmentStatus
+from common.db.api.rows import AttachmentWithConnector
+from common.db.api.rows import VolumeBrief
+
+#: An attachment row, its volume, the other rows sharing its connection.
+_WithVolume = tuple[AttachmentWithConnector, VolumeBrief, list[str]]
 
 
-def _shared(conn: Any, volume_id: str, attachment_id: str,
+def _shared(conn: Conn, volume_id: str, attachment_id: str,
             host: str | None) -> list[str]:
     """Other live rows of the volume connected (or connecting) on ``host``."""
     if not host:
@@ -42,15 +51,15 @@ def _shared(conn: Any, volume_id: str, attachment_id: str,
         "host": host}).scalars())
 
 
-def _brief(conn: Any, volume_id: str) -> Any:
+def _brief(conn: Conn, volume_id: str) -> VolumeBrief:
     row = conn.execute(SELECT_BRIEF, {"volume_id": volume_id}).first()
     if row is None:
         raise exception.VolumeNotFound(volume_id=volume_id)
     return row
 
 
-def _with_volume(conn: Any, attachment_id: str,
-                 shared: bool = False) -> tuple[Record, Record, list]:
+def _with_volume(conn: Conn, attachment_id: str,
+                 shared: bool = False) -> _WithVolume:
     """The row (plus ``has_connector``), its volume's ``BRIEF`` columns
     and, if asked, the other rows sharing its host connection
     (``_shared``), in one statement.
@@ -70,7 +79,7 @@ def _with_volume(conn: Any, attachment_id: str,
 
 
 @single_statement(reader)
-def attachment_get(conn: Any, attachment_id: str) -> Record:
+def attachment_get(conn: Conn, attachment_id: str) -> AttachmentRow:
     """:raises AttachmentNotFound:"""
     found = conn.execute(SELECT_ROW, {"attachment_id": attachment_id}).first()
     if found is None:
@@ -79,7 +88,7 @@ def attachment_get(conn: Any, attachment_id: str) -> Record:
 
 
 @single_statement(reader)
-def volume_brief(conn: Any, volume_id: str) -> Any:
+def volume_brief(conn: Conn, volume_id: str) -> VolumeBrief:
     """The volume's columns of ``BRIEF`` (attribute access).
 
     :raises VolumeNotFound:
@@ -88,9 +97,8 @@ def volume_brief(conn: Any, volume_id: str) -> Any:
 
 
 @single_statement(reader)
-def attachment_with_volume(conn: Any, attachment_id: str,
-                           shared: bool = False
-                           ) -> tuple[Record, Record, list]:
+def attachment_with_volume(conn: Conn, attachment_id: str,
+                           shared: bool = False) -> _WithVolume:
     """The row, its volume (as ``volume_brief``) and, if asked, its
     ``shared_connections_by_attachment``, in one read.
 
@@ -100,12 +108,14 @@ def attachment_with_volume(conn: Any, attachment_id: str,
 
 
 @single_statement(reader)
-def disconnect_state(conn: Any, volume_id: str, attachment_id: str,
-                     host: str | None) -> tuple[Record | None, dict, list]:
+def disconnect_state(conn: Conn, volume_id: str, attachment_id: str,
+                     host: str | None
+                     ) -> tuple[AttachmentStatus | None, dict[str, Any],
+                                list[str]]:
     """What removing a row's host connection needs, in one read: the row's
     ``attach_status``/``transition`` (None when gone), its connector and
     the other rows using the connection."""
-    parts: dict[str, list] = {"row": [], "spec": [], "holder": []}
+    parts: dict[str, list[Any]] = {"row": [], "spec": [], "holder": []}
     for found in conn.execute(DISCONNECT_STATE, {
             "attachment_id": attachment_id, "volume_id": volume_id,
             "host": host}):
@@ -121,24 +131,24 @@ def disconnect_state(conn: Any, volume_id: str, attachment_id: str,
 
 
 @single_statement(reader)
-def connection_holders(conn: Any, volume_id: str, attachment_id: str,
+def connection_holders(conn: Conn, volume_id: str, attachment_id: str,
                        host: str | None) -> list[str]:
     """Rows besides ``attachment_id`` that use the volume's ``host``
     connection (what decides whether terminating it is safe)."""
     return _shared(conn, volume_id, attachment_id, host)
 
 
-def _project_of(session: Any, volume_id: str) -> str | None:
+def _project_of(session: orm.Session, volume_id: str) -> str | None:
     return session.execute(sa.select(VOL.project_id).where(
         VOL.id == volume_id)).scalar()
 
 
 @reader
 def attachment_list(context: RequestContext, project_id: str | None = None,
-                    filters: dict | None = None, limit: int | None = None,
-                    marker: str | None = None,
-                    sort_keys: list | None = None,
-                    sort_dirs: list | None = None,
+                    filters: dict[str, Any] | None = None,
+                    limit: int | None = None, marker: str | None = None,
+                    sort_keys: list[str] | None = None,
+                    sort_dirs: list[str] | None = None,
                     offset: int | None = None
                     ) -> list[models.VolumeAttachment]:
     """Attachments of volumes in ``project_id`` (all when None).
@@ -170,7 +180,8 @@ def attachments_of_volume(context: RequestContext, volume_id: str
 
 
 def _rows_of_backend(context: RequestContext, backend: str,
-                     *where: Any) -> list[models.VolumeAttachment]:
+                     *where: sa.ColumnElement[bool]
+                     ) -> list[models.VolumeAttachment]:
     query = sa.select(VA).join(VOL, VOL.id == VA.volume_id).where(
         *where, VOL.host.like(backend + "#%"))
     return list(context.session.execute(query).scalars())

@@ -21,7 +21,8 @@ connector rows are one statement, a data-modifying ``WITH`` run on its own
 import dataclasses
 import functools
 import json
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import sqlalchemy as sa
 from oslo_db import exception as db_exc
@@ -46,10 +47,13 @@ from common.db.api.attachments.volume_status import raised
 from common.db.api.engine import reader
 from common.db.api.engine import retry_on_deadlock
 from common.db.api.engine import writer
+from common.db.api.execution import Conn
 from common.db.api.execution import data_modifying_with
 from common.db.api.execution import Record
 from common.db.api.execution import single_statement
 from common.db.api.execution import transaction
+from common.db.api.rows import AttachmentRow
+from common.db.api.rows import VolumeBrief
 from common.db.api.timestamps import utcnow
 
 
@@ -60,8 +64,14 @@ class Reservation:
 
     guard: attach_rules.ReserveGuard
     #: Columns of the new row, ``id`` included.
-    values: dict
-    connector: dict | None = None
+    values: dict[str, Any]
+    connector: dict[str, Any] | None = None
+
+
+#: A type's extra specs: key -> value (which may be NULL).
+_Specs = dict[str, str | None]
+#: ``(volume, type_specs) -> Reservation`` (see ``attachment_reserve``).
+Decide = Callable[[VolumeBrief, _Specs], Reservation]
 
 
 #: Columns of a new row not given by the caller.
@@ -74,7 +84,7 @@ _UNSET = {"instance_uuid": None, "attached_host": None, "mountpoint": None,
 
 @functools.lru_cache(maxsize=None)
 def _reserve_statement(multiattach: bool, same_instance: bool,
-                       one_writer: bool) -> Any:
+                       one_writer: bool) -> sa.Update:
     """The counter ``UPDATE`` that admits a reservation, per guard shape.
 
     Parameters: volume_id, new_id (the new row's, which may be in already),
@@ -108,14 +118,15 @@ def _reserve_statement(multiattach: bool, same_instance: bool,
 class _Refused(Exception):
     """The guard refused a reservation (rolls back what was inserted)."""
 
-    def __init__(self, volume: Any, wanted: Reservation) -> None:
+    def __init__(self, volume: VolumeBrief, wanted: Reservation) -> None:
         super().__init__()
         self.volume, self.wanted = volume, wanted
 
 
 def attachment_reserve(context: RequestContext, volume_id: str,
-                       decide: Callable[[Any, dict], Reservation]
-                       ) -> tuple[Record | None, Any, Reservation]:
+                       decide: Decide
+                       ) -> tuple[AttachmentRow | None, VolumeBrief,
+                                  Reservation]:
     """Reserve a place on the volume and insert the row, atomically.
 
     :param decide: ``(volume, type_specs) -> Reservation``, called with the
@@ -140,9 +151,8 @@ def attachment_reserve(context: RequestContext, volume_id: str,
 
 @retry_on_deadlock
 @transaction(writer)
-def _reserve(conn: direct.Connection, volume_id: str,
-             decide: Callable[[Any, dict], Reservation]
-             ) -> tuple[Record, Any, Reservation]:
+def _reserve(conn: direct.Connection, volume_id: str, decide: Decide
+             ) -> tuple[AttachmentRow, VolumeBrief, Reservation]:
     """``(context, volume_id, decide)``: ``attachment_reserve``'s
     transaction (MySQL, SQLite).
 
@@ -162,8 +172,8 @@ def _reserve(conn: direct.Connection, volume_id: str,
     return Record(**values), volume, wanted
 
 
-def _admission(volume_id: str, volume: Any,
-               wanted: Reservation) -> tuple[Any, dict, dict]:
+def _admission(volume_id: str, volume: VolumeBrief, wanted: Reservation
+               ) -> tuple[sa.Update, dict[str, Any], dict[str, Any]]:
     """The guard (``_reserve_statement``) of a reservation decided on
     ``volume``, its parameters, and the new row's columns."""
     guard = wanted.guard
@@ -182,8 +192,8 @@ def _admission(volume_id: str, volume: Any,
 
 
 def _reserve_at_once(context: RequestContext, volume_id: str,
-                     decide: Callable[[Any, dict], Reservation]
-                     ) -> tuple[Record, Any, Reservation]:
+                     decide: Decide
+                     ) -> tuple[AttachmentRow, VolumeBrief, Reservation]:
     """``attachment_reserve`` where ``data_modifying_with``: read the volume
     (a statement of its own, as ``_reserve`` reads it without a lock), then
     admit and insert in one statement (``_admitting``).
@@ -199,12 +209,14 @@ def _reserve_at_once(context: RequestContext, volume_id: str,
 
 
 @single_statement(reader)
-def volume_and_specs(conn: Any, volume_id: str) -> tuple[Any, dict]:
+def volume_and_specs(conn: Conn,
+                     volume_id: str) -> tuple[VolumeBrief, _Specs]:
     """The volume (as ``volume_brief``) and its type's extra specs."""
     return _brief_and_specs(conn, volume_id)
 
 
-def _brief_and_specs(conn: Any, volume_id: str) -> tuple[Any, dict]:
+def _brief_and_specs(conn: Conn,
+                     volume_id: str) -> tuple[VolumeBrief, _Specs]:
     """The volume's ``BRIEF`` columns and its type's extra specs, in one
     statement (one result row per spec).
 
@@ -224,7 +236,7 @@ _NEW_ROW = tuple(column.key for column in VA.__table__.columns)
 
 
 @functools.lru_cache(maxsize=None)
-def _admitting(guard: Any, with_connector: bool) -> Any:
+def _admitting(guard: sa.Update, with_connector: bool) -> sa.Insert:
     """The guard ``UPDATE``, then the new row and its connector rows if it
     matched: one statement (PostgreSQL's data-modifying ``WITH``).
 
@@ -256,8 +268,8 @@ def _admitting(guard: Any, with_connector: bool) -> Any:
 
 @retry_on_deadlock
 @single_statement(writer)
-def _admit(conn: Any, guard: Any, params: dict, values: dict,
-           connector: dict | None) -> bool:
+def _admit(conn: Conn, guard: sa.Update, params: dict[str, Any],
+           values: dict[str, Any], connector: dict[str, Any] | None) -> bool:
     """Run ``_admitting``; whether the guard admitted the reservation.
 
     NOTE(ashlar): SQLAlchemy keeps an ``INSERT``'s rowcount only when asked
@@ -271,6 +283,7 @@ def _admit(conn: Any, guard: Any, params: dict, values: dict,
                         ).rowcount > 0
 
 
-def _insert_row(conn: Any, values: dict, connector: dict | None) -> None:
+def _insert_row(conn: Conn, values: dict[str, Any],
+                connector: dict[str, Any] | None) -> None:
     conn.execute(INSERT_ROW, values)
     insert_specs(conn, values["id"], connector)

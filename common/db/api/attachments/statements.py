@@ -19,11 +19,12 @@ VA = models.VolumeAttachment
 VOL = models.Volume
 SPEC = models.AttachmentSpec
 
-AID = sa.bindparam("attachment_id")
-VID = sa.bindparam("volume_id")
+AID: sa.BindParameter[str] = sa.bindparam("attachment_id")
+VID: sa.BindParameter[str] = sa.bindparam("volume_id")
 
 
-def among(column: Any, values: Iterable[str]) -> Any:
+def among(column: sa.SQLColumnExpression[str | None],
+          values: Iterable[str]) -> sa.ColumnElement[bool]:
     """``column IN (values)`` for a fixed set of values, as ORed ``=``.
 
     NOTE(ashlar): SQLAlchemy turns ``in_(list)`` into an "expanding"
@@ -64,14 +65,14 @@ HAS_CONNECTOR = sa.exists().where(SPEC.attachment_id == VA.id).label(
     "has_connector")
 
 
-def holds_connection(row: Any) -> Any:
+def holds_connection(row: type[VA]) -> sa.ColumnElement[bool]:
     """``states.holds_connection`` of a row of ``VA`` (or an alias)."""
     return sa.and_(among(row.attach_status, states.CONNECTED),
                    sa.or_(row.transition.is_(None),
                           row.transition != states.Transition.DISCONNECTING))
 
 
-def _part(name: str) -> Any:
+def _part(name: str) -> sa.Label[str]:
     """A constant column naming a part of a ``UNION ALL``."""
     return sa.literal_column("'%s'" % name, sa.String).label("part")
 
@@ -116,7 +117,7 @@ BRIEF_SPECS = SELECT_BRIEF.add_columns(
 #: result row is a ``part``: ``row`` (key: its attach_status, value: its
 #: transition), ``spec`` (a connector key and value) or ``holder`` (key:
 #: the id of another row using the connection, as ``SHARED``).
-DISCONNECT_STATE = sa.union_all(
+DISCONNECT_STATE: sa.CompoundSelect[str, str, str | None] = sa.union_all(
     sa.select(_part("row"), VA.attach_status.label("key"),
               VA.transition.label("value")).where(VA.id == AID),
     sa.select(_part("spec"), SPEC.key, SPEC.value).where(
@@ -156,7 +157,8 @@ RAISED = (
     (VOL.attach_status, sa.case((_OUTRANKED, sa.bindparam("new_attach_status")),
                                 else_=VOL.attach_status)))
 #: What ``RAISE`` sets (parameters: ``raised``, writer_delta, now).
-RAISE_VALUES = (
+RAISE_VALUES: tuple[tuple[orm.InstrumentedAttribute[Any],
+                          sa.ColumnElement[Any]], ...] = (
     *RAISED,
     (VOL.writer_count, VOL.writer_count + sa.bindparam("writer_delta")),
     (VOL.updated_at, sa.bindparam("now")))

@@ -11,6 +11,9 @@ same way.
 import functools
 from typing import Any
 
+import sqlalchemy as sa
+from sqlalchemy.sql.dml import ReturningUpdate
+
 from common import exception
 from common import states
 from common.db.api import direct
@@ -24,18 +27,20 @@ from common.db.api.attachments.statements import VOL
 from common.db.api.cas import conditional_update
 from common.db.api.engine import retry_on_deadlock
 from common.db.api.engine import writer
+from common.db.api.execution import Conn
 from common.db.api.execution import transaction
+from common.db.api.rows import VolumeState
 from common.db.api.timestamps import utcnow
 
 
-def raised(status: str) -> dict:
+def raised(status: str) -> dict[str, Any]:
     """The parameters of ``RAISED`` for a row now in ``status``."""
     return {"new_rank": states.RANK.get(status, 0),
             "new_attach_status": status,
             "new_status": states.STATUS_OF.get(status)}
 
 
-def raise_statuses(conn: Any, volume_id: str, status: str,
+def raise_statuses(conn: Conn, volume_id: str, status: str,
                    writer_delta: int = 0) -> None:
     """Lock the volume and raise its statuses for a row now in ``status``
     (``states.raises``): one statement, no row read."""
@@ -45,18 +50,19 @@ def raise_statuses(conn: Any, volume_id: str, status: str,
         raise exception.VolumeNotFound(volume_id=volume_id)
 
 
-def supports_returning(conn: Any, kind: str) -> bool:
+def supports_returning(conn: Conn, kind: str) -> bool:
     """Whether the dialect supports ``update_returning``/``delete_returning``
     (not MariaDB's UPDATE)."""
     return bool(getattr(conn.dialect, kind, False))
 
 
 @functools.lru_cache(maxsize=None)
-def _returning_state(query: Any) -> Any:
+def _returning_state(query: sa.Update) -> ReturningUpdate[str, str, int]:
     return query.returning(*STATE)
 
 
-def state_after(conn: Any, query: Any, params: dict) -> Any:
+def state_after(conn: Conn, query: sa.Update,
+                params: dict[str, Any]) -> VolumeState | None:
     """Run a prebuilt counter ``UPDATE`` of one volume (``params`` name it
     ``volume_id``); its ``STATE`` after, or None when it matched no row."""
     if supports_returning(conn, "update_returning"):
@@ -66,7 +72,8 @@ def state_after(conn: Any, query: Any, params: dict) -> Any:
     return conn.execute(SELECT_STATE, params).one()
 
 
-def lock_volume(conn: Any, volume_id: str, writer_delta: int = 0) -> Any:
+def lock_volume(conn: Conn, volume_id: str,
+                writer_delta: int = 0) -> VolumeState:
     """Take the volume row's lock, adjusting its counters if asked.
 
     NOTE(ashlar): taken after the attachment row's own change.  PostgreSQL
@@ -88,19 +95,19 @@ def lock_volume(conn: Any, volume_id: str, writer_delta: int = 0) -> Any:
     return state
 
 
-def _live_statuses(conn: Any, volume_id: str) -> list[str]:
+def _live_statuses(conn: Conn, volume_id: str) -> list[str]:
     return list(conn.execute(LIVE_STATUSES,
                              {"volume_id": volume_id}).scalars())
 
 
-def _derive(state: Any, statuses: list[str],
+def _derive(state: VolumeState, statuses: list[str],
             force_from: str | None = None) -> tuple[str, str]:
     base = states.VOL.AVAILABLE if state.status == force_from \
         else state.status
     return states.volume_status(statuses, base)
 
 
-def sync_volume(conn: Any, volume_id: str, state: Any,
+def sync_volume(conn: Conn, volume_id: str, state: VolumeState,
                 statuses: list[str] | None = None,
                 force_from: str | None = None) -> tuple[str, str]:
     """Recompute the volume's statuses from its live rows (lock held).
@@ -119,7 +126,7 @@ def sync_volume(conn: Any, volume_id: str, state: Any,
     return status, attach_status
 
 
-def only_row(state: Any, status: Any) -> list[str] | None:
+def only_row(state: VolumeState, status: object) -> list[str] | None:
     """The live statuses when the row just written (in ``status``) is the
     volume's only one, else None (read them)."""
     if state.attachment_count == 1 and isinstance(status, str):
@@ -130,8 +137,8 @@ def only_row(state: Any, status: Any) -> list[str] | None:
 @retry_on_deadlock
 @transaction(writer)
 def volume_leave_status(conn: direct.Connection, volume_id: str,
-                        status: str, values: dict | None = None,
-                        expected: dict | None = None) -> bool:
+                        status: str, values: dict[str, Any] | None = None,
+                        expected: dict[str, Any] | None = None) -> bool:
     """``(context, volume_id, status, ...)``: end a non-attach status
     (extending, retyping): compare-and-swap it to the status the
     attachments say, with ``values``.
