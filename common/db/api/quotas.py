@@ -10,8 +10,6 @@ of one project are so counted one after the other, whatever their number,
 and nothing is counted but rows that exist.
 """
 
-from typing import Any
-
 import sqlalchemy as sa
 from oslo_config import cfg
 from sqlalchemy import orm
@@ -131,7 +129,7 @@ def _gigabytes() -> sa.ColumnElement[int]:
     return sa.func.coalesce(_VOL.c.pending_size, _VOL.c.size)
 
 
-def _usage_statement() -> sa.CompoundSelect[Any]:
+def _usage_statement() -> sa.CompoundSelect[bool, int, int, int, int]:
     """What a project has, in all and of one type, in one statement: its
     volumes, and its snapshots (of the type of their volume); a row of
     each."""
@@ -139,8 +137,8 @@ def _usage_statement() -> sa.CompoundSelect[Any]:
     of_type = sa.or_(_VOL.c.volume_type_id == type_id,
                      _VOL.c.pending_type_id == type_id)
 
-    def counts(snapshots: bool,
-               gigabytes: sa.ColumnElement[int]) -> sa.Select[Any]:
+    def counts(snapshots: bool, gigabytes: sa.ColumnElement[int]
+               ) -> sa.Select[bool, int, int, int, int]:
         return sa.select(
             sa.literal(snapshots).label("snapshots"), sa.func.count(),
             sa.func.coalesce(sa.func.sum(gigabytes), 0),
@@ -180,7 +178,8 @@ def usage(context: RequestContext, project_id: str) -> dict[str, int]:
     types = models.VolumeType.__table__
 
     def by_type(resource: str, table: sa.Table, joined: sa.Join,
-                gigabytes: sa.ColumnElement[int]) -> sa.Select[Any]:
+                gigabytes: sa.ColumnElement[int]
+                ) -> sa.Select[str, str, int, int]:
         return sa.select(sa.literal(resource).label("resource"), types.c.name,
                          sa.func.count(table.c.id),
                          sa.func.coalesce(sa.func.sum(gigabytes), 0)) \
