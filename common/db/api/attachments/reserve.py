@@ -55,6 +55,7 @@ from common.db.api.execution import transaction
 from common.db.api.rows import AttachmentRow
 from common.db.api.rows import VolumeBrief
 from common.db.api.timestamps import utcnow
+from common.db.api.types import Specs
 
 
 @dataclasses.dataclass
@@ -68,10 +69,8 @@ class Reservation:
     connector: dict[str, Any] | None = None
 
 
-#: A type's extra specs: key -> value (which may be NULL).
-_Specs = dict[str, str | None]
 #: ``(volume, type_specs) -> Reservation`` (see ``attachment_reserve``).
-Decide = Callable[[VolumeBrief, _Specs], Reservation]
+Decide = Callable[[VolumeBrief, Specs], Reservation]
 
 
 #: Columns of a new row not given by the caller.
@@ -210,13 +209,13 @@ def _reserve_at_once(context: RequestContext, volume_id: str,
 
 @single_statement(reader)
 def volume_and_specs(conn: Conn,
-                     volume_id: str) -> tuple[VolumeBrief, _Specs]:
+                     volume_id: str) -> tuple[VolumeBrief, Specs]:
     """The volume (as ``volume_brief``) and its type's extra specs."""
     return _brief_and_specs(conn, volume_id)
 
 
 def _brief_and_specs(conn: Conn,
-                     volume_id: str) -> tuple[VolumeBrief, _Specs]:
+                     volume_id: str) -> tuple[VolumeBrief, Specs]:
     """The volume's ``BRIEF`` columns and its type's extra specs, in one
     statement (one result row per spec).
 
