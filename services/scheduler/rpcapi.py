@@ -1,9 +1,8 @@
 """Client side of the scheduler's RPC API, and the capability fanout."""
 
-from typing import Any
-
 from common import constants
 from common import rpc
+from common.context import RequestContext
 
 
 class SchedulerAPI(rpc.RPCAPI):
@@ -22,14 +21,15 @@ class SchedulerAPI(rpc.RPCAPI):
     #: The version a move of a volume needs.
     MIGRATION_VERSION = "1.2"
 
-    def create_volume(self, ctxt: Any, volume_id: str) -> None:
+    def create_volume(self, ctxt: RequestContext, volume_id: str) -> None:
         """Place the volume and hand it to a backend (cast)."""
         self._prepare(version="1.0").cast(ctxt, "create_volume",
                                           volume_id=volume_id)
 
     @rpc.assert_min_rpc_version("1.2")
-    def migrate_volume(self, ctxt: Any, volume_id: str, new_type_id: str,
-                       source: dict, host: str | None = None) -> None:
+    def migrate_volume(self, ctxt: RequestContext, volume_id: str,
+                       new_type_id: str, source: dict,
+                       host: str | None = None) -> None:
         """Choose a pool of the (new) type for a migrating volume whose
         data its node offers as ``source``, or check pool ``host``, and
         hand it there (cast)."""
@@ -37,7 +37,7 @@ class SchedulerAPI(rpc.RPCAPI):
             ctxt, "migrate_volume", volume_id=volume_id,
             new_type_id=new_type_id, source=source, host=host)
 
-    def get_pools(self, ctxt: Any) -> dict:
+    def get_pools(self, ctxt: RequestContext) -> dict:
         """Return each backend's last report: {host: {age, timestamp,
         capabilities}}."""
         return self._prepare(version="1.0").call(ctxt, "get_pools")
@@ -56,15 +56,16 @@ class CapabilitiesAPI(rpc.RPCAPI):
     BINARY = constants.SCHEDULER_BINARY
     RPC_API_VERSION = "1.1"
 
-    def update_service_capabilities(self, ctxt: Any, service_host: str,
-                                    capabilities: dict,
+    def update_service_capabilities(self, ctxt: RequestContext,
+                                    service_host: str, capabilities: dict,
                                     timestamp: float) -> None:
         """Broadcast one backend's report (fanout cast)."""
         self._prepare(fanout=True, version="1.0").cast(
             ctxt, "update_service_capabilities", service_host=service_host,
             capabilities=capabilities, timestamp=timestamp)
 
-    def withdraw_service_capabilities(self, ctxt: Any, service_host: str,
+    def withdraw_service_capabilities(self, ctxt: RequestContext,
+                                      service_host: str,
                                       timestamp: float) -> bool:
         """Broadcast that a backend stopped (fanout cast): its pools go at
         once instead of when its last report expires.

@@ -6,6 +6,7 @@ from typing import Any
 
 from common import constants
 from common import rpc
+from common.context import RequestContext
 
 #: The columns of an attachment row and of its volume that the volume
 #: service needs to connect or disconnect it: sent along, so that it
@@ -76,11 +77,12 @@ class VolumeAPI(rpc.RPCAPI):
     #: A delete that takes the volume's snapshots along.
     CASCADE_VERSION = "1.5"
 
-    def create_volume(self, ctxt: Any, volume_id: str, host: str) -> None:
+    def create_volume(self, ctxt: RequestContext, volume_id: str,
+                      host: str) -> None:
         self._prepare(server=backend_of(host), version="1.0").cast(
             ctxt, "create_volume", volume_id=volume_id)
 
-    def delete_volume(self, ctxt: Any, volume_id: str, host: str,
+    def delete_volume(self, ctxt: RequestContext, volume_id: str, host: str,
                       cascade: bool = False) -> None:
         """``cascade``: the volume's snapshots are ``deleting`` too (the
         caller checked ``require(CASCADE_VERSION)`` before changing them)."""
@@ -88,14 +90,14 @@ class VolumeAPI(rpc.RPCAPI):
                       version=self.CASCADE_VERSION if cascade else "1.0").cast(
             ctxt, "delete_volume", volume_id=volume_id)
 
-    def publish_service_capabilities(self, ctxt: Any) -> None:
+    def publish_service_capabilities(self, ctxt: RequestContext) -> None:
         """Ask every volume backend to report now (fanout cast)."""
         self._prepare(fanout=True, version="1.0").cast(
             ctxt, "publish_service_capabilities")
 
     @rpc.assert_min_rpc_version("1.2")
-    def attachment_connect(self, ctxt: Any, host: str, attachment_id: str,
-                           snap: dict) -> dict:
+    def attachment_connect(self, ctxt: RequestContext, host: str,
+                           attachment_id: str, snap: dict) -> dict:
         """Connect an attachment in flight (``snap``: its ``snapshot``).
 
         A call, bounded by ``rpc_call_timeout``.
@@ -108,8 +110,8 @@ class VolumeAPI(rpc.RPCAPI):
             snapshot=snap)
 
     @rpc.assert_min_rpc_version("1.2")
-    def attachment_disconnect(self, ctxt: Any, host: str, attachment_id: str,
-                              snap: dict) -> None:
+    def attachment_disconnect(self, ctxt: RequestContext, host: str,
+                              attachment_id: str, snap: dict) -> None:
         """Terminate the connection of an attachment being deleted (call)."""
         self._prepare(server=backend_of(host), version="1.2").call(
             ctxt, "attachment_disconnect", attachment_id=attachment_id,
@@ -119,8 +121,8 @@ class VolumeAPI(rpc.RPCAPI):
     FENCE_VERSION = "1.4"
 
     @rpc.assert_min_rpc_version("1.4")
-    def attachment_fence(self, ctxt: Any, host: str, attachment_id: str,
-                         snap: dict) -> dict:
+    def attachment_fence(self, ctxt: RequestContext, host: str,
+                         attachment_id: str, snap: dict) -> dict:
         """Revoke the host's I/O of an attachment the api put in the
         ``fencing`` transition, then record the fence (call).
 
@@ -131,27 +133,27 @@ class VolumeAPI(rpc.RPCAPI):
             snapshot=snap)
 
     @rpc.assert_min_rpc_version("1.4")
-    def attachment_unfence(self, ctxt: Any, host: str, volume_id: str,
-                           clients: list[str]) -> None:
+    def attachment_unfence(self, ctxt: RequestContext, host: str,
+                           volume_id: str, clients: list[str]) -> None:
         """Lift what a fence of ``volume_id`` revoked (call)."""
         self._prepare(server=backend_of(host), version="1.4").call(
             ctxt, "attachment_unfence", volume_id=volume_id, clients=clients)
 
     @rpc.assert_min_rpc_version("1.1")
-    def extend_volume(self, ctxt: Any, volume_id: str, host: str,
+    def extend_volume(self, ctxt: RequestContext, volume_id: str, host: str,
                       new_size: int) -> None:
         self._prepare(server=backend_of(host), version="1.1").cast(
             ctxt, "extend_volume", volume_id=volume_id, new_size=new_size)
 
     @rpc.assert_min_rpc_version("1.1")
-    def retype_volume(self, ctxt: Any, volume_id: str, host: str,
+    def retype_volume(self, ctxt: RequestContext, volume_id: str, host: str,
                       new_type_id: str, migration_policy: str) -> None:
         self._prepare(server=backend_of(host), version="1.1").cast(
             ctxt, "retype_volume", volume_id=volume_id,
             new_type_id=new_type_id, migration_policy=migration_policy)
 
     @rpc.assert_min_rpc_version("1.3")
-    def create_volume_from_source(self, ctxt: Any, volume_id: str,
+    def create_volume_from_source(self, ctxt: RequestContext, volume_id: str,
                                   host: str) -> None:
         """``create_volume`` of a row with a ``snapshot_id`` or
         ``source_volid`` (an older node would make it blank)."""
@@ -159,18 +161,20 @@ class VolumeAPI(rpc.RPCAPI):
             ctxt, "create_volume", volume_id=volume_id)
 
     @rpc.assert_min_rpc_version("1.3")
-    def create_snapshot(self, ctxt: Any, snapshot_id: str, host: str) -> None:
+    def create_snapshot(self, ctxt: RequestContext, snapshot_id: str,
+                        host: str) -> None:
         self._prepare(server=backend_of(host), version="1.3").cast(
             ctxt, "create_snapshot", snapshot_id=snapshot_id)
 
     @rpc.assert_min_rpc_version("1.3")
-    def delete_snapshot(self, ctxt: Any, snapshot_id: str, host: str) -> None:
+    def delete_snapshot(self, ctxt: RequestContext, snapshot_id: str,
+                        host: str) -> None:
         self._prepare(server=backend_of(host), version="1.3").cast(
             ctxt, "delete_snapshot", snapshot_id=snapshot_id)
 
     @rpc.assert_min_rpc_version("1.3")
-    def revert_to_snapshot(self, ctxt: Any, volume_id: str, host: str,
-                           snapshot_id: str) -> None:
+    def revert_to_snapshot(self, ctxt: RequestContext, volume_id: str,
+                           host: str, snapshot_id: str) -> None:
         self._prepare(server=backend_of(host), version="1.3").cast(
             ctxt, "revert_to_snapshot", volume_id=volume_id,
             snapshot_id=snapshot_id)
@@ -179,7 +183,7 @@ class VolumeAPI(rpc.RPCAPI):
     MIGRATION_VERSION = "1.6"
 
     @rpc.assert_min_rpc_version("1.6")
-    def migrate_volume(self, ctxt: Any, volume_id: str, host: str,
+    def migrate_volume(self, ctxt: RequestContext, volume_id: str, host: str,
                        dest_host: str) -> None:
         """Ask the node of pool ``host`` to move the volume to pool (or
         backend) ``dest_host``, with its type: an admin's migrate."""
@@ -187,8 +191,8 @@ class VolumeAPI(rpc.RPCAPI):
             ctxt, "migrate_volume", volume_id=volume_id, host=dest_host)
 
     @rpc.assert_min_rpc_version("1.6")
-    def migrate_volume_in(self, ctxt: Any, volume_id: str, host: str,
-                          source_host: str, source: dict,
+    def migrate_volume_in(self, ctxt: RequestContext, volume_id: str,
+                          host: str, source_host: str, source: dict,
                           new_type_id: str) -> None:
         """Ask pool ``host`` to copy the volume from ``source`` (what
         ``source_host``'s driver said of it) and take it, of the new type."""
@@ -197,7 +201,7 @@ class VolumeAPI(rpc.RPCAPI):
             source_host=source_host, source=source, new_type_id=new_type_id)
 
     @rpc.assert_min_rpc_version("1.6")
-    def delete_migrated(self, ctxt: Any, volume_id: str, host: str,
+    def delete_migrated(self, ctxt: RequestContext, volume_id: str, host: str,
                         size: int, provider_location: str | None) -> None:
         """Remove the copy a volume left on pool ``host`` when it moved."""
         self._prepare(server=backend_of(host), version="1.6").cast(

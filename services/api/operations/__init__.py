@@ -7,8 +7,11 @@ resources nor the RPC endpoint touch the database or the bus themselves.
 
 from typing import Any
 
+from common.context import RequestContext
 
-def visible(ctxt: Any, row: Any, rule: str, missing: Exception) -> Any:
+
+def visible(ctxt: RequestContext, row: Any, rule: str,
+            missing: Exception) -> Any:
     """``row`` if ``rule`` lets the caller read it (its project as the
     target), else ``missing``: another project's row does not exist for the
     caller, as in Cinder."""
@@ -17,7 +20,7 @@ def visible(ctxt: Any, row: Any, rule: str, missing: Exception) -> Any:
     return row
 
 
-def listed_project(ctxt: Any, all_tenants: bool) -> str | None:
+def listed_project(ctxt: RequestContext, all_tenants: bool) -> str | None:
     """The project a list shows: every project (None) for an administrator
     asking ``all_tenants``, else the caller's own.
 

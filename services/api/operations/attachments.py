@@ -23,6 +23,7 @@ from oslo_log import log as logging
 from common import attach_rules
 from common import exception
 from common import states
+from common.context import RequestContext
 from common.db.api import attachments as attachments_db
 from common.db.api import fencing as fencing_db
 from common.db.api.timestamps import utcnow
@@ -38,7 +39,7 @@ class ConflictNovaUsingAttachment(exception.Conflict):
     msg_fmt = "Detach volume from instance %(instance_id)s using the Compute API"
 
 
-def privileged(ctxt: Any, volume: Any, host: str | None) -> bool:
+def privileged(ctxt: RequestContext, volume: Any, host: str | None) -> bool:
     """``service_or_admin``: an administrator, a service (Nova with its
     service token), or the agent of the attachment's host."""
     return ctxt.can("service_or_admin", _target(volume, host), fatal=False)
@@ -50,7 +51,7 @@ def _target(volume: Any, host: str | None = None) -> dict:
     return {"project_id": volume.project_id, "host": host}
 
 
-def _authorize(ctxt: Any, rule: str, volume: Any, host: str | None,
+def _authorize(ctxt: RequestContext, rule: str, volume: Any, host: str | None,
                not_found: exception.NotFound) -> None:
     """Check ``rule`` on the volume's project for ``host``.
 
@@ -73,7 +74,7 @@ class AttachmentOperations:
         self.volume = volume
 
     # -- lookups ----------------------------------------------------------
-    def _volume(self, ctxt: Any, volume_id: str) -> Any:
+    def _volume(self, ctxt: RequestContext, volume_id: str) -> Any:
         """The volume (a light read), if the caller may see it."""
         volume = attachments_db.volume_brief(ctxt, volume_id)
         if not ctxt.can("volume:get", {"project_id": volume.project_id},
@@ -82,17 +83,18 @@ class AttachmentOperations:
         return volume
 
     @staticmethod
-    def _authorize_row(ctxt: Any, rule: str, row: Any, volume: Any,
+    def _authorize_row(ctxt: RequestContext, rule: str, row: Any, volume: Any,
                        host: str | None) -> None:
         _authorize(ctxt, rule, volume, host,
                    exception.AttachmentNotFound(attachment_id=row.id))
 
-    def authorize_row(self, ctxt: Any, rule: str, row: Any,
+    def authorize_row(self, ctxt: RequestContext, rule: str, row: Any,
                       volume: Any) -> None:
         """Check ``rule`` on the row's volume and connected host."""
         self._authorize_row(ctxt, rule, row, volume, row.attached_host)
 
-    def get(self, ctxt: Any, attachment_id: str) -> tuple[Any, list[str]]:
+    def get(self, ctxt: RequestContext,
+            attachment_id: str) -> tuple[Any, list[str]]:
         """The row and ``shared_connections_by_attachment`` (one read)."""
         row, volume, shared = attachments_db.attachment_with_volume(
             ctxt, attachment_id, shared=True)
@@ -100,7 +102,7 @@ class AttachmentOperations:
                             row.attached_host)
         return row, shared
 
-    def list(self, ctxt: Any, all_tenants: bool = False,
+    def list(self, ctxt: RequestContext, all_tenants: bool = False,
              **kwargs: Any) -> list:
         project = operations.listed_project(ctxt, all_tenants)
         ctxt.can("volume:attachment_get", {"project_id": project})
@@ -108,7 +110,7 @@ class AttachmentOperations:
                                               **kwargs)
 
     # -- create -----------------------------------------------------------
-    def create(self, ctxt: Any, volume_id: str,
+    def create(self, ctxt: RequestContext, volume_id: str,
                instance_uuid: str | None = None,
                connector: dict | None = None,
                mode: str | None = None, leased: bool = False) -> Any:
@@ -148,7 +150,7 @@ class AttachmentOperations:
         return row
 
     @staticmethod
-    def _refuse_fenced_host(ctxt: Any, volume_id: str,
+    def _refuse_fenced_host(ctxt: RequestContext, volume_id: str,
                             host: str | None) -> None:
         """A host fenced from the volume gets no new attachment of it until
         it deleted the fenced one (or the fence was lifted)."""
@@ -158,7 +160,7 @@ class AttachmentOperations:
         if fenced is not None:
             raise exception.Fenced(id=fenced.id, at=fenced.fenced_at)
 
-    def _reservation(self, ctxt: Any, volume: Any, specs: dict,
+    def _reservation(self, ctxt: RequestContext, volume: Any, specs: dict,
                      instance_uuid: str | None, connector: dict | None,
                      mode: str | None) -> attachments_db.Reservation:
         """The bootable-multiattach check, then the guard and the new
@@ -215,8 +217,9 @@ class AttachmentOperations:
         return states.MODE_NULL
 
     @staticmethod
-    def _refusal(ctxt: Any, volume_id: str,
-                 guard: attach_rules.ReserveGuard) -> exception.AshlarException:
+    def _refusal(ctxt: RequestContext, volume_id: str,
+                 guard: attach_rules.ReserveGuard
+                 ) -> exception.AshlarException:
         fresh = attachments_db.volume_brief(ctxt, volume_id)
         same = bool(guard.instance_uuid) and any(
             att.instance_uuid == guard.instance_uuid
@@ -227,7 +230,7 @@ class AttachmentOperations:
             fresh.attachment_count, fresh.writer_count, guard, same)
 
     # -- update -----------------------------------------------------------
-    def update(self, ctxt: Any, attachment_id: str, connector: dict,
+    def update(self, ctxt: RequestContext, attachment_id: str, connector: dict,
                leased: bool = False) -> Any:
         """Give the attachment a connector; the volume service connects it.
 
@@ -288,7 +291,7 @@ class AttachmentOperations:
             writer_delta=(int(states.is_writer(mode))
                           - int(states.is_writer(row.attach_mode))))
 
-    def _connect(self, ctxt: Any, volume: Any, row: Any,
+    def _connect(self, ctxt: RequestContext, volume: Any, row: Any,
                  connector: dict, created: bool = False) -> Any:
         """Have the volume service connect a row in a connect transition.
 
@@ -304,7 +307,7 @@ class AttachmentOperations:
             return self._unanswered(ctxt, volume, row, created)
         return volume_rpcapi.connected(row, done)
 
-    def _unanswered(self, ctxt: Any, volume: Any, row: Any,
+    def _unanswered(self, ctxt: RequestContext, volume: Any, row: Any,
                     created: bool) -> Any:
         """The volume service did not answer a connect: the row as it
         stands if it was connected meanwhile; else a 503, and a row the
@@ -331,7 +334,7 @@ class AttachmentOperations:
         raise exception.ConnectUnanswered(id=row.id, fate=_fate(now, lease))
 
     @staticmethod
-    def changed(ctxt: Any, attachment_id: str,
+    def changed(ctxt: RequestContext, attachment_id: str,
                  operation: str) -> exception.AshlarException:
         """The error for a compare-and-swap that lost a race."""
         try:
@@ -344,7 +347,7 @@ class AttachmentOperations:
             if now.transition else now.attach_status)
 
     # -- complete ---------------------------------------------------------
-    def complete(self, ctxt: Any, attachment_id: str,
+    def complete(self, ctxt: RequestContext, attachment_id: str,
                  clients: Sequence[str] | None = None) -> None:
         """``os-complete``: the consumer uses the attachment now.
 
@@ -386,7 +389,7 @@ class AttachmentOperations:
         raise self.changed(ctxt, attachment_id, "complete")
 
     # -- delete -----------------------------------------------------------
-    def delete(self, ctxt: Any, attachment_id: str,
+    def delete(self, ctxt: RequestContext, attachment_id: str,
                force: bool = False) -> dict:
         """Remove an attachment, its connection (unless shared) first.
 
@@ -432,7 +435,7 @@ class AttachmentOperations:
             return self._disconnect(ctxt, volume, row)
         raise self.changed(ctxt, attachment_id, "delete")
 
-    def _disconnect(self, ctxt: Any, volume: Any, row: Any) -> dict:
+    def _disconnect(self, ctxt: RequestContext, volume: Any, row: Any) -> dict:
         if volume.host:
             try:
                 self.volume.attachment_disconnect(
@@ -457,7 +460,7 @@ class AttachmentOperations:
         return result
 
     # -- volume-level helpers (legacy actions, reset) -----------------------
-    def detach(self, ctxt: Any, volume_id: str,
+    def detach(self, ctxt: RequestContext, volume_id: str,
                attachment_id: str | None = None, force: bool = False) -> dict:
         """Legacy ``os-detach``/``os-force_detach``: delete one attachment.
 
@@ -485,7 +488,7 @@ class AttachmentOperations:
             raise exception.AttachmentNotFound(attachment_id=attachment_id)
         return self.delete(ctxt, attachment_id, force=force)
 
-    def delete_all(self, ctxt: Any, volume_id: str) -> None:
+    def delete_all(self, ctxt: RequestContext, volume_id: str) -> None:
         """Force-delete every attachment of a volume (reset to detached),
         each terminating its own connection."""
         for row in attachments_db.attachments_of_volume(ctxt, volume_id):

@@ -11,6 +11,7 @@ from common import constants
 from common import exception
 from common import extra_specs
 from common import zones
+from common.context import RequestContext
 from common.db.api import services as services_db
 from common.db.api import types as types_db
 from common.db.api import volumes as volumes_db
@@ -36,15 +37,15 @@ class BackendOperations:
         self.conf = conf
         self.scheduler = scheduler
 
-    def services(self, ctxt: Any, host: str | None,
+    def services(self, ctxt: RequestContext, host: str | None,
                  binary: str | None) -> list[tuple[Any, bool]]:
         """(row, is up) for each service."""
         ctxt.can("volume_extension:services:index")
         return [(row, services_db.is_up(row, self.conf.service_down_time))
                 for row in services_db.service_list(ctxt, host, binary)]
 
-    def set_disabled(self, ctxt: Any, host: str, binary: str, disabled: bool,
-                     reason: str | None) -> Any:
+    def set_disabled(self, ctxt: RequestContext, host: str, binary: str,
+                     disabled: bool, reason: str | None) -> Any:
         ctxt.can("volume_extension:services:update")
         try:
             return services_db.service_set_disabled(ctxt, host, binary,
@@ -54,7 +55,8 @@ class BackendOperations:
                 "Could not find binary %s on host %s." % (
                     constants.cinder_binary(binary), host))
 
-    def freeze(self, ctxt: Any, host: str | None, action: str) -> NoReturn:
+    def freeze(self, ctxt: RequestContext, host: str | None,
+               action: str) -> NoReturn:
         """Cinder's ``freeze``/``thaw`` of a volume host: part of
         replication failover, which Ashlar does not offer.
 
@@ -74,7 +76,8 @@ class BackendOperations:
                    "service to stop new volumes on it." % (
                        action.capitalize(), host))
 
-    def hosts(self, ctxt: Any, zone: str | None) -> list[tuple[Any, bool]]:
+    def hosts(self, ctxt: RequestContext,
+              zone: str | None) -> list[tuple[Any, bool]]:
         """(row, is up) of each enabled service (of ``zone``), as Cinder's
         os-hosts lists them."""
         ctxt.can("volume_extension:hosts")
@@ -83,7 +86,8 @@ class BackendOperations:
                 if not row.disabled
                 and zones.service_in(row.availability_zone, zone)]
 
-    def host_usage(self, ctxt: Any, host: str) -> dict[str, list[int]]:
+    def host_usage(self, ctxt: RequestContext,
+                   host: str) -> dict[str, list[int]]:
         """Per project, the volumes and snapshots (count, GB) of an
         enabled volume host (``host@backend``).
 
@@ -96,16 +100,16 @@ class BackendOperations:
             raise exception.HostNotFound(host=host)
         return volumes_db.usage_on_host(ctxt, host)
 
-    def reports(self, ctxt: Any) -> dict:
+    def reports(self, ctxt: RequestContext) -> dict:
         """Each backend's last report, from a scheduler."""
         return self.scheduler.get_pools(ctxt)
 
-    def _running_backends(self, ctxt: Any) -> set[str]:
+    def _running_backends(self, ctxt: RequestContext) -> set[str]:
         rows = services_db.service_list(ctxt, binary=constants.VOLUME_BINARY)
         return {row.host for row in rows if not row.disabled
                 and services_db.is_up(row, self.conf.service_down_time)}
 
-    def pools(self, ctxt: Any, name: str | None = None,
+    def pools(self, ctxt: RequestContext, name: str | None = None,
               capability_filters: Mapping[str, str] | None = None,
               volume_type: str | None = None) -> dict[str, dict]:
         """``{host@backend#pool: capabilities}`` of the pools a scheduler
@@ -145,12 +149,13 @@ class BackendOperations:
                 result[pool] = caps
         return result
 
-    def backend_states(self, ctxt: Any) -> dict[str, str]:
+    def backend_states(self, ctxt: RequestContext) -> dict[str, str]:
         """``host@backend`` -> ``backend_state`` of the pools listed."""
         return {pool.partition("#")[0]: caps.get("backend_state", "up")
                 for pool, caps in self.pools(ctxt).items()}
 
-    def capabilities(self, ctxt: Any, host: str) -> tuple[str, dict]:
+    def capabilities(self, ctxt: RequestContext,
+                     host: str) -> tuple[str, dict]:
         """The last report of ``host@backend`` (or the first backend of a
         bare ``host``; a ``#pool`` suffix is ignored).
 

@@ -11,6 +11,7 @@ from typing import Any
 
 from common import attach_rules
 from common import exception
+from common.context import RequestContext
 from common.db.api import types as types_db
 from services.api.operations import types as type_ops
 
@@ -25,19 +26,19 @@ def encryption_id(type_id: str) -> str:
 
 
 class EncryptionOperations:
-    def get(self, ctxt: Any, type_id: str) -> tuple[Any, dict]:
+    def get(self, ctxt: RequestContext, type_id: str) -> tuple[Any, dict]:
         """The type and its encryption fields (empty: not encrypted)."""
         ctxt.can(_RULE % "get")
         return self._read(ctxt, type_id)
 
     @staticmethod
-    def _read(ctxt: Any, type_id: str) -> tuple[Any, dict]:
+    def _read(ctxt: RequestContext, type_id: str) -> tuple[Any, dict]:
         row = types_db.type_get(ctxt, type_id)
         specs = types_db.specs_of(row)
         return row, {field: specs[_SCOPE + field] for field in FIELDS
                      if _SCOPE + field in specs}
 
-    def create(self, ctxt: Any, type_id: str, values: dict) -> dict:
+    def create(self, ctxt: RequestContext, type_id: str, values: dict) -> dict:
         """:raises Invalid: the type is encrypted already, or multiattach.
         :raises VolumeTypeInUse: volumes use the type."""
         ctxt.can(_RULE % "create")
@@ -47,19 +48,19 @@ class EncryptionOperations:
                                     "already exists." % type_id)
         return self._write(ctxt, row, values)
 
-    def update(self, ctxt: Any, type_id: str, enc_id: str,
+    def update(self, ctxt: RequestContext, type_id: str, enc_id: str,
                values: dict) -> dict:
         ctxt.can(_RULE % "update")
         row, found = self._existing(ctxt, type_id, enc_id)
         self._write(ctxt, row, {**found, **values})
         return values
 
-    def delete(self, ctxt: Any, type_id: str, enc_id: str) -> None:
+    def delete(self, ctxt: RequestContext, type_id: str, enc_id: str) -> None:
         ctxt.can(_RULE % "delete")
         self._existing(ctxt, type_id, enc_id)
         types_db.specs_replace_scope(ctxt, type_id, _SCOPE, {})
 
-    def _existing(self, ctxt: Any, type_id: str,
+    def _existing(self, ctxt: RequestContext, type_id: str,
                   enc_id: str) -> tuple[Any, dict]:
         row, found = self._read(ctxt, type_id)
         if not found or enc_id != encryption_id(type_id):
@@ -68,7 +69,7 @@ class EncryptionOperations:
         return row, found
 
     @staticmethod
-    def _write(ctxt: Any, row: Any, values: dict) -> dict:
+    def _write(ctxt: RequestContext, row: Any, values: dict) -> dict:
         specs = {_SCOPE + k: str(v) for k, v in values.items()
                  if v is not None}
         others = {k: v for k, v in types_db.specs_of(row).items()

@@ -26,6 +26,7 @@ from oslo_log import log as logging
 from common import attach_rules
 from common import exception
 from common import states
+from common.context import RequestContext
 from common.db.api import attachments as attachments_db
 from common.db.api import fencing as fencing_db
 from common.db.api.execution import Record
@@ -50,7 +51,7 @@ class FencingOperations:
         self.volume = volume
         self.attachments = attachments
 
-    def _read(self, ctxt: Any, rule: str, attachment_id: str
+    def _read(self, ctxt: RequestContext, rule: str, attachment_id: str
               ) -> tuple[Any, Any]:
         row, volume, _none = attachments_db.attachment_with_volume(
             ctxt, attachment_id)
@@ -58,7 +59,7 @@ class FencingOperations:
         return row, volume
 
     # -- fence ------------------------------------------------------------
-    def fence(self, ctxt: Any, attachment_id: str) -> Any:
+    def fence(self, ctxt: RequestContext, attachment_id: str) -> Any:
         """Revoke the attachment's host's I/O to the volume; idempotent.
 
         :returns: the row, fenced.
@@ -69,7 +70,7 @@ class FencingOperations:
                                  attachment_id)
         return self._fence(ctxt, row, volume)
 
-    def _fence(self, ctxt: Any, row: Any, volume: Any) -> Any:
+    def _fence(self, ctxt: RequestContext, row: Any, volume: Any) -> Any:
         if row.fenced_at is not None:
             return row
         # NOTE(ashlar): before the row is marked: a volume node of a
@@ -101,7 +102,8 @@ class FencingOperations:
             fenced_clients=json.dumps(done["fenced_clients"])))
 
     # -- takeover ---------------------------------------------------------
-    def takeover(self, ctxt: Any, attachment_id: str) -> tuple[Any, list]:
+    def takeover(self, ctxt: RequestContext,
+                 attachment_id: str) -> tuple[Any, list]:
         """Fence every other writer of the volume, then make this
         attachment read/write.
 
@@ -128,7 +130,7 @@ class FencingOperations:
                                  "fenced": [f.id for f in fenced]})
         return row, fenced
 
-    def _grant(self, ctxt: Any, row: Any, volume: Any,
+    def _grant(self, ctxt: RequestContext, row: Any, volume: Any,
                change: tuple[dict, dict, dict | None]) -> Any:
         expected, values, connector = change
         _volume, specs = attachments_db.volume_and_specs(ctxt, volume.id)
@@ -143,7 +145,7 @@ class FencingOperations:
         return Record(**dict(vars(row), **values))
 
     # -- unfence ----------------------------------------------------------
-    def unfence(self, ctxt: Any, attachment_id: str) -> Any:
+    def unfence(self, ctxt: RequestContext, attachment_id: str) -> Any:
         """Clear the fence of the attachment, then lift the backend's
         revocation of the clients it cut off.
 
@@ -172,7 +174,7 @@ class FencingOperations:
         return row
 
     # -- a host -----------------------------------------------------------
-    def fence_host(self, ctxt: Any, host: str) -> list:
+    def fence_host(self, ctxt: RequestContext, host: str) -> list:
         """Fence every attachment of a compute host, of every project.
 
         :returns: the rows fenced.
@@ -195,12 +197,12 @@ class FencingOperations:
                 % (len(fenced), host, ", ".join(busy)))
         return fenced
 
-    def _fence_row(self, ctxt: Any, attachment_id: str) -> Any:
+    def _fence_row(self, ctxt: RequestContext, attachment_id: str) -> Any:
         row, volume, _none = attachments_db.attachment_with_volume(
             ctxt, attachment_id)
         return self._fence(ctxt, row, volume)
 
-    def unfence_host(self, ctxt: Any, host: str) -> list:
+    def unfence_host(self, ctxt: RequestContext, host: str) -> list:
         """Lift the fences of every attachment of a compute host."""
         ctxt.can("volume:host_fence", {"host": host})
         return [self.unfence(ctxt, row.id)
@@ -215,7 +217,8 @@ def _columns(row: Any) -> dict:
             for column in row.__table__.columns}
 
 
-def _writer_values(ctxt: Any, row: Any) -> tuple[dict, dict, dict | None]:
+def _writer_values(ctxt: RequestContext,
+                   row: Any) -> tuple[dict, dict, dict | None]:
     """The compare-and-swap that makes a row read/write: its mode, the
     ``access_mode`` of its connection and its connector's mode."""
     values: dict = {"attach_mode": states.MODE_RW}

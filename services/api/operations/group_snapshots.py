@@ -15,6 +15,7 @@ from common import constants
 from common import exception
 from common import quota
 from common import states
+from common.context import RequestContext
 from common.db.api import group_snapshots as gsnaps_db
 from common.db.api import groups as groups_db
 from services.api import operations
@@ -34,19 +35,19 @@ class GroupSnapshotOperations:
         self.volumes = volumes
         self.volume = volume
 
-    def get(self, ctxt: Any, gsnap_id: str) -> Any:
+    def get(self, ctxt: RequestContext, gsnap_id: str) -> Any:
         return operations.visible(
             ctxt, gsnaps_db.gsnap_get(ctxt, gsnap_id),
             "group:get_group_snapshot",
             exception.GroupSnapshotNotFound(group_snapshot_id=gsnap_id))
 
-    def list(self, ctxt: Any, all_tenants: bool = False,
+    def list(self, ctxt: RequestContext, all_tenants: bool = False,
              **kwargs: Any) -> list:
         project = operations.listed_project(ctxt, all_tenants)
         ctxt.can("group:get_all_group_snapshots", {"project_id": project})
         return gsnaps_db.gsnap_list(ctxt, project_id=project, **kwargs)
 
-    def _member(self, ctxt: Any, vol: Any, name: str | None,
+    def _member(self, ctxt: RequestContext, vol: Any, name: str | None,
                 description: str | None) -> gsnaps_db.Member:
         change = quota.Change(vol.volume_type.name, snapshots=1,
                               gigabytes=vol.size)
@@ -62,7 +63,7 @@ class GroupSnapshotOperations:
                 self.volumes.quota_check(vol.project_id, vol.volume_type_id,
                                          change))
 
-    def create(self, ctxt: Any, group_id: str, name: str | None,
+    def create(self, ctxt: RequestContext, group_id: str, name: str | None,
                description: str | None) -> Any:
         """Write the group snapshot and a ``creating`` snapshot of each
         volume of the group, and cast each to its volume's node.
@@ -89,7 +90,7 @@ class GroupSnapshotOperations:
                                  "n": len(members)})
         return row
 
-    def delete(self, ctxt: Any, gsnap_id: str) -> None:
+    def delete(self, ctxt: RequestContext, gsnap_id: str) -> None:
         """``deleting``, with its snapshots; the volume services remove
         them, and the last removal removes the group snapshot."""
         row = self.get(ctxt, gsnap_id)
@@ -99,7 +100,8 @@ class GroupSnapshotOperations:
             self.volume.delete_snapshot(ctxt, snap.id, snap.volume.host)
         LOG.info("Group snapshot %s deleting", gsnap_id)
 
-    def reset_status(self, ctxt: Any, gsnap_id: str, status: str) -> None:
+    def reset_status(self, ctxt: RequestContext, gsnap_id: str,
+                     status: str) -> None:
         row = self.get(ctxt, gsnap_id)
         ctxt.can("group:reset_group_snapshot_status",
                  {"project_id": row.project_id})

@@ -12,6 +12,7 @@ from typing import Any
 from oslo_log import log as logging
 
 from common import exception
+from common.context import RequestContext
 from common.db.api import group_types as gtypes_db
 
 LOG = logging.getLogger(__name__)
@@ -33,7 +34,7 @@ def check_usable(row: Any) -> None:
 
 
 class GroupTypeOperations:
-    def create(self, ctxt: Any, name: str, description: str | None,
+    def create(self, ctxt: RequestContext, name: str, description: str | None,
                is_public: bool, specs: dict | None) -> Any:
         """:raises GroupTypeExists: the name is taken (409)."""
         ctxt.can("group:group_types:create", {})
@@ -45,7 +46,7 @@ class GroupTypeOperations:
                  {"id": row.id, "name": row.name})
         return row
 
-    def get(self, ctxt: Any, type_id: str) -> Any:
+    def get(self, ctxt: RequestContext, type_id: str) -> Any:
         """A type the caller may use: a private one is only an
         administrator's."""
         row = gtypes_db.gtype_get(ctxt, type_id)
@@ -53,41 +54,43 @@ class GroupTypeOperations:
             raise exception.GroupTypeNotFound(group_type_id=type_id)
         return row
 
-    def resolve(self, ctxt: Any, name_or_id: str) -> Any:
+    def resolve(self, ctxt: RequestContext, name_or_id: str) -> Any:
         """The type a group names, by id or name, as ``get``."""
         row = gtypes_db.gtype_resolve(ctxt, name_or_id)
         if not (row.is_public or ctxt.is_admin):
             raise exception.GroupTypeNotFound(group_type_id=name_or_id)
         return row
 
-    def list(self, ctxt: Any, is_public: bool | None, **kwargs: Any) -> list:
+    def list(self, ctxt: RequestContext, is_public: bool | None,
+             **kwargs: Any) -> list:
         """Administrators filter by ``is_public``; anyone else gets the
         public types."""
         return gtypes_db.gtype_list(
             ctxt, is_public=is_public if ctxt.is_admin else True, **kwargs)
 
-    def update(self, ctxt: Any, type_id: str, values: dict) -> Any:
+    def update(self, ctxt: RequestContext, type_id: str, values: dict) -> Any:
         ctxt.can("group:group_types:update", {})
         return gtypes_db.gtype_update(ctxt, type_id, values)
 
-    def delete(self, ctxt: Any, type_id: str) -> None:
+    def delete(self, ctxt: RequestContext, type_id: str) -> None:
         """:raises GroupTypeInUse: groups have the type (400)."""
         ctxt.can("group:group_types:delete", {})
         gtypes_db.gtype_destroy(ctxt, type_id)
         LOG.info("Group type %s deleted", type_id)
 
-    def get_specs(self, ctxt: Any, type_id: str, rule: str) -> dict:
+    def get_specs(self, ctxt: RequestContext, type_id: str, rule: str) -> dict:
         ctxt.can(rule, {})
         return specs_of(gtypes_db.gtype_get(ctxt, type_id))
 
-    def set_specs(self, ctxt: Any, type_id: str, specs: dict,
+    def set_specs(self, ctxt: RequestContext, type_id: str, specs: dict,
                   rule: str) -> dict:
         """Merge ``specs`` into the type's; the keys given."""
         ctxt.can(rule, {})
         gtypes_db.specs_update(ctxt, type_id, specs)
         return specs
 
-    def delete_spec(self, ctxt: Any, type_id: str, key: str) -> None:
+    def delete_spec(self, ctxt: RequestContext, type_id: str,
+                    key: str) -> None:
         """:raises GroupTypeSpecsNotFound: no such key (404)."""
         ctxt.can("group:group_types_specs:delete", {})
         gtypes_db.specs_update(ctxt, type_id, {}, delete_key=key)

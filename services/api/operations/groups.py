@@ -19,6 +19,7 @@ from common import constants
 from common import exception
 from common import states
 from common import zones
+from common.context import RequestContext
 from common.db.api import group_snapshots as gsnaps_db
 from common.db.api import groups as groups_db
 from common.db.api import quotas as quotas_db
@@ -47,16 +48,16 @@ class GroupOperations:
         self.group_types = group_types
         self.volume = volume
 
-    def get(self, ctxt: Any, group_id: str) -> Any:
+    def get(self, ctxt: RequestContext, group_id: str) -> Any:
         """A group ``group:get`` lets the caller see, else GroupNotFound."""
         return self.volumes.group(ctxt, group_id)
 
-    def volumes_of(self, ctxt: Any, group_id: str) -> list:
+    def volumes_of(self, ctxt: RequestContext, group_id: str) -> list:
         return groups_db.volumes_of(ctxt, group_id)
 
-    def create(self, ctxt: Any, name: str | None, description: str | None,
-               group_type: str, volume_types: list[str],
-               availability_zone: str | None = None,
+    def create(self, ctxt: RequestContext, name: str | None,
+               description: str | None, group_type: str,
+               volume_types: list[str], availability_zone: str | None = None,
                status: str = GRP.AVAILABLE, **source: str | None) -> Any:
         """Write the group, ``available`` (``creating`` when made from a
         source).
@@ -93,7 +94,7 @@ class GroupOperations:
                  {"id": row.id, "status": status})
         return row
 
-    def create_from_source(self, ctxt: Any, name: str | None,
+    def create_from_source(self, ctxt: RequestContext, name: str | None,
                            description: str | None,
                            group_snapshot_id: str | None,
                            source_group_id: str | None) -> Any:
@@ -143,7 +144,8 @@ class GroupOperations:
         self._fill(ctxt, row, members)
         return row
 
-    def _fill(self, ctxt: Any, row: Any, members: list[dict]) -> None:
+    def _fill(self, ctxt: RequestContext, row: Any,
+              members: list[dict]) -> None:
         into = volume_ops.Into(row, (GRP.CREATING,))
         status = GRP.AVAILABLE
         try:
@@ -157,7 +159,7 @@ class GroupOperations:
                                 {"status": status})
             row.status = status
 
-    def update(self, ctxt: Any, group_id: str, name: str | None,
+    def update(self, ctxt: RequestContext, group_id: str, name: str | None,
                description: str | None, add_volumes: str | None,
                remove_volumes: str | None) -> None:
         """Rename the group and move volumes in and out of it, at once.
@@ -189,7 +191,8 @@ class GroupOperations:
         LOG.info("Group %(id)s updated: %(add)d volume(s) in, %(rm)d out",
                  {"id": group_id, "add": len(add), "rm": len(remove)})
 
-    def delete(self, ctxt: Any, group_id: str, delete_volumes: bool) -> None:
+    def delete(self, ctxt: RequestContext, group_id: str,
+               delete_volumes: bool) -> None:
         """``deleting``, with its volumes; the volume services remove them,
         and the last removal removes the group.
 
@@ -208,7 +211,8 @@ class GroupOperations:
                 self.volume.delete_volume(ctxt, vol.id, vol.host)
         LOG.info("Group %s deleting", group_id)
 
-    def reset_status(self, ctxt: Any, group_id: str, status: str) -> None:
+    def reset_status(self, ctxt: RequestContext, group_id: str,
+                     status: str) -> None:
         row = self.get(ctxt, group_id)
         ctxt.can("group:reset_status", {"project_id": row.project_id})
         if status not in states.GROUP_STATUSES:
@@ -216,7 +220,7 @@ class GroupOperations:
                 reason="Invalid status %r for a group." % status)
         groups_db.group_cas(ctxt, group_id, {}, {"status": status})
 
-    def list(self, ctxt: Any, all_tenants: bool = False,
+    def list(self, ctxt: RequestContext, all_tenants: bool = False,
              **kwargs: Any) -> list:
         project = operations.listed_project(ctxt, all_tenants)
         ctxt.can("group:get_all", {"project_id": project})

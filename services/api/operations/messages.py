@@ -6,6 +6,7 @@ from typing import Any
 from oslo_log import log as logging
 
 from common import exception
+from common.context import RequestContext
 from common.db.api import messages as messages_db
 from services.api import operations
 
@@ -13,7 +14,7 @@ LOG = logging.getLogger(__name__)
 
 
 class MessageOperations:
-    def get(self, ctxt: Any, message_id: str) -> Any:
+    def get(self, ctxt: RequestContext, message_id: str) -> Any:
         """A message ``message:get`` lets the caller see, else
         MessageNotFound (another project's message does not exist for it).
         """
@@ -21,13 +22,13 @@ class MessageOperations:
             ctxt, messages_db.message_get(ctxt, message_id), "message:get",
             exception.MessageNotFound(message_id=message_id))
 
-    def list(self, ctxt: Any, all_tenants: bool = False,
+    def list(self, ctxt: RequestContext, all_tenants: bool = False,
              **kwargs: Any) -> list:
         project = operations.listed_project(ctxt, all_tenants)
         ctxt.can("message:get_all", {"project_id": project})
         return messages_db.message_list(ctxt, project_id=project, **kwargs)
 
-    def delete(self, ctxt: Any, message_id: str) -> None:
+    def delete(self, ctxt: RequestContext, message_id: str) -> None:
         row = self.get(ctxt, message_id)
         ctxt.can("message:delete", {"project_id": row.project_id})
         messages_db.message_destroy(ctxt, message_id)

@@ -13,6 +13,7 @@ from typing import Any
 from oslo_log import log as logging
 
 from common import exception
+from common.context import RequestContext
 from common.db.api import qos as qos_db
 
 LOG = logging.getLogger(__name__)
@@ -28,7 +29,7 @@ def _consumer(value: str | None) -> str | None:
 
 
 class QoSOperations:
-    def create(self, ctxt: Any, name: str, specs: dict) -> Any:
+    def create(self, ctxt: RequestContext, name: str, specs: dict) -> Any:
         """:raises QoSSpecsExists: the name is taken (409)."""
         ctxt.can(_RULE % "create")
         specs = dict(specs)
@@ -40,15 +41,15 @@ class QoSOperations:
                  {"id": row.id, "name": row.name})
         return row
 
-    def get(self, ctxt: Any, qos_id: str) -> Any:
+    def get(self, ctxt: RequestContext, qos_id: str) -> Any:
         ctxt.can(_RULE % "get")
         return qos_db.qos_get(ctxt, qos_id)
 
-    def list(self, ctxt: Any, **kwargs: Any) -> list:
+    def list(self, ctxt: RequestContext, **kwargs: Any) -> list:
         ctxt.can(_RULE % "get_all")
         return qos_db.qos_list(ctxt, **kwargs)
 
-    def set_keys(self, ctxt: Any, qos_id: str, specs: dict) -> dict:
+    def set_keys(self, ctxt: RequestContext, qos_id: str, specs: dict) -> dict:
         """Set keys (``consumer`` changes the consumer); the keys given."""
         ctxt.can(_RULE % "update")
         values = dict(specs)
@@ -56,27 +57,29 @@ class QoSOperations:
         qos_db.qos_update(ctxt, qos_id, values, consumer)
         return specs
 
-    def unset_keys(self, ctxt: Any, qos_id: str, keys: list) -> None:
+    def unset_keys(self, ctxt: RequestContext, qos_id: str,
+                   keys: list) -> None:
         """:raises QoSSpecsKeyNotFound: a key is not set (none goes)."""
         ctxt.can(_RULE % "update")
         qos_db.qos_update(ctxt, qos_id, {}, delete_keys=keys)
 
-    def delete(self, ctxt: Any, qos_id: str, force: bool) -> None:
+    def delete(self, ctxt: RequestContext, qos_id: str, force: bool) -> None:
         """:raises QoSSpecsInUse: associated, without ``force`` (400)."""
         ctxt.can(_RULE % "delete")
         qos_db.qos_destroy(ctxt, qos_id, force)
         LOG.info("QoS specs %s deleted", qos_id)
 
-    def associations(self, ctxt: Any, qos_id: str) -> list:
+    def associations(self, ctxt: RequestContext, qos_id: str) -> list:
         ctxt.can(_RULE % "get")
         return qos_db.qos_associations(ctxt, qos_id)
 
-    def associate(self, ctxt: Any, qos_id: str, type_id: str | None) -> None:
+    def associate(self, ctxt: RequestContext, qos_id: str,
+                  type_id: str | None) -> None:
         """:raises InvalidVolumeType: the type has other specs."""
         ctxt.can(_RULE % "update")
         qos_db.qos_associate(ctxt, qos_id, _type_id(type_id))
 
-    def disassociate(self, ctxt: Any, qos_id: str,
+    def disassociate(self, ctxt: RequestContext, qos_id: str,
                      type_id: str | None, every: bool = False) -> None:
         """One type's association, or (``every``) all of them."""
         ctxt.can(_RULE % "update")

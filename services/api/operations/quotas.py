@@ -9,6 +9,7 @@ from oslo_log import log as logging
 
 from common import exception
 from common import quota
+from common.context import RequestContext
 from common.db.api import quotas as quotas_db
 from services.api.schemas import DB_MAX_INT
 
@@ -42,7 +43,7 @@ class QuotaOperations:
     def __init__(self, conf: cfg.ConfigOpts) -> None:
         self.conf = conf
 
-    def _valid(self, ctxt: Any, values: dict) -> dict[str, int]:
+    def _valid(self, ctxt: RequestContext, values: dict) -> dict[str, int]:
         """``values`` as resource -> limit.
 
         :raises Invalid: an unknown resource or a bad limit.
@@ -56,7 +57,8 @@ class QuotaOperations:
         return {key: _limit(value) for key, value in values.items()
                 if key not in NON_QUOTA_KEYS}
 
-    def show(self, ctxt: Any, project_id: str, usage: bool = False) -> dict:
+    def show(self, ctxt: RequestContext, project_id: str,
+             usage: bool = False) -> dict:
         """Each resource's limit, or ``{limit, in_use, reserved}``."""
         ctxt.can("volume_extension:quotas:show", {"project_id": project_id})
         limits = quotas_db.project_limits(ctxt, self.conf, project_id)
@@ -66,11 +68,12 @@ class QuotaOperations:
         return {name: {"limit": limit, "in_use": used.get(name, 0),
                        "reserved": 0} for name, limit in limits.items()}
 
-    def defaults(self, ctxt: Any, project_id: str) -> dict:
+    def defaults(self, ctxt: RequestContext, project_id: str) -> dict:
         ctxt.can("volume_extension:quotas:show", {"project_id": project_id})
         return quotas_db.class_limits(ctxt, self.conf)
 
-    def update(self, ctxt: Any, project_id: str, values: dict) -> dict:
+    def update(self, ctxt: RequestContext, project_id: str,
+               values: dict) -> dict:
         """Set the project's own limits; the new limits.
 
         :raises Invalid: a bad key or limit, or a limit below what the
@@ -90,17 +93,18 @@ class QuotaOperations:
                  {"project": project_id, "limits": limits})
         return quotas_db.project_limits(ctxt, self.conf, project_id)
 
-    def delete(self, ctxt: Any, project_id: str) -> None:
+    def delete(self, ctxt: RequestContext, project_id: str) -> None:
         """Back to the defaults."""
         ctxt.can("volume_extension:quotas:delete", {"project_id": project_id})
         quotas_db.project_reset(ctxt, project_id)
         LOG.info("Quotas of project %s reset to the defaults", project_id)
 
-    def class_show(self, ctxt: Any, class_name: str) -> dict:
+    def class_show(self, ctxt: RequestContext, class_name: str) -> dict:
         ctxt.can("volume_extension:quota_classes", {})
         return quotas_db.class_limits(ctxt, self.conf, class_name)
 
-    def class_update(self, ctxt: Any, class_name: str, values: dict) -> dict:
+    def class_update(self, ctxt: RequestContext, class_name: str,
+                     values: dict) -> dict:
         ctxt.can("volume_extension:quota_classes", {})
         limits = self._valid(ctxt, values)
         quotas_db.class_set(ctxt, class_name, limits)

@@ -17,6 +17,7 @@ from common import exception
 from common import quota
 from common import rpc
 from common import states
+from common.context import RequestContext
 from common.db.api import snapshots as snapshots_db
 from common.db.api import sources as sources_db
 from services.api import operations
@@ -36,18 +37,18 @@ class SnapshotOperations:
         self.volumes = volumes
         self.volume = volume
 
-    def get(self, ctxt: Any, snapshot_id: str) -> Any:
+    def get(self, ctxt: RequestContext, snapshot_id: str) -> Any:
         """A snapshot ``volume:get_snapshot`` lets the caller see, else
         SnapshotNotFound."""
         return self.volumes.snapshot(ctxt, snapshot_id)
 
-    def list(self, ctxt: Any, all_tenants: bool = False,
+    def list(self, ctxt: RequestContext, all_tenants: bool = False,
              **kwargs: Any) -> list:
         project = operations.listed_project(ctxt, all_tenants)
         ctxt.can("volume:get_all_snapshots", {"project_id": project})
         return snapshots_db.snapshot_list(ctxt, project_id=project, **kwargs)
 
-    def create(self, ctxt: Any, volume_id: str, force: bool = False,
+    def create(self, ctxt: RequestContext, volume_id: str, force: bool = False,
                name: str | None = None, description: str | None = None,
                metadata: dict | None = None) -> Any:
         """Write a ``creating`` snapshot and cast it to the volume's node.
@@ -87,12 +88,14 @@ class SnapshotOperations:
                  {"id": row.id, "vol": volume_id})
         return row
 
-    def update(self, ctxt: Any, snapshot_id: str, values: dict) -> Any:
+    def update(self, ctxt: RequestContext, snapshot_id: str,
+               values: dict) -> Any:
         row = self.get(ctxt, snapshot_id)
         ctxt.can("volume:update_snapshot", {"project_id": row.project_id})
         return snapshots_db.snapshot_update(ctxt, snapshot_id, values)
 
-    def delete(self, ctxt: Any, snapshot_id: str, force: bool = False) -> None:
+    def delete(self, ctxt: RequestContext, snapshot_id: str,
+               force: bool = False) -> None:
         """``deleting``, then the volume service removes it.
 
         With ``force``, any status but ``restoring``: a ``deleting`` one
@@ -131,7 +134,8 @@ class SnapshotOperations:
             raise
         LOG.info("Snapshot %s deleting", snapshot_id)
 
-    def reset_status(self, ctxt: Any, snapshot_id: str, status: str) -> None:
+    def reset_status(self, ctxt: RequestContext, snapshot_id: str,
+                     status: str) -> None:
         row = self.get(ctxt, snapshot_id)
         ctxt.can("volume_extension:snapshot_admin_actions:reset_status",
                  {"project_id": row.project_id})
@@ -140,8 +144,8 @@ class SnapshotOperations:
                 reason="Invalid status %r for a snapshot" % status)
         snapshots_db.snapshot_update(ctxt, snapshot_id, {"status": status})
 
-    def update_status(self, ctxt: Any, snapshot_id: str, status: str,
-                      progress: str | None) -> None:
+    def update_status(self, ctxt: RequestContext, snapshot_id: str,
+                      status: str, progress: str | None) -> None:
         """Cinder's ``os-update_snapshot_status``: a ``creating`` snapshot
         may become ``available`` or ``error``, a ``deleting`` one
         ``error_deleting``; ``progress`` is a percentage such as ``80%``.
@@ -168,14 +172,15 @@ class SnapshotOperations:
                                     "try again." % snapshot_id)
 
     # -- metadata -------------------------------------------------------------
-    def metadata(self, ctxt: Any, snapshot_id: str) -> dict:
+    def metadata(self, ctxt: RequestContext, snapshot_id: str) -> dict:
         row = self.get(ctxt, snapshot_id)
         ctxt.can("volume:get_snapshot_metadata",
                  {"project_id": row.project_id})
         return snapshots_db.metadata_of(row)
 
-    def set_metadata(self, ctxt: Any, snapshot_id: str, metadata: dict,
-                     replace: bool, item: bool = False) -> dict:
+    def set_metadata(self, ctxt: RequestContext, snapshot_id: str,
+                     metadata: dict, replace: bool,
+                     item: bool = False) -> dict:
         """Merge ``metadata`` into the snapshot's, or replace it all
         (``item``, one key through ``/metadata/{key}``, is a merge)."""
         row = self.get(ctxt, snapshot_id)
@@ -185,7 +190,8 @@ class SnapshotOperations:
                                            delete_metadata=replace)
         return snapshots_db.metadata_of(row)
 
-    def delete_metadata(self, ctxt: Any, snapshot_id: str, key: str) -> None:
+    def delete_metadata(self, ctxt: RequestContext, snapshot_id: str,
+                        key: str) -> None:
         row = self.get(ctxt, snapshot_id)
         ctxt.can("volume:delete_snapshot_metadata",
                  {"project_id": row.project_id})

@@ -14,6 +14,7 @@ from common import constants
 from common import exception
 from common import quota
 from common import states
+from common.context import RequestContext
 from common.db.api import snapshots as snapshots_db
 from common.db.api import transfers as transfers_db
 from common.db.api import volumes as volumes_db
@@ -37,7 +38,7 @@ class TransferOperations:
     def __init__(self, volumes: volume_ops.VolumeOperations) -> None:
         self.volumes = volumes
 
-    def create(self, ctxt: Any, volume_id: str, name: str | None,
+    def create(self, ctxt: RequestContext, volume_id: str, name: str | None,
                no_snapshots: bool = False) -> tuple[Any, str]:
         """Offer the volume; ``awaiting-transfer`` until accepted or
         cancelled.
@@ -92,7 +93,7 @@ class TransferOperations:
                  {"vol": volume_id, "id": row.id})
         return row, auth_key
 
-    def get(self, ctxt: Any, transfer_id: str) -> Any:
+    def get(self, ctxt: RequestContext, transfer_id: str) -> Any:
         """A transfer of the caller's project (another's does not exist
         for it)."""
         return operations.visible(
@@ -100,13 +101,13 @@ class TransferOperations:
             "volume:get_transfer",
             exception.TransferNotFound(transfer_id=transfer_id))
 
-    def list(self, ctxt: Any, all_tenants: bool = False,
+    def list(self, ctxt: RequestContext, all_tenants: bool = False,
              **kwargs: Any) -> list:
         project = operations.listed_project(ctxt, all_tenants)
         ctxt.can("volume:get_all_transfers", {"project_id": project})
         return transfers_db.transfer_list(ctxt, project_id=project, **kwargs)
 
-    def delete(self, ctxt: Any, transfer_id: str) -> None:
+    def delete(self, ctxt: RequestContext, transfer_id: str) -> None:
         """Cancel: the volume is ``available`` again."""
         row = self.get(ctxt, transfer_id)
         ctxt.can("volume:delete_transfer", {"project_id": row.project_id})
@@ -114,7 +115,8 @@ class TransferOperations:
             raise exception.TransferNotFound(transfer_id=transfer_id)
         LOG.info("Transfer %s cancelled", transfer_id)
 
-    def accept(self, ctxt: Any, transfer_id: str, auth_key: str) -> Any:
+    def accept(self, ctxt: RequestContext, transfer_id: str,
+               auth_key: str) -> Any:
         """Take the volume into the caller's project, within its quota.
 
         :raises TransferNotFound: no such transfer (any more).

@@ -8,6 +8,7 @@ from oslo_log import log as logging
 from common import attach_rules
 from common import exception
 from common import extra_specs
+from common.context import RequestContext
 from common.db.api import types as types_db
 
 LOG = logging.getLogger(__name__)
@@ -29,13 +30,13 @@ def validate_specs(specs: dict) -> None:
     attach_rules.validate_type_specs(specs, extra_specs.is_multiattach_spec(specs))
 
 
-def _user_project(ctxt: Any) -> str | None:
+def _user_project(ctxt: RequestContext) -> str | None:
     """None for administrators (every type), else the caller's project."""
     return None if ctxt.is_admin else ctxt.require_project()
 
 
 class TypeOperations:
-    def create(self, ctxt: Any, name: str, description: str | None,
+    def create(self, ctxt: RequestContext, name: str, description: str | None,
                is_public: bool, specs: dict | None) -> Any:
         ctxt.can("volume_extension:type_create", {})
         validate_specs(specs or {})
@@ -44,18 +45,18 @@ class TypeOperations:
                  {"name": name, "id": row.id})
         return row
 
-    def get(self, ctxt: Any, type_id: str) -> Any:
+    def get(self, ctxt: RequestContext, type_id: str) -> Any:
         """A type the caller may use; a private one without access is not
         found."""
         project = _user_project(ctxt)
         ctxt.can("volume_extension:type_get", {"project_id": ctxt.project_id})
         return types_db.type_get_for(ctxt, type_id, project)
 
-    def default(self, ctxt: Any, default_name: str) -> Any:
+    def default(self, ctxt: RequestContext, default_name: str) -> Any:
         ctxt.can("volume_extension:type_get", {"project_id": ctxt.project_id})
         return types_db.type_get_by_name(ctxt, default_name)
 
-    def list(self, ctxt: Any, is_public: bool | None,
+    def list(self, ctxt: RequestContext, is_public: bool | None,
              filters: dict | None) -> list:
         """Administrators filter by ``is_public``; anyone else gets the
         public types and the private ones shared with their project."""
@@ -65,11 +66,12 @@ class TypeOperations:
         return types_db.type_list(ctxt, is_public=is_public, filters=filters,
                                   project_id=project)
 
-    def update(self, ctxt: Any, type_id: str, values: dict) -> Any:
+    def update(self, ctxt: RequestContext, type_id: str, values: dict) -> Any:
         ctxt.can("volume_extension:type_update", {})
         return types_db.type_update(ctxt, type_id, values)
 
-    def delete(self, ctxt: Any, type_id: str, default_name: str) -> None:
+    def delete(self, ctxt: RequestContext, type_id: str,
+               default_name: str) -> None:
         ctxt.can("volume_extension:type_delete", {})
         row = types_db.type_get(ctxt, type_id)
         if row.name == default_name:
@@ -78,7 +80,7 @@ class TypeOperations:
                        "cannot be deleted." % type_id)
         types_db.type_delete(ctxt, type_id)
 
-    def set_specs(self, ctxt: Any, type_id: str, specs: dict,
+    def set_specs(self, ctxt: RequestContext, type_id: str, specs: dict,
                   rule: str = "volume_extension:types_extra_specs:create"
                   ) -> dict:
         ctxt.can(rule, {})
@@ -87,19 +89,20 @@ class TypeOperations:
         validate_specs(dict(current, **specs))
         return types_db.extra_specs_update(ctxt, type_id, specs)
 
-    def get_specs(self, ctxt: Any, type_id: str,
+    def get_specs(self, ctxt: RequestContext, type_id: str,
                   rule: str = "volume_extension:types_extra_specs:index"
                   ) -> dict:
         row = self.get(ctxt, type_id)
         ctxt.can(rule, {"project_id": ctxt.project_id})
         return self.visible_specs(ctxt, row)
 
-    def delete_spec(self, ctxt: Any, type_id: str, key: str) -> None:
+    def delete_spec(self, ctxt: RequestContext, type_id: str,
+                    key: str) -> None:
         ctxt.can("volume_extension:types_extra_specs:delete", {})
         types_db.extra_spec_delete(ctxt, type_id, key)
 
     @staticmethod
-    def visible_specs(ctxt: Any, row: Any) -> dict:
+    def visible_specs(ctxt: RequestContext, row: Any) -> dict:
         """The extra specs of ``row`` the caller may read."""
         specs = types_db.specs_of(row)
         if ctxt.can("volume_extension:types_extra_specs:read_sensitive", {},
@@ -108,7 +111,7 @@ class TypeOperations:
         return {k: v for k, v in specs.items() if k in USER_VISIBLE_SPECS}
 
     # -- access to private types ------------------------------------------
-    def _private(self, ctxt: Any, type_id: str) -> Any:
+    def _private(self, ctxt: RequestContext, type_id: str) -> Any:
         row = types_db.type_get(ctxt, type_id)
         if row.is_public:
             raise exception.InvalidVolumeType(
@@ -116,21 +119,23 @@ class TypeOperations:
                        "public volume type.")
         return row
 
-    def access_list(self, ctxt: Any, type_id: str) -> "list[str]":
+    def access_list(self, ctxt: RequestContext, type_id: str) -> "list[str]":
         ctxt.can("volume_extension:volume_type_access:get_all_for_type", {})
         if types_db.type_get(ctxt, type_id).is_public:
             raise exception.NotFound(
                 "Access list not available for public volume types.")
         return types_db.type_access_list(ctxt, type_id)
 
-    def add_access(self, ctxt: Any, type_id: str, project_id: str) -> None:
+    def add_access(self, ctxt: RequestContext, type_id: str,
+                   project_id: str) -> None:
         ctxt.can("volume_extension:volume_type_access:addProjectAccess", {})
         self._private(ctxt, type_id)
         types_db.type_access_add(ctxt, type_id, project_id)
         LOG.info("Project %(project)s may use volume type %(type)s",
                  {"project": project_id, "type": type_id})
 
-    def remove_access(self, ctxt: Any, type_id: str, project_id: str) -> None:
+    def remove_access(self, ctxt: RequestContext, type_id: str,
+                      project_id: str) -> None:
         ctxt.can("volume_extension:volume_type_access:removeProjectAccess",
                  {})
         self._private(ctxt, type_id)

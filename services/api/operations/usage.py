@@ -1,11 +1,10 @@
 """Usage: limits, the volume summary and availability zones."""
 
-from typing import Any
-
 from oslo_config import cfg
 
 from common import quota
 from common import zones
+from common.context import RequestContext
 from common.db.api import quotas as quotas_db
 from common.db.api import volumes as volumes_db
 from services.api import operations
@@ -22,7 +21,8 @@ class UsageOperations:
     def __init__(self, conf: cfg.ConfigOpts) -> None:
         self.conf = conf
 
-    def absolute(self, ctxt: Any, project_id: str | None = None) -> dict:
+    def absolute(self, ctxt: RequestContext,
+                 project_id: str | None = None) -> dict:
         """Return ``limits.absolute`` for the caller's project.
 
         :param project_id: another project, honoured for administrators
@@ -44,7 +44,7 @@ class UsageOperations:
                       totalBackupGigabytesUsed=0)
         return result
 
-    def volume_summary(self, ctxt: Any, all_tenants: bool = False
+    def volume_summary(self, ctxt: RequestContext, all_tenants: bool = False
                        ) -> tuple[int, int, dict[str, list[str]]]:
         """Return the count, total GiB and metadata values of volumes.
 
@@ -62,7 +62,8 @@ class UsageOperations:
                     values.append(value)
         return len(volumes), sum(v.size or 0 for v in volumes), metadata
 
-    def availability_zones(self, ctxt: Any) -> list[tuple[str, bool]]:
+    def availability_zones(self,
+                           ctxt: RequestContext) -> list[tuple[str, bool]]:
         """Return ``(zone, available)`` for each zone with a volume service
         (``zones.listed``)."""
         return zones.listed(ctxt, self.conf)

@@ -12,6 +12,7 @@ from common import exception
 from common import quota
 from common import rpc
 from common import states
+from common.context import RequestContext
 from common.db.api import snapshots as snapshots_db
 from common.db.api import volumes as volumes_db
 from services.api.operations.volumes import base
@@ -24,7 +25,7 @@ SNAP = constants.SnapshotStatus
 class Actions(base.VolumeBase):
     """Extend, revert, bootable, read-only, reset-status."""
 
-    def extend(self, ctxt: Any, volume_id: str, new_size: int,
+    def extend(self, ctxt: RequestContext, volume_id: str, new_size: int,
                attached_ok: bool = False) -> None:
         """``os-extend``: ``available`` (or ``in-use`` from 3.42) ->
         ``extending``; the volume service grows it.
@@ -60,7 +61,8 @@ class Actions(base.VolumeBase):
         LOG.info("Volume %(id)s extending to %(size)s GiB",
                  {"id": volume_id, "size": new_size})
 
-    def revert(self, ctxt: Any, volume_id: str, snapshot_id: str) -> None:
+    def revert(self, ctxt: RequestContext, volume_id: str,
+               snapshot_id: str) -> None:
         """``revert`` (3.40): an ``available`` volume to its latest
         snapshot; ``reverting`` and ``restoring`` until the node is done.
 
@@ -104,7 +106,7 @@ class Actions(base.VolumeBase):
         LOG.info("Volume %(id)s reverting to snapshot %(snap)s",
                  {"id": volume_id, "snap": snapshot_id})
 
-    def _latest_snapshot(self, ctxt: Any, row: Any,
+    def _latest_snapshot(self, ctxt: RequestContext, row: Any,
                          snapshot_id: str) -> tuple[Any, int]:
         """The snapshot a revert goes back to, and how many the volume
         has; Cinder's refusals.
@@ -132,12 +134,13 @@ class Actions(base.VolumeBase):
                 % (volume_id, snapshot_id))
         return snap, len(snaps)
 
-    def set_bootable(self, ctxt: Any, volume_id: str, bootable: bool) -> None:
+    def set_bootable(self, ctxt: RequestContext, volume_id: str,
+                     bootable: bool) -> None:
         row = self.get(ctxt, volume_id)
         ctxt.can("volume:update", {"project_id": row.project_id})
         volumes_db.volume_update(ctxt, volume_id, {"bootable": bootable})
 
-    def update_readonly_flag(self, ctxt: Any, volume_id: str,
+    def update_readonly_flag(self, ctxt: RequestContext, volume_id: str,
                              readonly: bool) -> None:
         """Read-only applies to attachments made afterwards (``ro`` mode and
         ``access_mode``); only an ``available`` volume may change it."""
@@ -151,8 +154,8 @@ class Actions(base.VolumeBase):
         self._cas(row, {"status": STATUS.AVAILABLE},
                   {"readonly": readonly}, "a read-only change", ctxt)
 
-    def reset_status(self, ctxt: Any, volume_id: str, attachments: Any,
-                     status: str | None = None,
+    def reset_status(self, ctxt: RequestContext, volume_id: str,
+                     attachments: Any, status: str | None = None,
                      attach_status: str | None = None,
                      migration_status: str | None = None) -> None:
         """Admin ``os-reset_status``.

@@ -9,6 +9,7 @@ from oslo_config import cfg
 
 from common import exception
 from common import quota
+from common.context import RequestContext
 from common.db.api import groups as groups_db
 from common.db.api import quotas as quotas_db
 from common.db.api import snapshots as snapshots_db
@@ -39,14 +40,14 @@ class VolumeBase:
         #: whether a retype would have to move the data.
         self.cache = cache or getattr(early_check, "__self__", None)
 
-    def get(self, ctxt: Any, volume_id: str) -> Any:
+    def get(self, ctxt: RequestContext, volume_id: str) -> Any:
         """Return a volume ``volume:get`` lets the caller see, else
         VolumeNotFound (another project's volume does not exist for it)."""
         return operations.visible(
             ctxt, volumes_db.volume_get(ctxt, volume_id), "volume:get",
             exception.VolumeNotFound(volume_id=volume_id))
 
-    def list(self, ctxt: Any, all_tenants: bool = False,
+    def list(self, ctxt: RequestContext, all_tenants: bool = False,
              tenant: str | None = None, **kwargs: Any) -> list:
         """The volumes the caller may list: its project's, or with
         ``all_tenants`` (admins) every project's, or ``tenant``'s only."""
@@ -54,7 +55,7 @@ class VolumeBase:
         ctxt.can("volume:get_all", {"project_id": project})
         return volumes_db.volume_list(ctxt, project_id=project, **kwargs)
 
-    def resolve_type(self, ctxt: Any, name_or_id: str | None
+    def resolve_type(self, ctxt: RequestContext, name_or_id: str | None
                      ) -> tuple[Any, dict]:
         """The type a create names (else the default) and its specs.
 
@@ -65,14 +66,14 @@ class VolumeBase:
             ctxt, name_or_id or self.conf.default_volume_type,
             project_id=None if ctxt.is_admin else ctxt.project_id)
 
-    def group(self, ctxt: Any, group_id: str) -> Any:
+    def group(self, ctxt: RequestContext, group_id: str) -> Any:
         """Return a group ``group:get`` lets the caller see, else
         GroupNotFound."""
         return operations.visible(
             ctxt, groups_db.group_get(ctxt, group_id), "group:get",
             exception.GroupNotFound(group_id=group_id))
 
-    def snapshot(self, ctxt: Any, snapshot_id: str) -> Any:
+    def snapshot(self, ctxt: RequestContext, snapshot_id: str) -> Any:
         """Return a snapshot ``volume:get_snapshot`` lets the caller see,
         else SnapshotNotFound."""
         return operations.visible(
@@ -80,7 +81,7 @@ class VolumeBase:
             "volume:get_snapshot",
             exception.SnapshotNotFound(snapshot_id=snapshot_id))
 
-    def update(self, ctxt: Any, volume_id: str, values: dict,
+    def update(self, ctxt: RequestContext, volume_id: str, values: dict,
                metadata: dict | None) -> Any:
         row = self.get(ctxt, volume_id)
         ctxt.can("volume:update", {"project_id": row.project_id})
@@ -95,7 +96,8 @@ class VolumeBase:
         return check
 
     def _cas(self, row: Any, expected: dict, values: dict, what: str,
-             ctxt: Any, check: volumes_db.Check | None = None) -> None:
+             ctxt: RequestContext,
+             check: volumes_db.Check | None = None) -> None:
         """Compare-and-swap with the read value; a lost race is a 400.
 
         :param check: runs first in the same transaction (a quota check).

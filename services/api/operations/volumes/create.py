@@ -15,6 +15,7 @@ from common import extra_specs
 from common import quota
 from common import rpc
 from common import zones
+from common.context import RequestContext
 from common.db.api import groups as groups_db
 from common.db.api import volumes as volumes_db
 from services.api.operations import sources
@@ -58,12 +59,12 @@ class Into:
 class Creating(base.VolumeBase):
     """``POST /volumes`` (and a group's members): the create path."""
 
-    def create(self, ctxt: Any, size: int | None, name: str | None = None,
-               description: str | None = None, volume_type: str | None = None,
+    def create(self, ctxt: RequestContext, size: int | None,
+               name: str | None = None, description: str | None = None,
+               volume_type: str | None = None,
                availability_zone: str | None = None,
                metadata: dict | None = None, multiattach: bool = False,
-               snapshot_id: str | None = None,
-               source_volid: str | None = None,
+               snapshot_id: str | None = None, source_volid: str | None = None,
                group: Into | str | None = None) -> Any:
         """Write a ``creating`` row and cast it to the scheduler, or, made
         from a snapshot or a volume, to the source's volume node.
@@ -125,7 +126,7 @@ class Creating(base.VolumeBase):
                   "src": " from %s" % source.describe() if source else ""})
         return row
 
-    def _multiattach(self, ctxt: Any, project: str, specs: dict,
+    def _multiattach(self, ctxt: RequestContext, project: str, specs: dict,
                      encrypted: bool) -> bool:
         """Whether the type makes the volume multiattach, which policy
         ``volume:multiattach`` must then allow.
@@ -141,7 +142,7 @@ class Creating(base.VolumeBase):
                        "volumes.")
         return True
 
-    def _insert(self, ctxt: Any, type_name: str, values: dict,
+    def _insert(self, ctxt: RequestContext, type_name: str, values: dict,
                 metadata: dict | None, source: sources.Source | None,
                 group: Into | None) -> Any:
         """Insert the row, in one transaction with the quota check of its
@@ -155,7 +156,7 @@ class Creating(base.VolumeBase):
             ctxt, values, metadata,
             check=group.holding(check) if group else check)
 
-    def _cast_from_source(self, ctxt: Any, row: Any) -> None:
+    def _cast_from_source(self, ctxt: RequestContext, row: Any) -> None:
         """Cast the create to the source's node; a node too old to copy
         sources gets nothing, and the row goes."""
         try:
@@ -164,7 +165,7 @@ class Creating(base.VolumeBase):
             volumes_db.volume_destroy(ctxt, row.id)
             raise
 
-    def _source(self, ctxt: Any, snapshot_id: str | None,
+    def _source(self, ctxt: RequestContext, snapshot_id: str | None,
                 source_volid: str | None) -> sources.Source | None:
         """The snapshot or volume a create copies, checked as Cinder does."""
         if snapshot_id and source_volid:
@@ -177,7 +178,7 @@ class Creating(base.VolumeBase):
             return sources.of_volume(self.get(ctxt, source_volid))
         return None
 
-    def check_place(self, ctxt: Any, source: sources.Source | None,
+    def check_place(self, ctxt: RequestContext, source: sources.Source | None,
                     vtype: Any, specs: dict, size: int,
                     zones: tuple[str, ...]) -> None:
         """The early rejection: a type no fresh pool of ``zones`` offers,

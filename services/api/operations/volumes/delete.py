@@ -9,6 +9,7 @@ from oslo_log import log as logging
 from common import constants
 from common import exception
 from common import states
+from common.context import RequestContext
 from common.db.api import snapshots as snapshots_db
 from common.db.api import sources as sources_db
 from common.db.api import volumes as volumes_db
@@ -27,7 +28,7 @@ _DELETE_REFUSED = ("Volume %sstatus must be available or error or "
 class Deleting(base.VolumeBase):
     """``DELETE /volumes/{id}`` and ``os-force_delete``."""
 
-    def delete(self, ctxt: Any, volume_id: str, force: bool = False,
+    def delete(self, ctxt: RequestContext, volume_id: str, force: bool = False,
                rule: str | None = None, cascade: bool = False) -> None:
         """``deleting``, then the volume service removes it.
 
@@ -79,7 +80,7 @@ class Deleting(base.VolumeBase):
                                       cascade=bool(snaps))
         LOG.info("Volume %s deleting", volume_id)
 
-    def _snapshots_going(self, ctxt: Any, row: Any, force: bool,
+    def _snapshots_going(self, ctxt: RequestContext, row: Any, force: bool,
                          cascade: bool) -> list[str]:
         """The ids of the snapshots a delete takes with the volume (a
         cascade's), read only when it has some.

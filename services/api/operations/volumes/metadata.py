@@ -5,6 +5,7 @@ from typing import Any
 
 from common import constants
 from common import exception
+from common.context import RequestContext
 from common.db.api import volumes as volumes_db
 from services.api.operations.volumes import base
 
@@ -12,13 +13,14 @@ from services.api.operations.volumes import base
 class Metadata(base.VolumeBase):
     """``/volumes/{id}/metadata`` and ``/volumes/{id}/metadata/{key}``."""
 
-    def metadata(self, ctxt: Any, volume_id: str) -> dict:
+    def metadata(self, ctxt: RequestContext, volume_id: str) -> dict:
         row = self.get(ctxt, volume_id)
         ctxt.can("volume:get_volume_metadata", {"project_id": row.project_id})
         return volumes_db.metadata_of(row)
 
-    def set_metadata(self, ctxt: Any, volume_id: str, metadata: dict,
-                     replace: bool, item: bool = False) -> dict:
+    def set_metadata(self, ctxt: RequestContext, volume_id: str,
+                     metadata: dict, replace: bool,
+                     item: bool = False) -> dict:
         """Merge ``metadata`` into the volume's (POST), or replace it all
         (PUT); ``item``: one key set through ``/metadata/{key}``.
 
@@ -33,7 +35,8 @@ class Metadata(base.VolumeBase):
                                        delete_metadata=replace)
         return volumes_db.metadata_of(row)
 
-    def delete_metadata(self, ctxt: Any, volume_id: str, key: str) -> None:
+    def delete_metadata(self, ctxt: RequestContext, volume_id: str,
+                        key: str) -> None:
         row = self.get(ctxt, volume_id)
         ctxt.can("volume:delete_volume_metadata",
                  {"project_id": row.project_id})

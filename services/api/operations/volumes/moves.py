@@ -15,6 +15,7 @@ from common import migration
 from common import quota
 from common import states
 from common import zones
+from common.context import RequestContext
 from common.db.api import snapshots as snapshots_db
 from common.db.api import types as types_db
 from services.api.operations.volumes import base
@@ -38,7 +39,7 @@ _RETYPE_REFUSED = (
 class Moves(base.VolumeBase):
     """``os-retype`` and ``os-migrate_volume``."""
 
-    def retype(self, ctxt: Any, volume_id: str, new_type: str,
+    def retype(self, ctxt: RequestContext, volume_id: str, new_type: str,
                migration_policy: str | None = None) -> None:
         """``os-retype``: the multiattach rules, then ``retyping`` and a
         cast to the volume service, which takes the new type if its pool
@@ -76,7 +77,7 @@ class Moves(base.VolumeBase):
         LOG.info("Volume %(id)s retyping to %(type)s",
                  {"id": volume_id, "type": vtype.name})
 
-    def _start_retype(self, ctxt: Any, row: Any, vtype: Any,
+    def _start_retype(self, ctxt: RequestContext, row: Any, vtype: Any,
                       multiattach: bool, may_move: bool) -> None:
         """``retyping``, in one transaction with the new type's quota
         check of the volume and its snapshots.
@@ -120,8 +121,8 @@ class Moves(base.VolumeBase):
             return None
         return bool(capabilities.misses(pool, specs))
 
-    def _check_move(self, ctxt: Any, row: Any, vtype: Any, specs: dict,
-                    policy: str) -> None:
+    def _check_move(self, ctxt: RequestContext, row: Any, vtype: Any,
+                    specs: dict, policy: str) -> None:
         """Refuse at once a retype that would have to move the volume but
         cannot: ``never``, what a copy cannot carry, no pool to go to."""
         if policy != "on-demand":
@@ -141,7 +142,7 @@ class Moves(base.VolumeBase):
                              zones.for_placement(
                                  specs, row.availability_zone, retype=True))
 
-    def migrate(self, ctxt: Any, volume_id: str, host: str | None,
+    def migrate(self, ctxt: RequestContext, volume_id: str, host: str | None,
                 cluster: str | None = None) -> None:
         """Admin ``os-migrate_volume``: move an available volume, with its
         type, to pool (or backend) ``host``; ``maintenance`` until it is
