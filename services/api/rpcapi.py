@@ -12,13 +12,15 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
+from oslo_config import cfg
+
 from common import constants
 from common import exception
 from common import rpc
 
 #: Returns the authentication headers of this caller's credential
 #: (``X-Auth-Token``, or ``Authorization: Basic``), ``{}`` for none.
-Credentials = Callable[[], dict]
+Credentials = Callable[[], dict[str, str]]
 
 
 class CredentialSerializer(rpc.ContextSerializer):
@@ -27,11 +29,11 @@ class CredentialSerializer(rpc.ContextSerializer):
     def __init__(self, credentials: Credentials) -> None:
         self.credentials = credentials
 
-    def serialize_context(self, ctxt: Any) -> dict:
+    def serialize_context(self, ctxt: "_Request") -> dict[str, object]:
         return {"request_id": ctxt.request_id,
                 "credential": dict(self.credentials() or {})}
 
-    def deserialize_context(self, ctxt: dict) -> dict:
+    def deserialize_context(self, ctxt: dict[str, Any]) -> dict[str, Any]:
         return ctxt
 
 
@@ -61,10 +63,12 @@ class ApiAPI(rpc.RPCAPI):
     BINARY = "ashlar-api"
     RPC_API_VERSION = "1.2"
 
-    def __init__(self, conf: Any, credentials: Credentials) -> None:
+    def __init__(self, conf: cfg.ConfigOpts,
+                 credentials: Credentials) -> None:
         super().__init__(conf, serializer=CredentialSerializer(credentials))
 
-    def _call(self, method: str, version: str = "1.1", **kwargs: Any) -> dict:
+    def _call(self, method: str, version: str = "1.1",
+              **kwargs: object) -> dict[str, Any]:
         """Call with a fresh request id; the answer must echo it.
 
         :raises ForeignReply: it does not.
@@ -77,18 +81,26 @@ class ApiAPI(rpc.RPCAPI):
                                % ctxt.request_id)
         return answer
 
+    def _attachment(self, method: str, **kwargs: object) -> dict[str, Any]:
+        """``_call``'s ``attachment``: the view of the row."""
+        view: dict[str, Any] = self._call(method, "1.1",
+                                          **kwargs)["attachment"]
+        return view
+
     def attachment_create(self, volume_id: str,
                           instance_uuid: str | None = None,
-                          connector: dict | None = None,
-                          mode: str | None = None) -> dict:
+                          connector: dict[str, Any] | None = None,
+                          mode: str | None = None) -> dict[str, Any]:
         """Reserve (and with a connector, connect); the detail view."""
-        return self._call("attachment_create", volume_id=volume_id,
-                          instance_uuid=instance_uuid, connector=connector,
-                          mode=mode)["attachment"]
+        return self._attachment("attachment_create", volume_id=volume_id,
+                                instance_uuid=instance_uuid,
+                                connector=connector, mode=mode)
 
-    def attachment_update(self, attachment_id: str, connector: dict) -> dict:
-        return self._call("attachment_update", attachment_id=attachment_id,
-                          connector=connector)["attachment"]
+    def attachment_update(self, attachment_id: str,
+                          connector: dict[str, Any]) -> dict[str, Any]:
+        return self._attachment("attachment_update",
+                                attachment_id=attachment_id,
+                                connector=connector)
 
     def attachment_complete(self, attachment_id: str,
                             clients: list[str] | None = None) -> None:
@@ -100,18 +112,18 @@ class ApiAPI(rpc.RPCAPI):
         self._call("attachment_complete", "1.2",
                    attachment_id=attachment_id, clients=clients)
 
-    def attachment_takeover(self, attachment_id: str) -> dict:
+    def attachment_takeover(self, attachment_id: str) -> dict[str, Any]:
         """Fence the volume's other writers, make this one read/write;
         ``{"attachment", "fenced"}``."""
         return self._call("attachment_takeover", "1.2",
                           attachment_id=attachment_id)
 
-    def attachment_get(self, attachment_id: str) -> dict:
+    def attachment_get(self, attachment_id: str) -> dict[str, Any]:
         """Detail view plus ``shared_connections_by_attachment``."""
-        return self._call("attachment_get",
-                          attachment_id=attachment_id)["attachment"]
+        return self._attachment("attachment_get",
+                                attachment_id=attachment_id)
 
-    def attachment_delete(self, attachment_id: str) -> dict:
+    def attachment_delete(self, attachment_id: str) -> dict[str, Any]:
         """The remaining attachments and the shared connections."""
         return self._call("attachment_delete", attachment_id=attachment_id)
 

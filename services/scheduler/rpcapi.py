@@ -1,8 +1,18 @@
 """Client side of the scheduler's RPC API, and the capability fanout."""
 
+from typing import Any, TypedDict
+
 from common import constants
 from common import rpc
 from common.context import RequestContext
+
+
+class BackendReport(TypedDict):
+    """A backend's last report as ``get_pools`` answers it."""
+
+    age: float                  # seconds since the scheduler received it
+    timestamp: float            # when the backend made it
+    capabilities: dict[str, Any]    # the report, its ``pools`` included
 
 
 class SchedulerAPI(rpc.RPCAPI):
@@ -28,7 +38,7 @@ class SchedulerAPI(rpc.RPCAPI):
 
     @rpc.assert_min_rpc_version("1.2")
     def migrate_volume(self, ctxt: RequestContext, volume_id: str,
-                       new_type_id: str, source: dict,
+                       new_type_id: str, source: dict[str, Any],
                        host: str | None = None) -> None:
         """Choose a pool of the (new) type for a migrating volume whose
         data its node offers as ``source``, or check pool ``host``, and
@@ -37,10 +47,12 @@ class SchedulerAPI(rpc.RPCAPI):
             ctxt, "migrate_volume", volume_id=volume_id,
             new_type_id=new_type_id, source=source, host=host)
 
-    def get_pools(self, ctxt: RequestContext) -> dict:
+    def get_pools(self, ctxt: RequestContext) -> dict[str, BackendReport]:
         """Return each backend's last report: {host: {age, timestamp,
         capabilities}}."""
-        return self._prepare(version="1.0").call(ctxt, "get_pools")
+        reports: dict[str, BackendReport] = self._prepare(
+            version="1.0").call(ctxt, "get_pools")
+        return reports
 
 
 class CapabilitiesAPI(rpc.RPCAPI):
@@ -57,7 +69,8 @@ class CapabilitiesAPI(rpc.RPCAPI):
     RPC_API_VERSION = "1.1"
 
     def update_service_capabilities(self, ctxt: RequestContext,
-                                    service_host: str, capabilities: dict,
+                                    service_host: str,
+                                    capabilities: dict[str, Any],
                                     timestamp: float) -> None:
         """Broadcast one backend's report (fanout cast)."""
         self._prepare(fanout=True, version="1.0").cast(

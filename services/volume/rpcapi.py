@@ -2,7 +2,7 @@
 
 import datetime
 import types
-from typing import Any
+from typing import Any, TypedDict
 
 from common import constants
 from common import rpc
@@ -17,14 +17,40 @@ SNAPSHOT_VOLUME = ("id", "size", "display_name", "provider_location",
                    "readonly", "encrypted", "multiattach", "front_end_qos")
 
 
-def snapshot(row: Any, volume: Any, connector: dict | None = None) -> dict:
+class AttachmentSnapshot(TypedDict):
+    """:func:`snapshot`'s dict: column -> value of the row (``SNAPSHOT_ROW``)
+    and of its volume (``SNAPSHOT_VOLUME``), and the connector."""
+
+    attachment: dict[str, object]
+    volume: dict[str, object]
+    connector: dict[str, Any]
+
+
+class ConnectAnswer(TypedDict):
+    """What ``attachment_connect`` wrote, as it answers it."""
+
+    attach_status: str
+    connection_info: str        # JSON
+    attach_time: str            # ISO 8601
+
+
+class FenceAnswer(TypedDict):
+    """What ``attachment_fence`` recorded, as it answers it."""
+
+    fenced_at: str              # ISO 8601
+    fenced_clients: list[str]
+
+
+def snapshot(row: object, volume: object,
+             connector: dict[str, Any] | None = None) -> AttachmentSnapshot:
     """An attachment as the API just wrote it, for the volume service."""
     return {"attachment": {key: getattr(row, key) for key in SNAPSHOT_ROW},
             "volume": {key: getattr(volume, key) for key in SNAPSHOT_VOLUME},
             "connector": connector or {}}
 
 
-def unpack(snap: dict) -> tuple[Any, Any, dict]:
+def unpack(snap: AttachmentSnapshot) -> tuple[
+        types.SimpleNamespace, types.SimpleNamespace, dict[str, Any]]:
     """``snapshot``'s ``(row, volume, connector)``, attribute access; an
     older api's snapshot has no ``multiattach`` (False) nor
     ``front_end_qos`` (None)."""
@@ -35,7 +61,7 @@ def unpack(snap: dict) -> tuple[Any, Any, dict]:
             snap["connector"])
 
 
-def connected(row: Any, done: dict) -> Any:
+def connected(row: object, done: ConnectAnswer) -> types.SimpleNamespace:
     """``row`` with what ``attachment_connect`` answered applied."""
     return types.SimpleNamespace(**dict(
         vars(row), transition=None, attach_status=done["attach_status"],
@@ -97,7 +123,8 @@ class VolumeAPI(rpc.RPCAPI):
 
     @rpc.assert_min_rpc_version("1.2")
     def attachment_connect(self, ctxt: RequestContext, host: str,
-                           attachment_id: str, snap: dict) -> dict:
+                           attachment_id: str, snap: AttachmentSnapshot
+                           ) -> ConnectAnswer:
         """Connect an attachment in flight (``snap``: its ``snapshot``).
 
         A call, bounded by ``rpc_call_timeout``.
@@ -105,13 +132,16 @@ class VolumeAPI(rpc.RPCAPI):
         :returns: ``{"attach_status", "connection_info" (JSON),
             "attach_time" (ISO 8601)}`` as written.
         """
-        return self._prepare(server=backend_of(host), version="1.2").call(
+        done: ConnectAnswer = self._prepare(
+            server=backend_of(host), version="1.2").call(
             ctxt, "attachment_connect", attachment_id=attachment_id,
             snapshot=snap)
+        return done
 
     @rpc.assert_min_rpc_version("1.2")
     def attachment_disconnect(self, ctxt: RequestContext, host: str,
-                              attachment_id: str, snap: dict) -> None:
+                              attachment_id: str,
+                              snap: AttachmentSnapshot) -> None:
         """Terminate the connection of an attachment being deleted (call)."""
         self._prepare(server=backend_of(host), version="1.2").call(
             ctxt, "attachment_disconnect", attachment_id=attachment_id,
@@ -122,15 +152,18 @@ class VolumeAPI(rpc.RPCAPI):
 
     @rpc.assert_min_rpc_version("1.4")
     def attachment_fence(self, ctxt: RequestContext, host: str,
-                         attachment_id: str, snap: dict) -> dict:
+                         attachment_id: str, snap: AttachmentSnapshot
+                         ) -> FenceAnswer:
         """Revoke the host's I/O of an attachment the api put in the
         ``fencing`` transition, then record the fence (call).
 
         :returns: ``{"fenced_at" (ISO 8601), "fenced_clients": [...]}``.
         """
-        return self._prepare(server=backend_of(host), version="1.4").call(
+        done: FenceAnswer = self._prepare(
+            server=backend_of(host), version="1.4").call(
             ctxt, "attachment_fence", attachment_id=attachment_id,
             snapshot=snap)
+        return done
 
     @rpc.assert_min_rpc_version("1.4")
     def attachment_unfence(self, ctxt: RequestContext, host: str,
@@ -192,7 +225,7 @@ class VolumeAPI(rpc.RPCAPI):
 
     @rpc.assert_min_rpc_version("1.6")
     def migrate_volume_in(self, ctxt: RequestContext, volume_id: str,
-                          host: str, source_host: str, source: dict,
+                          host: str, source_host: str, source: dict[str, Any],
                           new_type_id: str) -> None:
         """Ask pool ``host`` to copy the volume from ``source`` (what
         ``source_host``'s driver said of it) and take it, of the new type."""
