@@ -437,7 +437,7 @@ class VolumeDriver(abc.ABC):
         raise exception.FencingNotSupported(backend=self.backend_name)
 
     def _capacity_report(self, total: int, free: int, provisioned: int,
-                         count: int, state: str, **caps: Any
+                         count: int, state: str, **caps: object
                          ) -> dict[str, Any]:
         """A thin-provisioned pool's report from byte counts; ``caps`` are
         the driver's other capabilities (``multiattach``, ...)."""
@@ -453,7 +453,7 @@ class VolumeDriver(abc.ABC):
             **caps,
         )
 
-    def _build_stats(self, **pool: Any) -> dict[str, Any]:
+    def _build_stats(self, **pool: object) -> dict[str, Any]:
         """Wrap one pool's figures in a report with the backend-level keys."""
         name = self.volume_backend_name
         pool_stats = {
@@ -487,7 +487,8 @@ def load_driver(name: str) -> type[VolumeDriver]:
     :raises InvalidInput: No driver class is registered under that name.
     """
     try:
-        manager = stevedore_driver.DriverManager(DRIVER_NAMESPACE, name)
+        manager: stevedore_driver.DriverManager[object] = \
+            stevedore_driver.DriverManager(DRIVER_NAMESPACE, name)
     except stevedore_exception.NoMatches as exc:
         raise exception.InvalidInput(
             reason=f"No volume driver named {name!r} in {DRIVER_NAMESPACE}."
