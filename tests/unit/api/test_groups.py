@@ -164,6 +164,14 @@ def test_a_consistent_group_type_is_refused_at_once(api):
     assert "consistent group snapshots" in apitest.message(resp)
 
 
+def test_a_group_type_with_a_null_spec_is_usable(api):
+    type_id = _gtype(api, group_specs={
+        "consistent_group_snapshot_enabled": None})["id"]
+    resp = api.call("POST", "/groups", {"group": {
+        "group_type": type_id, "volume_types": [_default_type().id]}})
+    assert resp.status_code == 202, resp.json
+
+
 def test_update_moves_volumes_in_and_out(api):
     group_id = _group(api)
     inside = _in_group(api, group_id)
