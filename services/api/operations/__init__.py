@@ -5,13 +5,23 @@ compare-and-swap status changes and cast to the other services.  Neither the
 resources nor the RPC endpoint touch the database or the bus themselves.
 """
 
-from typing import Any
+from typing import Protocol, TypeVar
 
 from common.context import RequestContext
 
 
-def visible(ctxt: RequestContext, row: Any, rule: str,
-            missing: Exception) -> Any:
+class Owned(Protocol):
+    """A row of a project's (the target of its policy checks)."""
+
+    @property
+    def project_id(self) -> str: ...
+
+
+OwnedT = TypeVar("OwnedT", bound=Owned)
+
+
+def visible(ctxt: RequestContext, row: OwnedT, rule: str,
+            missing: Exception) -> OwnedT:
     """``row`` if ``rule`` lets the caller read it (its project as the
     target), else ``missing``: another project's row does not exist for the
     caller, as in Cinder."""

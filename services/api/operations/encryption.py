@@ -7,17 +7,19 @@ should encrypt; they change only while no volume uses the type.
 """
 
 import uuid
-from typing import Any
 
 from common import attach_rules
 from common import exception
 from common.context import RequestContext
+from common.db import models
 from common.db.api import types as types_db
 from services.api.operations import types as type_ops
 
 FIELDS = ("provider", "cipher", "key_size", "control_location")
 _RULE = "volume_extension:volume_type_encryption:%s"
 _SCOPE = attach_rules.ENCRYPTION_SCOPE
+#: A type and its encryption fields (``FIELDS``, as its specs hold them).
+TypeEncryption = tuple[models.VolumeType, dict[str, str | None]]
 
 
 def encryption_id(type_id: str) -> str:
@@ -26,19 +28,20 @@ def encryption_id(type_id: str) -> str:
 
 
 class EncryptionOperations:
-    def get(self, ctxt: RequestContext, type_id: str) -> tuple[Any, dict]:
+    def get(self, ctxt: RequestContext, type_id: str) -> TypeEncryption:
         """The type and its encryption fields (empty: not encrypted)."""
         ctxt.can(_RULE % "get")
         return self._read(ctxt, type_id)
 
     @staticmethod
-    def _read(ctxt: RequestContext, type_id: str) -> tuple[Any, dict]:
-        row = types_db.type_get(ctxt, type_id)
+    def _read(ctxt: RequestContext, type_id: str) -> TypeEncryption:
+        row: models.VolumeType = types_db.type_get(ctxt, type_id)
         specs = types_db.specs_of(row)
         return row, {field: specs[_SCOPE + field] for field in FIELDS
                      if _SCOPE + field in specs}
 
-    def create(self, ctxt: RequestContext, type_id: str, values: dict) -> dict:
+    def create(self, ctxt: RequestContext, type_id: str,
+               values: dict[str, object]) -> dict[str, object]:
         """:raises Invalid: the type is encrypted already, or multiattach.
         :raises VolumeTypeInUse: volumes use the type."""
         ctxt.can(_RULE % "create")
@@ -49,7 +52,7 @@ class EncryptionOperations:
         return self._write(ctxt, row, values)
 
     def update(self, ctxt: RequestContext, type_id: str, enc_id: str,
-               values: dict) -> dict:
+               values: dict[str, object]) -> dict[str, object]:
         ctxt.can(_RULE % "update")
         row, found = self._existing(ctxt, type_id, enc_id)
         self._write(ctxt, row, {**found, **values})
@@ -61,7 +64,7 @@ class EncryptionOperations:
         types_db.specs_replace_scope(ctxt, type_id, _SCOPE, {})
 
     def _existing(self, ctxt: RequestContext, type_id: str,
-                  enc_id: str) -> tuple[Any, dict]:
+                  enc_id: str) -> TypeEncryption:
         row, found = self._read(ctxt, type_id)
         if not found or enc_id != encryption_id(type_id):
             raise exception.NotFound("Volume type encryption for type %s "
@@ -69,7 +72,8 @@ class EncryptionOperations:
         return row, found
 
     @staticmethod
-    def _write(ctxt: RequestContext, row: Any, values: dict) -> dict:
+    def _write(ctxt: RequestContext, row: models.VolumeType,
+               values: dict[str, object]) -> dict[str, object]:
         specs = {_SCOPE + k: str(v) for k, v in values.items()
                  if v is not None}
         others = {k: v for k, v in types_db.specs_of(row).items()

@@ -7,6 +7,7 @@ from oslo_log import log as logging
 
 from common import exception
 from common.context import RequestContext
+from common.db import models
 from common.db.api import messages as messages_db
 from services.api import operations
 
@@ -14,19 +15,22 @@ LOG = logging.getLogger(__name__)
 
 
 class MessageOperations:
-    def get(self, ctxt: RequestContext, message_id: str) -> Any:
+    def get(self, ctxt: RequestContext, message_id: str) -> models.Message:
         """A message ``message:get`` lets the caller see, else
         MessageNotFound (another project's message does not exist for it).
         """
+        row: models.Message = messages_db.message_get(ctxt, message_id)
         return operations.visible(
-            ctxt, messages_db.message_get(ctxt, message_id), "message:get",
+            ctxt, row, "message:get",
             exception.MessageNotFound(message_id=message_id))
 
     def list(self, ctxt: RequestContext, all_tenants: bool = False,
-             **kwargs: Any) -> list:
+             **kwargs: Any) -> list[models.Message]:
         project = operations.listed_project(ctxt, all_tenants)
         ctxt.can("message:get_all", {"project_id": project})
-        return messages_db.message_list(ctxt, project_id=project, **kwargs)
+        rows: list[models.Message] = messages_db.message_list(
+            ctxt, project_id=project, **kwargs)
+        return rows
 
     def delete(self, ctxt: RequestContext, message_id: str) -> None:
         row = self.get(ctxt, message_id)

@@ -7,6 +7,7 @@ given to compute hosts in an attachment's ``connection_info``,
 kept, not enforced by Ashlar's drivers) or ``both``.
 """
 
+import builtins
 import uuid
 from typing import Any
 
@@ -14,6 +15,7 @@ from oslo_log import log as logging
 
 from common import exception
 from common.context import RequestContext
+from common.db import models
 from common.db.api import qos as qos_db
 
 LOG = logging.getLogger(__name__)
@@ -29,27 +31,32 @@ def _consumer(value: str | None) -> str | None:
 
 
 class QoSOperations:
-    def create(self, ctxt: RequestContext, name: str, specs: dict) -> Any:
+    def create(self, ctxt: RequestContext, name: str,
+               specs: dict[str, str]) -> models.QoSSpecs:
         """:raises QoSSpecsExists: the name is taken (409)."""
         ctxt.can(_RULE % "create")
         specs = dict(specs)
         consumer = _consumer(specs.pop("consumer", None)) or "back-end"
-        row = qos_db.qos_create(ctxt, {
+        row: models.QoSSpecs = qos_db.qos_create(ctxt, {
             "id": str(uuid.uuid4()), "name": name.strip(),
             "consumer": consumer}, specs)
         LOG.info("QoS specs %(id)s (%(name)s) created",
                  {"id": row.id, "name": row.name})
         return row
 
-    def get(self, ctxt: RequestContext, qos_id: str) -> Any:
+    def get(self, ctxt: RequestContext, qos_id: str) -> models.QoSSpecs:
         ctxt.can(_RULE % "get")
-        return qos_db.qos_get(ctxt, qos_id)
+        row: models.QoSSpecs = qos_db.qos_get(ctxt, qos_id)
+        return row
 
-    def list(self, ctxt: RequestContext, **kwargs: Any) -> list:
+    def list(self, ctxt: RequestContext,
+             **kwargs: Any) -> list[models.QoSSpecs]:
         ctxt.can(_RULE % "get_all")
-        return qos_db.qos_list(ctxt, **kwargs)
+        rows: list[models.QoSSpecs] = qos_db.qos_list(ctxt, **kwargs)
+        return rows
 
-    def set_keys(self, ctxt: RequestContext, qos_id: str, specs: dict) -> dict:
+    def set_keys(self, ctxt: RequestContext, qos_id: str,
+                 specs: dict[str, str]) -> dict[str, str]:
         """Set keys (``consumer`` changes the consumer); the keys given."""
         ctxt.can(_RULE % "update")
         values = dict(specs)
@@ -58,7 +65,7 @@ class QoSOperations:
         return specs
 
     def unset_keys(self, ctxt: RequestContext, qos_id: str,
-                   keys: list) -> None:
+                   keys: builtins.list[str]) -> None:
         """:raises QoSSpecsKeyNotFound: a key is not set (none goes)."""
         ctxt.can(_RULE % "update")
         qos_db.qos_update(ctxt, qos_id, {}, delete_keys=keys)
@@ -69,9 +76,12 @@ class QoSOperations:
         qos_db.qos_destroy(ctxt, qos_id, force)
         LOG.info("QoS specs %s deleted", qos_id)
 
-    def associations(self, ctxt: RequestContext, qos_id: str) -> list:
+    def associations(self, ctxt: RequestContext,
+                     qos_id: str) -> builtins.list[models.VolumeType]:
         ctxt.can(_RULE % "get")
-        return qos_db.qos_associations(ctxt, qos_id)
+        types: builtins.list[models.VolumeType] = qos_db.qos_associations(
+            ctxt, qos_id)
+        return types
 
     def associate(self, ctxt: RequestContext, qos_id: str,
                   type_id: str | None) -> None:

@@ -2,7 +2,7 @@
 class ``default``), and their changes (``os-quota-sets``,
 ``os-quota-class-sets``)."""
 
-from typing import Any
+from collections.abc import Mapping
 
 from oslo_config import cfg
 from oslo_log import log as logging
@@ -18,7 +18,7 @@ LOG = logging.getLogger(__name__)
 NON_QUOTA_KEYS = ("tenant_id", "id")
 
 
-def _limit(value: Any) -> int:
+def _limit(value: object) -> int:
     """Cinder's checks of one limit.
 
     :raises Invalid: not an integer (or its text), below -1, or above
@@ -43,7 +43,8 @@ class QuotaOperations:
     def __init__(self, conf: cfg.ConfigOpts) -> None:
         self.conf = conf
 
-    def _valid(self, ctxt: RequestContext, values: dict) -> dict[str, int]:
+    def _valid(self, ctxt: RequestContext,
+               values: Mapping[str, object]) -> dict[str, int]:
         """``values`` as resource -> limit.
 
         :raises Invalid: an unknown resource or a bad limit.
@@ -58,22 +59,26 @@ class QuotaOperations:
                 if key not in NON_QUOTA_KEYS}
 
     def show(self, ctxt: RequestContext, project_id: str,
-             usage: bool = False) -> dict:
+             usage: bool = False
+             ) -> dict[str, int] | dict[str, dict[str, int]]:
         """Each resource's limit, or ``{limit, in_use, reserved}``."""
         ctxt.can("volume_extension:quotas:show", {"project_id": project_id})
-        limits = quotas_db.project_limits(ctxt, self.conf, project_id)
+        limits: dict[str, int] = quotas_db.project_limits(ctxt, self.conf,
+                                                          project_id)
         if not usage:
             return limits
-        used = quotas_db.usage(ctxt, project_id)
+        used: dict[str, int] = quotas_db.usage(ctxt, project_id)
         return {name: {"limit": limit, "in_use": used.get(name, 0),
                        "reserved": 0} for name, limit in limits.items()}
 
-    def defaults(self, ctxt: RequestContext, project_id: str) -> dict:
+    def defaults(self, ctxt: RequestContext,
+                 project_id: str) -> dict[str, int]:
         ctxt.can("volume_extension:quotas:show", {"project_id": project_id})
-        return quotas_db.class_limits(ctxt, self.conf)
+        limits: dict[str, int] = quotas_db.class_limits(ctxt, self.conf)
+        return limits
 
     def update(self, ctxt: RequestContext, project_id: str,
-               values: dict) -> dict:
+               values: Mapping[str, object]) -> dict[str, int]:
         """Set the project's own limits; the new limits.
 
         :raises Invalid: a bad key or limit, or a limit below what the
@@ -81,7 +86,7 @@ class QuotaOperations:
         """
         ctxt.can("volume_extension:quotas:update", {"project_id": project_id})
         limits = self._valid(ctxt, values)
-        used = quotas_db.usage(ctxt, project_id)
+        used: dict[str, int] = quotas_db.usage(ctxt, project_id)
         for name, limit in limits.items():
             if limit != quota.UNLIMITED and limit < used.get(name, 0):
                 raise exception.Invalid(
@@ -91,7 +96,9 @@ class QuotaOperations:
         quotas_db.project_set(ctxt, project_id, limits)
         LOG.info("Quotas of project %(project)s set: %(limits)s",
                  {"project": project_id, "limits": limits})
-        return quotas_db.project_limits(ctxt, self.conf, project_id)
+        now: dict[str, int] = quotas_db.project_limits(ctxt, self.conf,
+                                                       project_id)
+        return now
 
     def delete(self, ctxt: RequestContext, project_id: str) -> None:
         """Back to the defaults."""
@@ -99,15 +106,20 @@ class QuotaOperations:
         quotas_db.project_reset(ctxt, project_id)
         LOG.info("Quotas of project %s reset to the defaults", project_id)
 
-    def class_show(self, ctxt: RequestContext, class_name: str) -> dict:
+    def class_show(self, ctxt: RequestContext,
+                   class_name: str) -> dict[str, int]:
         ctxt.can("volume_extension:quota_classes", {})
-        return quotas_db.class_limits(ctxt, self.conf, class_name)
+        limits: dict[str, int] = quotas_db.class_limits(ctxt, self.conf,
+                                                        class_name)
+        return limits
 
     def class_update(self, ctxt: RequestContext, class_name: str,
-                     values: dict) -> dict:
+                     values: Mapping[str, object]) -> dict[str, int]:
         ctxt.can("volume_extension:quota_classes", {})
         limits = self._valid(ctxt, values)
         quotas_db.class_set(ctxt, class_name, limits)
         LOG.info("Quota class %(name)s set: %(limits)s",
                  {"name": class_name, "limits": limits})
-        return quotas_db.class_limits(ctxt, self.conf, class_name)
+        now: dict[str, int] = quotas_db.class_limits(ctxt, self.conf,
+                                                     class_name)
+        return now

@@ -15,6 +15,7 @@ from common import exception
 from common import quota
 from common import states
 from common.context import RequestContext
+from common.db import models
 from common.db.api import snapshots as snapshots_db
 from common.db.api import transfers as transfers_db
 from common.db.api import volumes as volumes_db
@@ -39,7 +40,7 @@ class TransferOperations:
         self.volumes = volumes
 
     def create(self, ctxt: RequestContext, volume_id: str, name: str | None,
-               no_snapshots: bool = False) -> tuple[Any, str]:
+               no_snapshots: bool = False) -> tuple[models.Transfer, str]:
         """Offer the volume; ``awaiting-transfer`` until accepted or
         cancelled.
 
@@ -80,7 +81,7 @@ class TransferOperations:
             expected["snapshot_count"] = len(snapshots)
         auth_key = secrets.token_hex(KEY_LENGTH // 2)
         salt = secrets.token_hex(SALT_LENGTH // 2)
-        row = transfers_db.transfer_create(ctxt, {
+        row: models.Transfer | None = transfers_db.transfer_create(ctxt, {
             "id": str(uuid.uuid4()), "volume_id": volume_id,
             "project_id": volume.project_id, "display_name": name,
             "salt": salt, "crypt_hash": _hash(salt, auth_key),
@@ -93,19 +94,22 @@ class TransferOperations:
                  {"vol": volume_id, "id": row.id})
         return row, auth_key
 
-    def get(self, ctxt: RequestContext, transfer_id: str) -> Any:
+    def get(self, ctxt: RequestContext,
+            transfer_id: str) -> models.Transfer:
         """A transfer of the caller's project (another's does not exist
         for it)."""
+        row: models.Transfer = transfers_db.transfer_get(ctxt, transfer_id)
         return operations.visible(
-            ctxt, transfers_db.transfer_get(ctxt, transfer_id),
-            "volume:get_transfer",
+            ctxt, row, "volume:get_transfer",
             exception.TransferNotFound(transfer_id=transfer_id))
 
     def list(self, ctxt: RequestContext, all_tenants: bool = False,
-             **kwargs: Any) -> list:
+             **kwargs: Any) -> list[models.Transfer]:
         project = operations.listed_project(ctxt, all_tenants)
         ctxt.can("volume:get_all_transfers", {"project_id": project})
-        return transfers_db.transfer_list(ctxt, project_id=project, **kwargs)
+        rows: list[models.Transfer] = transfers_db.transfer_list(
+            ctxt, project_id=project, **kwargs)
+        return rows
 
     def delete(self, ctxt: RequestContext, transfer_id: str) -> None:
         """Cancel: the volume is ``available`` again."""
@@ -116,7 +120,7 @@ class TransferOperations:
         LOG.info("Transfer %s cancelled", transfer_id)
 
     def accept(self, ctxt: RequestContext, transfer_id: str,
-               auth_key: str) -> Any:
+               auth_key: str) -> models.Transfer:
         """Take the volume into the caller's project, within its quota.
 
         :raises TransferNotFound: no such transfer (any more).
@@ -125,7 +129,7 @@ class TransferOperations:
         """
         project = ctxt.require_project()
         ctxt.can("volume:accept_transfer", {"project_id": project})
-        row = transfers_db.transfer_get(ctxt, transfer_id)
+        row: models.Transfer = transfers_db.transfer_get(ctxt, transfer_id)
         if not hmac.compare_digest(_hash(row.salt, auth_key), row.crypt_hash):
             raise exception.InvalidAuthKey(
                 reason="Attempt to transfer %s with invalid auth key."

@@ -5,6 +5,7 @@ from oslo_config import cfg
 from common import quota
 from common import zones
 from common.context import RequestContext
+from common.db import models
 from common.db.api import quotas as quotas_db
 from common.db.api import volumes as volumes_db
 from services.api import operations
@@ -22,7 +23,7 @@ class UsageOperations:
         self.conf = conf
 
     def absolute(self, ctxt: RequestContext,
-                 project_id: str | None = None) -> dict:
+                 project_id: str | None = None) -> dict[str, int]:
         """Return ``limits.absolute`` for the caller's project.
 
         :param project_id: another project, honoured for administrators
@@ -31,7 +32,8 @@ class UsageOperations:
         """
         if project_id is None or not ctxt.is_admin:
             project_id = ctxt.require_project()
-        limits = quotas_db.project_limits(ctxt, self.conf, project_id)
+        limits: dict[str, int] = quotas_db.project_limits(ctxt, self.conf,
+                                                          project_id)
         result = {name: limits[resource] for name, resource in _MAXIMA}
         if not ctxt.can("limits_extension:used_limits",
                         {"project_id": project_id}, fatal=False):
@@ -53,7 +55,8 @@ class UsageOperations:
         """
         project = operations.listed_project(ctxt, all_tenants)
         ctxt.can("volume:get_all", {"project_id": project})
-        volumes = volumes_db.volume_list(ctxt, project_id=project)
+        volumes: list[models.Volume] = volumes_db.volume_list(
+            ctxt, project_id=project)
         metadata: dict[str, list[str]] = {}
         for row in volumes:
             for key, value in volumes_db.metadata_of(row).items():
