@@ -12,13 +12,17 @@ from common import exception
 from common import extra_specs
 from common import zones
 from common.context import RequestContext
+from common.db import models
 from common.db.api import services as services_db
 from common.db.api import types as types_db
 from common.db.api import volumes as volumes_db
 from services.scheduler import rpcapi as scheduler_rpcapi
 
+#: A service row and whether it is up (heartbeating).
+ServiceState = tuple[models.Service, bool]
 
-def equal_after_convert(capability: Any, value: str) -> bool:
+
+def equal_after_convert(capability: object, value: str) -> bool:
     """Compare a capability with a query value, as Cinder's get_pools does.
 
     Same types compare as they are, a boolean capability reads the value
@@ -38,22 +42,26 @@ class BackendOperations:
         self.scheduler = scheduler
 
     def services(self, ctxt: RequestContext, host: str | None,
-                 binary: str | None) -> list[tuple[Any, bool]]:
+                 binary: str | None) -> list[ServiceState]:
         """(row, is up) for each service."""
         ctxt.can("volume_extension:services:index")
+        rows: list[models.Service] = services_db.service_list(ctxt, host,
+                                                              binary)
         return [(row, services_db.is_up(row, self.conf.service_down_time))
-                for row in services_db.service_list(ctxt, host, binary)]
+                for row in rows]
 
     def set_disabled(self, ctxt: RequestContext, host: str, binary: str,
-                     disabled: bool, reason: str | None) -> Any:
+                     disabled: bool,
+                     reason: str | None) -> models.Service:
         ctxt.can("volume_extension:services:update")
         try:
-            return services_db.service_set_disabled(ctxt, host, binary,
-                                                    disabled, reason)
+            row: models.Service = services_db.service_set_disabled(
+                ctxt, host, binary, disabled, reason)
         except exception.ServiceNotFound:
             raise exception.NotFound(
                 "Could not find binary %s on host %s." % (
                     constants.cinder_binary(binary), host))
+        return row
 
     def freeze(self, ctxt: RequestContext, host: str | None,
                action: str) -> NoReturn:
@@ -77,12 +85,13 @@ class BackendOperations:
                        action.capitalize(), host))
 
     def hosts(self, ctxt: RequestContext,
-              zone: str | None) -> list[tuple[Any, bool]]:
+              zone: str | None) -> list[ServiceState]:
         """(row, is up) of each enabled service (of ``zone``), as Cinder's
         os-hosts lists them."""
         ctxt.can("volume_extension:hosts")
+        rows: list[models.Service] = services_db.service_list(ctxt)
         return [(row, services_db.is_up(row, self.conf.service_down_time))
-                for row in services_db.service_list(ctxt)
+                for row in rows
                 if not row.disabled
                 and zones.service_in(row.availability_zone, zone)]
 
@@ -98,9 +107,11 @@ class BackendOperations:
                    services_db.service_list(
                        ctxt, binary=constants.VOLUME_BINARY)):
             raise exception.HostNotFound(host=host)
-        return volumes_db.usage_on_host(ctxt, host)
+        usage: dict[str, list[int]] = volumes_db.usage_on_host(ctxt, host)
+        return usage
 
-    def reports(self, ctxt: RequestContext) -> dict:
+    def reports(self, ctxt: RequestContext
+                ) -> dict[str, scheduler_rpcapi.BackendReport]:
         """Each backend's last report, from a scheduler."""
         return self.scheduler.get_pools(ctxt)
 
@@ -111,7 +122,7 @@ class BackendOperations:
 
     def pools(self, ctxt: RequestContext, name: str | None = None,
               capability_filters: Mapping[str, str] | None = None,
-              volume_type: str | None = None) -> dict[str, dict]:
+              volume_type: str | None = None) -> dict[str, dict[str, Any]]:
         """``{host@backend#pool: capabilities}`` of the pools a scheduler
         would consider: fresh reports of enabled, heartbeating services.
 
@@ -155,7 +166,7 @@ class BackendOperations:
                 for pool, caps in self.pools(ctxt).items()}
 
     def capabilities(self, ctxt: RequestContext,
-                     host: str) -> tuple[str, dict]:
+                     host: str) -> tuple[str, dict[str, Any]]:
         """The last report of ``host@backend`` (or the first backend of a
         bare ``host``; a ``#pool`` suffix is ignored).
 

@@ -16,6 +16,7 @@ from common import exception
 from common import quota
 from common import states
 from common.context import RequestContext
+from common.db import models
 from common.db.api import group_snapshots as gsnaps_db
 from common.db.api import groups as groups_db
 from services.api import operations
@@ -35,19 +36,23 @@ class GroupSnapshotOperations:
         self.volumes = volumes
         self.volume = volume
 
-    def get(self, ctxt: RequestContext, gsnap_id: str) -> Any:
+    def get(self, ctxt: RequestContext,
+            gsnap_id: str) -> models.GroupSnapshot:
+        row: models.GroupSnapshot = gsnaps_db.gsnap_get(ctxt, gsnap_id)
         return operations.visible(
-            ctxt, gsnaps_db.gsnap_get(ctxt, gsnap_id),
-            "group:get_group_snapshot",
+            ctxt, row, "group:get_group_snapshot",
             exception.GroupSnapshotNotFound(group_snapshot_id=gsnap_id))
 
     def list(self, ctxt: RequestContext, all_tenants: bool = False,
-             **kwargs: Any) -> list:
+             **kwargs: Any) -> list[models.GroupSnapshot]:
         project = operations.listed_project(ctxt, all_tenants)
         ctxt.can("group:get_all_group_snapshots", {"project_id": project})
-        return gsnaps_db.gsnap_list(ctxt, project_id=project, **kwargs)
+        rows: list[models.GroupSnapshot] = gsnaps_db.gsnap_list(
+            ctxt, project_id=project, **kwargs)
+        return rows
 
-    def _member(self, ctxt: RequestContext, vol: Any, name: str | None,
+    def _member(self, ctxt: RequestContext, vol: models.Volume,
+                name: str | None,
                 description: str | None) -> gsnaps_db.Member:
         change = quota.Change(vol.volume_type.name, snapshots=1,
                               gigabytes=vol.size)
@@ -64,7 +69,7 @@ class GroupSnapshotOperations:
                                          change))
 
     def create(self, ctxt: RequestContext, group_id: str, name: str | None,
-               description: str | None) -> Any:
+               description: str | None) -> models.GroupSnapshot:
         """Write the group snapshot and a ``creating`` snapshot of each
         volume of the group, and cast each to its volume's node.
 
@@ -77,7 +82,7 @@ class GroupSnapshotOperations:
                  {"project_id": group.project_id})
         members = [self._member(ctxt, vol, name, description)
                    for vol in groups_db.volumes_of(ctxt, group_id)]
-        row = gsnaps_db.gsnap_create(ctxt, {
+        row: models.GroupSnapshot = gsnaps_db.gsnap_create(ctxt, {
             "id": str(uuid.uuid4()), "group_id": group_id,
             "project_id": group.project_id, "user_id": ctxt.user_id,
             "name": name, "description": description,

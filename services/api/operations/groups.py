@@ -10,7 +10,7 @@ as a volume's: a volume type no backend can satisfy refuses the group.
 """
 
 import uuid
-from typing import Any
+from typing import Any, TypedDict
 
 from oslo_config import cfg
 from oslo_log import log as logging
@@ -20,6 +20,7 @@ from common import exception
 from common import states
 from common import zones
 from common.context import RequestContext
+from common.db import models
 from common.db.api import group_snapshots as gsnaps_db
 from common.db.api import groups as groups_db
 from common.db.api import quotas as quotas_db
@@ -38,6 +39,16 @@ def _ids(value: str | None) -> list[str]:
     return [item for item in (value or "").strip(",").split(",") if item]
 
 
+class _Member(TypedDict, total=False):
+    """What ``VolumeOperations.create`` is given for a volume of a group
+    made from a source: a copy of one of its snapshots or volumes."""
+
+    snapshot_id: str
+    source_volid: str
+    name: str | None
+    volume_type: str
+
+
 class GroupOperations:
     def __init__(self, conf: cfg.ConfigOpts,
                  volumes: volume_ops.VolumeOperations,
@@ -48,17 +59,20 @@ class GroupOperations:
         self.group_types = group_types
         self.volume = volume
 
-    def get(self, ctxt: RequestContext, group_id: str) -> Any:
+    def get(self, ctxt: RequestContext, group_id: str) -> models.Group:
         """A group ``group:get`` lets the caller see, else GroupNotFound."""
         return self.volumes.group(ctxt, group_id)
 
-    def volumes_of(self, ctxt: RequestContext, group_id: str) -> list:
-        return groups_db.volumes_of(ctxt, group_id)
+    def volumes_of(self, ctxt: RequestContext,
+                   group_id: str) -> list[models.Volume]:
+        volumes: list[models.Volume] = groups_db.volumes_of(ctxt, group_id)
+        return volumes
 
     def create(self, ctxt: RequestContext, name: str | None,
                description: str | None, group_type: str,
                volume_types: list[str], availability_zone: str | None = None,
-               status: str = GRP.AVAILABLE, **source: str | None) -> Any:
+               status: str = GRP.AVAILABLE,
+               **source: str | None) -> models.Group:
         """Write the group, ``available`` (``creating`` when made from a
         source).
 
@@ -82,7 +96,7 @@ class GroupOperations:
         for vtype, specs in resolved:
             self.volumes.check_place(ctxt, None, vtype, specs, 1, (zone,))
             type_ids.append(vtype.id)
-        row = groups_db.group_create(ctxt, {
+        row: models.Group = groups_db.group_create(ctxt, {
             "id": str(uuid.uuid4()), "project_id": project,
             "user_id": ctxt.user_id, "name": name,
             "description": description, "status": status,
@@ -97,7 +111,7 @@ class GroupOperations:
     def create_from_source(self, ctxt: RequestContext, name: str | None,
                            description: str | None,
                            group_snapshot_id: str | None,
-                           source_group_id: str | None) -> Any:
+                           source_group_id: str | None) -> models.Group:
         """A group of copies of a group's volumes, or of a group
         snapshot's snapshots: ``creating`` while its volumes are written
         and cast, then ``available`` (``error`` if one was refused).
@@ -110,8 +124,19 @@ class GroupOperations:
             raise exception.InvalidInput(
                 reason="Either 'group_snapshot_id' or 'source_group_id' must "
                        "be provided to create group %s from source." % name)
-        if group_snapshot_id:
-            gsnap = gsnaps_db.gsnap_get(ctxt, group_snapshot_id)
+        members: list[_Member]
+        if source_group_id:
+            source = self.get(ctxt, source_group_id)
+            if source.status != GRP.AVAILABLE:
+                raise exception.InvalidGroup(
+                    reason="Source group %s must be available, not %s." % (
+                        source_group_id, source.status))
+            members = [{"source_volid": vol.id, "name": vol.display_name,
+                        "volume_type": vol.volume_type_id}
+                       for vol in groups_db.volumes_of(ctxt, source.id)]
+        else:
+            gsnap: models.GroupSnapshot = gsnaps_db.gsnap_get(
+                ctxt, group_snapshot_id)
             operations.visible(ctxt, gsnap, "group:get_group_snapshot",
                                exception.GroupSnapshotNotFound(
                                    group_snapshot_id=group_snapshot_id))
@@ -123,15 +148,6 @@ class GroupOperations:
             members = [{"snapshot_id": snap.id, "name": snap.display_name,
                         "volume_type": snap.volume.volume_type_id}
                        for snap in gsnaps_db.members(ctxt, gsnap.id)]
-        else:
-            source = self.get(ctxt, source_group_id)
-            if source.status != GRP.AVAILABLE:
-                raise exception.InvalidGroup(
-                    reason="Source group %s must be available, not %s." % (
-                        source_group_id, source.status))
-            members = [{"source_volid": vol.id, "name": vol.display_name,
-                        "volume_type": vol.volume_type_id}
-                       for vol in groups_db.volumes_of(ctxt, source.id)]
         if not members:
             raise exception.InvalidGroup(
                 reason="%s is empty. No group will be created." % (
@@ -144,8 +160,8 @@ class GroupOperations:
         self._fill(ctxt, row, members)
         return row
 
-    def _fill(self, ctxt: RequestContext, row: Any,
-              members: list[dict]) -> None:
+    def _fill(self, ctxt: RequestContext, row: models.Group,
+              members: list[_Member]) -> None:
         into = volume_ops.Into(row, (GRP.CREATING,))
         status = GRP.AVAILABLE
         try:
@@ -221,7 +237,9 @@ class GroupOperations:
         groups_db.group_cas(ctxt, group_id, {}, {"status": status})
 
     def list(self, ctxt: RequestContext, all_tenants: bool = False,
-             **kwargs: Any) -> list:
+             **kwargs: Any) -> list[models.Group]:
         project = operations.listed_project(ctxt, all_tenants)
         ctxt.can("group:get_all", {"project_id": project})
-        return groups_db.group_list(ctxt, project_id=project, **kwargs)
+        rows: list[models.Group] = groups_db.group_list(
+            ctxt, project_id=project, **kwargs)
+        return rows

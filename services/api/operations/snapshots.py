@@ -18,6 +18,7 @@ from common import quota
 from common import rpc
 from common import states
 from common.context import RequestContext
+from common.db import models
 from common.db.api import snapshots as snapshots_db
 from common.db.api import sources as sources_db
 from services.api import operations
@@ -37,20 +38,23 @@ class SnapshotOperations:
         self.volumes = volumes
         self.volume = volume
 
-    def get(self, ctxt: RequestContext, snapshot_id: str) -> Any:
+    def get(self, ctxt: RequestContext,
+            snapshot_id: str) -> models.Snapshot:
         """A snapshot ``volume:get_snapshot`` lets the caller see, else
         SnapshotNotFound."""
         return self.volumes.snapshot(ctxt, snapshot_id)
 
     def list(self, ctxt: RequestContext, all_tenants: bool = False,
-             **kwargs: Any) -> list:
+             **kwargs: Any) -> list[models.Snapshot]:
         project = operations.listed_project(ctxt, all_tenants)
         ctxt.can("volume:get_all_snapshots", {"project_id": project})
-        return snapshots_db.snapshot_list(ctxt, project_id=project, **kwargs)
+        rows: list[models.Snapshot] = snapshots_db.snapshot_list(
+            ctxt, project_id=project, **kwargs)
+        return rows
 
     def create(self, ctxt: RequestContext, volume_id: str, force: bool = False,
                name: str | None = None, description: str | None = None,
-               metadata: dict | None = None) -> Any:
+               metadata: dict[str, str] | None = None) -> models.Snapshot:
         """Write a ``creating`` snapshot and cast it to the volume's node.
 
         :raises InvalidVolume: the volume is not ``available`` (or, with
@@ -67,7 +71,7 @@ class SnapshotOperations:
                                     volume.status))
         change = quota.Change(volume.volume_type.name, snapshots=1,
                               gigabytes=volume.size)
-        row = snapshots_db.snapshot_create(ctxt, {
+        row: models.Snapshot = snapshots_db.snapshot_create(ctxt, {
             "id": str(uuid.uuid4()), "volume_id": volume_id,
             "project_id": volume.project_id, "user_id": ctxt.user_id,
             "status": SNAP.CREATING, "progress": "0%",
@@ -89,10 +93,12 @@ class SnapshotOperations:
         return row
 
     def update(self, ctxt: RequestContext, snapshot_id: str,
-               values: dict) -> Any:
+               values: dict[str, object]) -> models.Snapshot:
         row = self.get(ctxt, snapshot_id)
         ctxt.can("volume:update_snapshot", {"project_id": row.project_id})
-        return snapshots_db.snapshot_update(ctxt, snapshot_id, values)
+        updated: models.Snapshot = snapshots_db.snapshot_update(
+            ctxt, snapshot_id, values)
+        return updated
 
     def delete(self, ctxt: RequestContext, snapshot_id: str,
                force: bool = False) -> None:
@@ -172,15 +178,16 @@ class SnapshotOperations:
                                     "try again." % snapshot_id)
 
     # -- metadata -------------------------------------------------------------
-    def metadata(self, ctxt: RequestContext, snapshot_id: str) -> dict:
+    def metadata(self, ctxt: RequestContext,
+                 snapshot_id: str) -> dict[str, str]:
         row = self.get(ctxt, snapshot_id)
         ctxt.can("volume:get_snapshot_metadata",
                  {"project_id": row.project_id})
         return snapshots_db.metadata_of(row)
 
     def set_metadata(self, ctxt: RequestContext, snapshot_id: str,
-                     metadata: dict, replace: bool,
-                     item: bool = False) -> dict:
+                     metadata: dict[str, str], replace: bool,
+                     item: bool = False) -> dict[str, str]:
         """Merge ``metadata`` into the snapshot's, or replace it all
         (``item``, one key through ``/metadata/{key}``, is a merge)."""
         row = self.get(ctxt, snapshot_id)

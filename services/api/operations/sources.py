@@ -8,9 +8,12 @@ asked for, and at least the source's size; Cinder's rules and messages.
 import dataclasses
 from typing import Any
 
+import sqlalchemy as sa
+
 from common import constants
 from common import exception
 from common import states
+from common.db import models
 from common.db.api import sources as sources_db
 from common.db.api.volumes import Check
 from services.api import faults
@@ -33,7 +36,7 @@ class Source:
         return "%s %s" % (self.kind, self.id)
 
 
-def of_snapshot(row: Any) -> Source:
+def of_snapshot(row: models.Snapshot) -> Source:
     """:raises InvalidSnapshot: it is not ``available``."""
     if row.status != SNAP.AVAILABLE:
         raise exception.InvalidSnapshot(
@@ -75,6 +78,7 @@ def checked_size(size: int | None, source: Source | None) -> int:
     """
     require_size(size, sourced=source is not None)
     if source is None:
+        assert size is not None  # require_size refused it
         return size
     if size is None:
         return source.size
@@ -96,13 +100,13 @@ def holding(source: Source | None, first: Check) -> Check:
     if source is None:
         return first
 
-    def check(session: Any) -> None:
+    def check(session: sa.engine.Connection) -> None:
         first(session)
         sources_db.hold(session, source.kind, source.id, source.statuses)
     return check
 
 
-def columns(source: Source | None) -> dict:
+def columns(source: Source | None) -> dict[str, str | None]:
     """The new row's source columns, and its pool (placed already)."""
     if source is None:
         return {}

@@ -13,8 +13,10 @@ from common import quota
 from common import rpc
 from common import states
 from common.context import RequestContext
+from common.db import models
 from common.db.api import snapshots as snapshots_db
 from common.db.api import volumes as volumes_db
+from services.api.operations import attachments as attachment_ops
 from services.api.operations.volumes import base
 
 LOG = logging.getLogger(__name__)
@@ -107,7 +109,7 @@ class Actions(base.VolumeBase):
                  {"id": volume_id, "snap": snapshot_id})
 
     def _latest_snapshot(self, ctxt: RequestContext, row: Any,
-                         snapshot_id: str) -> tuple[Any, int]:
+                         snapshot_id: str) -> tuple[models.Snapshot, int]:
         """The snapshot a revert goes back to, and how many the volume
         has; Cinder's refusals.
 
@@ -155,7 +157,8 @@ class Actions(base.VolumeBase):
                   {"readonly": readonly}, "a read-only change", ctxt)
 
     def reset_status(self, ctxt: RequestContext, volume_id: str,
-                     attachments: Any, status: str | None = None,
+                     attachments: attachment_ops.AttachmentOperations,
+                     status: str | None = None,
                      attach_status: str | None = None,
                      migration_status: str | None = None) -> None:
         """Admin ``os-reset_status``.
@@ -178,7 +181,7 @@ class Actions(base.VolumeBase):
         if attach_status == constants.AttachStatus.DETACHED:
             attachments.delete_all(ctxt, volume_id)
             row = volumes_db.volume_get(ctxt, volume_id)
-        values: dict = {}
+        values: dict[str, object] = {}
         if status:
             # An extend or retype in flight is over, whatever it did.
             values.update(status=status, pending_size=None,

@@ -4,8 +4,10 @@ the quota (holding the source and the group) and inserts the ``creating``
 row, and the cast to the scheduler or to the source's node."""
 
 import uuid
+from collections.abc import Mapping
 from typing import Any
 
+import sqlalchemy as sa
 from oslo_log import log as logging
 
 from common import attach_rules
@@ -16,6 +18,7 @@ from common import quota
 from common import rpc
 from common import zones
 from common.context import RequestContext
+from common.db import models
 from common.db.api import groups as groups_db
 from common.db.api import volumes as volumes_db
 from services.api.operations import sources
@@ -34,7 +37,8 @@ class Into:
     """The group a new volume joins, and the group statuses that may take
     it (``available``; ``creating`` for a group made from a source)."""
 
-    def __init__(self, group: Any, statuses: tuple[str, ...]) -> None:
+    def __init__(self, group: models.Group,
+                 statuses: tuple[str, ...]) -> None:
         self.group_id = group.id
         self.type_ids = groups_db.type_ids(group)
         self.zone: str | None = group.availability_zone
@@ -50,7 +54,7 @@ class Into:
     def holding(self, check: volumes_db.Check) -> volumes_db.Check:
         """``check``, after locking the group in a status that takes the
         volume, in the transaction that inserts it."""
-        def held(session: Any) -> None:
+        def held(session: sa.engine.Connection) -> None:
             groups_db.hold(session, self.group_id, self.statuses)
             check(session)
         return held
@@ -63,7 +67,8 @@ class Creating(base.VolumeBase):
                name: str | None = None, description: str | None = None,
                volume_type: str | None = None,
                availability_zone: str | None = None,
-               metadata: dict | None = None, multiattach: bool = False,
+               metadata: dict[str, str] | None = None,
+               multiattach: bool = False,
                snapshot_id: str | None = None, source_volid: str | None = None,
                group: Into | str | None = None) -> Any:
         """Write a ``creating`` row and cast it to the scheduler, or, made
@@ -97,7 +102,7 @@ class Creating(base.VolumeBase):
         # check has to read it, are single statements on the autocommit
         # pool: no transaction's round trips on the path of every create.
         vtype, specs = self.resolve_type(
-            ctxt, volume_type or (source and source.volume_type_id))
+            ctxt, volume_type or (source.volume_type_id if source else None))
         allowed = zones.for_volume(ctxt, self.conf, availability_zone, specs,
                                    source=source,
                                    group_zone=group.zone if group else None)
@@ -126,7 +131,8 @@ class Creating(base.VolumeBase):
                   "src": " from %s" % source.describe() if source else ""})
         return row
 
-    def _multiattach(self, ctxt: RequestContext, project: str, specs: dict,
+    def _multiattach(self, ctxt: RequestContext, project: str,
+                     specs: Mapping[str, str | None],
                      encrypted: bool) -> bool:
         """Whether the type makes the volume multiattach, which policy
         ``volume:multiattach`` must then allow.
@@ -142,8 +148,9 @@ class Creating(base.VolumeBase):
                        "volumes.")
         return True
 
-    def _insert(self, ctxt: RequestContext, type_name: str, values: dict,
-                metadata: dict | None, source: sources.Source | None,
+    def _insert(self, ctxt: RequestContext, type_name: str,
+                values: dict[str, Any], metadata: dict[str, str] | None,
+                source: sources.Source | None,
                 group: Into | None) -> Any:
         """Insert the row, in one transaction with the quota check of its
         type (the source and the group held meanwhile)."""
@@ -179,12 +186,12 @@ class Creating(base.VolumeBase):
         return None
 
     def check_place(self, ctxt: RequestContext, source: sources.Source | None,
-                    vtype: Any, specs: dict, size: int,
+                    vtype: Any, specs: dict[str, str | None], size: int,
                     zones: tuple[str, ...]) -> None:
         """The early rejection: a type no fresh pool of ``zones`` offers,
         or a source whose pool cannot take the new volume."""
         if source is not None:
-            if self.cache is not None:
+            if self.cache is not None and source.pool is not None:
                 self.cache.check_pool(source.pool, source.describe(), vtype,
                                       specs, size)
         elif self.early_check is not None:

@@ -4,6 +4,7 @@ volume service, or the row destroyed when no backend holds anything."""
 
 from typing import Any
 
+import sqlalchemy as sa
 from oslo_log import log as logging
 
 from common import constants
@@ -53,14 +54,14 @@ class Deleting(base.VolumeBase):
                        "attachments first." % (volume_id,
                                                row.attachment_count))
         snaps = self._snapshots_going(ctxt, row, force, cascade)
-        expected: dict = {"attachment_count": 0,
+        expected: dict[str, object] = {"attachment_count": 0,
                           "snapshot_count": len(snaps),
                           "migration_status": states.MIGRATION_SETTLED,
                           "group_id": None}
         if not force:
             expected["status"] = states.VOLUME_DELETABLE
 
-        def check(session: Any) -> None:
+        def check(session: sa.engine.Connection) -> None:
             sources_db.refuse_if_copied(session, "volume", volume_id)
             for snapshot_id in snaps:
                 sources_db.refuse_if_copied(session, "snapshot", snapshot_id)

@@ -106,12 +106,13 @@ class Moves(base.VolumeBase):
                   "a retype", ctxt,
                   check=self.quota_check(row.project_id, vtype.id, change))
 
-    def _trusted_pools(self) -> dict[str, dict] | None:
+    def _trusted_pools(self) -> dict[str, dict[str, Any]] | None:
         """The capability view's pools that count now; None without a
         view, or one not trusted (then it tells nothing)."""
         return None if self.cache is None else self.cache.trusted_pools()
 
-    def _needs_migration(self, row: Any, specs: dict) -> bool | None:
+    def _needs_migration(self, row: Any,
+                         specs: dict[str, str | None]) -> bool | None:
         """Whether the volume's pool fails the new type's capability specs
         or zones; None when the capability view cannot tell."""
         if not row.host:
@@ -122,7 +123,7 @@ class Moves(base.VolumeBase):
         return bool(capabilities.misses(pool, specs))
 
     def _check_move(self, ctxt: RequestContext, row: Any, vtype: Any,
-                    specs: dict, policy: str) -> None:
+                    specs: dict[str, str | None], policy: str) -> None:
         """Refuse at once a retype that would have to move the volume but
         cannot: ``never``, what a copy cannot carry, no pool to go to."""
         if policy != "on-demand":
