@@ -24,8 +24,10 @@ from common import attach_rules
 from common import exception
 from common import states
 from common.context import RequestContext
+from common.db import models
 from common.db.api import attachments as attachments_db
 from common.db.api import fencing as fencing_db
+from common.db.api.execution import Record
 from common.db.api.timestamps import utcnow
 from services.api import operations
 from services.volume import rpcapi as volume_rpcapi
@@ -45,7 +47,7 @@ def privileged(ctxt: RequestContext, volume: Any, host: str | None) -> bool:
     return ctxt.can("service_or_admin", _target(volume, host), fatal=False)
 
 
-def _target(volume: Any, host: str | None = None) -> dict:
+def _target(volume: Any, host: str | None = None) -> dict[str, str | None]:
     """The policy target: the volume's project and the compute host the
     attachment is (or is to be) connected to."""
     return {"project_id": volume.project_id, "host": host}
@@ -83,18 +85,18 @@ class AttachmentOperations:
         return volume
 
     @staticmethod
-    def _authorize_row(ctxt: RequestContext, rule: str, row: Any, volume: Any,
-                       host: str | None) -> None:
+    def _authorize_row(ctxt: RequestContext, rule: str, row: Record,
+                       volume: Any, host: str | None) -> None:
         _authorize(ctxt, rule, volume, host,
                    exception.AttachmentNotFound(attachment_id=row.id))
 
-    def authorize_row(self, ctxt: RequestContext, rule: str, row: Any,
+    def authorize_row(self, ctxt: RequestContext, rule: str, row: Record,
                       volume: Any) -> None:
         """Check ``rule`` on the row's volume and connected host."""
         self._authorize_row(ctxt, rule, row, volume, row.attached_host)
 
     def get(self, ctxt: RequestContext,
-            attachment_id: str) -> tuple[Any, list[str]]:
+            attachment_id: str) -> tuple[Record, list[str]]:
         """The row and ``shared_connections_by_attachment`` (one read)."""
         row, volume, shared = attachments_db.attachment_with_volume(
             ctxt, attachment_id, shared=True)
@@ -103,17 +105,18 @@ class AttachmentOperations:
         return row, shared
 
     def list(self, ctxt: RequestContext, all_tenants: bool = False,
-             **kwargs: Any) -> list:
+             **kwargs: Any) -> list[models.VolumeAttachment]:
         project = operations.listed_project(ctxt, all_tenants)
         ctxt.can("volume:attachment_get", {"project_id": project})
-        return attachments_db.attachment_list(ctxt, project_id=project,
-                                              **kwargs)
+        rows: list[models.VolumeAttachment] = attachments_db.attachment_list(
+            ctxt, project_id=project, **kwargs)
+        return rows
 
     # -- create -----------------------------------------------------------
     def create(self, ctxt: RequestContext, volume_id: str,
                instance_uuid: str | None = None,
-               connector: dict | None = None,
-               mode: str | None = None, leased: bool = False) -> Any:
+               connector: dict[str, Any] | None = None,
+               mode: str | None = None, leased: bool = False) -> Record:
         """Reserve the volume for a new attachment; connect it if a
         connector is given.
 
@@ -128,7 +131,8 @@ class AttachmentOperations:
         """
         connector = connector or None
 
-        def decide(volume: Any, specs: dict) -> attachments_db.Reservation:
+        def decide(volume: Any, specs: dict[str, str | None]
+                   ) -> attachments_db.Reservation:
             _authorize(ctxt, "volume:attachment_create", volume,
                        (connector or {}).get("host"),
                        exception.VolumeNotFound(volume_id=volume_id))
@@ -160,8 +164,10 @@ class AttachmentOperations:
         if fenced is not None:
             raise exception.Fenced(id=fenced.id, at=fenced.fenced_at)
 
-    def _reservation(self, ctxt: RequestContext, volume: Any, specs: dict,
-                     instance_uuid: str | None, connector: dict | None,
+    def _reservation(self, ctxt: RequestContext, volume: Any,
+                     specs: dict[str, str | None],
+                     instance_uuid: str | None,
+                     connector: dict[str, Any] | None,
                      mode: str | None) -> attachments_db.Reservation:
         """The bootable-multiattach check, then the guard and the new
         row's columns."""
@@ -195,7 +201,7 @@ class AttachmentOperations:
                           mountpoint=connector.get("mountpoint"))
         return attachments_db.Reservation(guard, values, connector)
 
-    def _lease(self, leased: bool) -> dict:
+    def _lease(self, leased: bool) -> dict[str, datetime.datetime]:
         """The ``lease_expires_at`` of a row an agent creates or connects,
         or whose creator never learnt its id (``[DEFAULT]
         agent_attachment_lease``); nothing otherwise."""
@@ -207,7 +213,7 @@ class AttachmentOperations:
 
     @staticmethod
     def _create_mode(volume: Any, mode: str | None,
-                     connector: dict | None) -> str:
+                     connector: dict[str, Any] | None) -> str:
         if volume.readonly:
             return states.MODE_RO
         if mode:
@@ -230,8 +236,8 @@ class AttachmentOperations:
             fresh.attachment_count, fresh.writer_count, guard, same)
 
     # -- update -----------------------------------------------------------
-    def update(self, ctxt: RequestContext, attachment_id: str, connector: dict,
-               leased: bool = False) -> Any:
+    def update(self, ctxt: RequestContext, attachment_id: str,
+               connector: dict[str, Any], leased: bool = False) -> Record:
         """Give the attachment a connector; the volume service connects it.
 
         :param leased: a compute agent's (the RPC door): renews the lease
@@ -239,7 +245,7 @@ class AttachmentOperations:
 
         :raises Conflict: error volume, busy row, or another host.
         """
-        def decide(row: Any, volume: Any) -> attachments_db.Change:
+        def decide(row: Record, volume: Any) -> attachments_db.Change:
             host = connector.get("host")
             if row.attached_host != host:
                 self._refuse_fenced_host(ctxt, volume.id, host)
@@ -260,8 +266,8 @@ class AttachmentOperations:
                              dict(connector, mode=row.attach_mode))
 
     @staticmethod
-    def _connect_change(row: Any, volume: Any,
-                        connector: dict) -> attachments_db.Change:
+    def _connect_change(row: Record, volume: Any,
+                        connector: dict[str, Any]) -> attachments_db.Change:
         """The compare-and-swap that puts a row in a connect transition."""
         if "error" in volume.status:
             raise exception.Conflict(
@@ -291,8 +297,8 @@ class AttachmentOperations:
             writer_delta=(int(states.is_writer(mode))
                           - int(states.is_writer(row.attach_mode))))
 
-    def _connect(self, ctxt: RequestContext, volume: Any, row: Any,
-                 connector: dict, created: bool = False) -> Any:
+    def _connect(self, ctxt: RequestContext, volume: Any, row: Record,
+                 connector: dict[str, Any], created: bool = False) -> Record:
         """Have the volume service connect a row in a connect transition.
 
         :param created: the row is this request's own: its client learns
@@ -307,8 +313,8 @@ class AttachmentOperations:
             return self._unanswered(ctxt, volume, row, created)
         return volume_rpcapi.connected(row, done)
 
-    def _unanswered(self, ctxt: RequestContext, volume: Any, row: Any,
-                    created: bool) -> Any:
+    def _unanswered(self, ctxt: RequestContext, volume: Any, row: Record,
+                    created: bool) -> Record:
         """The volume service did not answer a connect: the row as it
         stands if it was connected meanwhile; else a 503, and a row the
         client cannot know gets a lease (``agent_attachment_lease``) so
@@ -316,17 +322,19 @@ class AttachmentOperations:
 
         :raises ConnectUnanswered: the row is not connected (yet).
         """
+        now: Record | None
+        lease: dict[str, datetime.datetime]
         try:
-            now = attachments_db.attachment_get(ctxt, row.id)
+            found: Record = attachments_db.attachment_get(ctxt, row.id)
         except exception.AttachmentNotFound:
             now, lease = None, {}
         else:
-            if now.transition is None and now.connection_info:
-                return now
-            lease = self._lease(created)
+            if found.transition is None and found.connection_info:
+                return found
+            now, lease = found, self._lease(created)
         if lease and not attachments_db.attachment_record(
                 ctxt, volume.id, row.id,
-                {"attach_status": now.attach_status}, lease):
+                {"attach_status": found.attach_status}, lease):
             now, lease = None, {}  # the connect failed and removed it
         LOG.warning("The volume service of %(host)s did not answer the "
                     "connect of attachment %(att)s",
@@ -358,7 +366,7 @@ class AttachmentOperations:
         :raises InvalidInput: a client is no single instance at the
             address of the attachment's host (``refuse_foreign_clients``).
         """
-        def decide(row: Any, volume: Any) -> attachments_db.Change | None:
+        def decide(row: Record, volume: Any) -> attachments_db.Change | None:
             self._authorize_row(ctxt, "volume:attachment_complete", row,
                                 volume, row.attached_host)
             states.refuse_fenced(row.id, row.fenced_at)
@@ -366,7 +374,7 @@ class AttachmentOperations:
                                         row.transition)
             expected = {"attach_status": row.attach_status,
                         "transition": None, "fenced_at": None}
-            values = {"attach_status": status}
+            values: dict[str, object] = {"attach_status": status}
             if row.lease_expires_at is not None:
                 expected["lease_expires_at"] = row.lease_expires_at
                 values["lease_expires_at"] = None
@@ -390,7 +398,7 @@ class AttachmentOperations:
 
     # -- delete -----------------------------------------------------------
     def delete(self, ctxt: RequestContext, attachment_id: str,
-               force: bool = False) -> dict:
+               force: bool = False) -> dict[str, Any]:
         """Remove an attachment, its connection (unless shared) first.
 
         Any row may be deleted, one in flight included (see
@@ -403,7 +411,7 @@ class AttachmentOperations:
         :raises ConflictNovaUsingAttachment: a plain user deleting what a
             compute host still holds connected.
         """
-        def decide(row: Any, volume: Any) -> attachments_db.Change | None:
+        def decide(row: Record, volume: Any) -> attachments_db.Change | None:
             self._authorize_row(ctxt, "volume:attachment_delete", row,
                                 volume, row.attached_host)
             if not force and not attach_rules.deletion_allowed(
@@ -435,7 +443,8 @@ class AttachmentOperations:
             return self._disconnect(ctxt, volume, row)
         raise self.changed(ctxt, attachment_id, "delete")
 
-    def _disconnect(self, ctxt: RequestContext, volume: Any, row: Any) -> dict:
+    def _disconnect(self, ctxt: RequestContext, volume: Any,
+                    row: Record) -> dict[str, Any]:
         if volume.host:
             try:
                 self.volume.attachment_disconnect(
@@ -453,7 +462,7 @@ class AttachmentOperations:
         return self._deleted(result)
 
     @staticmethod
-    def _deleted(result: dict) -> dict:
+    def _deleted(result: dict[str, Any]) -> dict[str, Any]:
         LOG.info("Attachment deleted from volume %(vol)s; %(left)d left",
                  {"vol": result["volume_id"],
                   "left": len(result["remaining"])})
@@ -461,7 +470,8 @@ class AttachmentOperations:
 
     # -- volume-level helpers (legacy actions, reset) -----------------------
     def detach(self, ctxt: RequestContext, volume_id: str,
-               attachment_id: str | None = None, force: bool = False) -> dict:
+               attachment_id: str | None = None,
+               force: bool = False) -> dict[str, Any]:
         """Legacy ``os-detach``/``os-force_detach``: delete one attachment.
 
         :raises InvalidVolume: no attachment id while several exist (a
@@ -499,7 +509,7 @@ class AttachmentOperations:
 MAX_CLIENTS = 32
 
 
-def _fate(row: Any, lease: dict) -> str:
+def _fate(row: Record | None, lease: dict[str, datetime.datetime]) -> str:
     """What becomes of a row whose connect was not answered."""
     if row is None:
         return "was not kept"
@@ -553,7 +563,7 @@ def _registered(known: str | None, clients: Sequence[str]) -> str:
     return json.dumps((merged + sorted(set(clients)))[-MAX_CLIENTS:])
 
 
-def _connector_mode(connector: dict) -> str:
+def _connector_mode(connector: dict[str, Any]) -> str:
     mode = connector.get("mode")
     return mode if mode in (states.MODE_RW, states.MODE_RO) else \
         states.MODE_RW

@@ -27,6 +27,7 @@ from common import attach_rules
 from common import exception
 from common import states
 from common.context import RequestContext
+from common.db import models
 from common.db.api import attachments as attachments_db
 from common.db.api import fencing as fencing_db
 from common.db.api.execution import Record
@@ -34,6 +35,10 @@ from services.api.operations import attachments as attachment_ops
 from services.volume import rpcapi as volume_rpcapi
 
 LOG = logging.getLogger(__name__)
+#: What makes a row read/write: the compare-and-swap's expected and new
+#: values, and its connector (None: unchanged).
+WriterChange = tuple[dict[str, object], dict[str, object],
+                     dict[str, Any] | None]
 
 
 class WriterExists(exception.Conflict):
@@ -52,14 +57,14 @@ class FencingOperations:
         self.attachments = attachments
 
     def _read(self, ctxt: RequestContext, rule: str, attachment_id: str
-              ) -> tuple[Any, Any]:
+              ) -> tuple[Record, Record]:
         row, volume, _none = attachments_db.attachment_with_volume(
             ctxt, attachment_id)
         self.attachments.authorize_row(ctxt, rule, row, volume)
         return row, volume
 
     # -- fence ------------------------------------------------------------
-    def fence(self, ctxt: RequestContext, attachment_id: str) -> Any:
+    def fence(self, ctxt: RequestContext, attachment_id: str) -> Record:
         """Revoke the attachment's host's I/O to the volume; idempotent.
 
         :returns: the row, fenced.
@@ -70,7 +75,8 @@ class FencingOperations:
                                  attachment_id)
         return self._fence(ctxt, row, volume)
 
-    def _fence(self, ctxt: RequestContext, row: Any, volume: Any) -> Any:
+    def _fence(self, ctxt: RequestContext, row: Record,
+               volume: Record) -> Record:
         if row.fenced_at is not None:
             return row
         # NOTE(ashlar): before the row is marked: a volume node of a
@@ -103,7 +109,7 @@ class FencingOperations:
 
     # -- takeover ---------------------------------------------------------
     def takeover(self, ctxt: RequestContext,
-                 attachment_id: str) -> tuple[Any, list]:
+                 attachment_id: str) -> tuple[Record, list[Record]]:
         """Fence every other writer of the volume, then make this
         attachment read/write.
 
@@ -130,8 +136,8 @@ class FencingOperations:
                                  "fenced": [f.id for f in fenced]})
         return row, fenced
 
-    def _grant(self, ctxt: RequestContext, row: Any, volume: Any,
-               change: tuple[dict, dict, dict | None]) -> Any:
+    def _grant(self, ctxt: RequestContext, row: Record, volume: Record,
+               change: WriterChange) -> Record:
         expected, values, connector = change
         _volume, specs = attachments_db.volume_and_specs(ctxt, volume.id)
         single = volume.multiattach and attach_rules.attach_limits(specs, 1)[1]
@@ -145,7 +151,7 @@ class FencingOperations:
         return Record(**dict(vars(row), **values))
 
     # -- unfence ----------------------------------------------------------
-    def unfence(self, ctxt: RequestContext, attachment_id: str) -> Any:
+    def unfence(self, ctxt: RequestContext, attachment_id: str) -> Record:
         """Clear the fence of the attachment, then lift the backend's
         revocation of the clients it cut off.
 
@@ -159,8 +165,10 @@ class FencingOperations:
             raise NotFenced(id=row.id)
         self.volume.require(self.volume.FENCE_VERSION, "attachment_unfence")
         clients = json.loads(row.fenced_clients or "[]")
-        expected = {"fenced_at": row.fenced_at, "transition": None}
-        values = {"fenced_at": None, "fenced_clients": None}
+        expected: dict[str, object] = {"fenced_at": row.fenced_at,
+                                       "transition": None}
+        values: dict[str, object] = {"fenced_at": None,
+                                     "fenced_clients": None}
         if states.is_writer(row.attach_mode):
             row = self._grant(ctxt, row, volume, (expected, values, None))
         elif attachments_db.attachment_record(ctxt, volume.id, row.id,
@@ -174,7 +182,7 @@ class FencingOperations:
         return row
 
     # -- a host -----------------------------------------------------------
-    def fence_host(self, ctxt: RequestContext, host: str) -> list:
+    def fence_host(self, ctxt: RequestContext, host: str) -> list[Record]:
         """Fence every attachment of a compute host, of every project.
 
         :returns: the rows fenced.
@@ -197,19 +205,21 @@ class FencingOperations:
                 % (len(fenced), host, ", ".join(busy)))
         return fenced
 
-    def _fence_row(self, ctxt: RequestContext, attachment_id: str) -> Any:
+    def _fence_row(self, ctxt: RequestContext,
+                   attachment_id: str) -> Record:
         row, volume, _none = attachments_db.attachment_with_volume(
             ctxt, attachment_id)
         return self._fence(ctxt, row, volume)
 
-    def unfence_host(self, ctxt: RequestContext, host: str) -> list:
+    def unfence_host(self, ctxt: RequestContext,
+                     host: str) -> list[Record]:
         """Lift the fences of every attachment of a compute host."""
         ctxt.can("volume:host_fence", {"host": host})
         return [self.unfence(ctxt, row.id)
                 for row in fencing_db.rows_of_host(ctxt, host, fenced=True)]
 
 
-def _columns(row: Any) -> dict:
+def _columns(row: models.VolumeAttachment | Record) -> dict[str, Any]:
     """A row's columns (an ORM row or a Record)."""
     if isinstance(row, Record):
         return dict(vars(row))
@@ -218,10 +228,10 @@ def _columns(row: Any) -> dict:
 
 
 def _writer_values(ctxt: RequestContext,
-                   row: Any) -> tuple[dict, dict, dict | None]:
+                   row: Record) -> WriterChange:
     """The compare-and-swap that makes a row read/write: its mode, the
     ``access_mode`` of its connection and its connector's mode."""
-    values: dict = {"attach_mode": states.MODE_RW}
+    values: dict[str, object] = {"attach_mode": states.MODE_RW}
     info = attachments_db.connection_info_of(row)
     if info:
         values["connection_info"] = json.dumps(
