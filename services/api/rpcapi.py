@@ -33,7 +33,8 @@ class CredentialSerializer(rpc.ContextSerializer):
         return {"request_id": ctxt.request_id,
                 "credential": dict(self.credentials() or {})}
 
-    def deserialize_context(self, ctxt: dict[str, Any]) -> dict[str, Any]:
+    def deserialize_context(self, ctxt: dict[str, object]
+                            ) -> dict[str, object]:
         return ctxt
 
 
