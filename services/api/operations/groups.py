@@ -125,16 +125,7 @@ class GroupOperations:
                 reason="Either 'group_snapshot_id' or 'source_group_id' must "
                        "be provided to create group %s from source." % name)
         members: list[_Member]
-        if source_group_id:
-            source = self.get(ctxt, source_group_id)
-            if source.status != GRP.AVAILABLE:
-                raise exception.InvalidGroup(
-                    reason="Source group %s must be available, not %s." % (
-                        source_group_id, source.status))
-            members = [{"source_volid": vol.id, "name": vol.display_name,
-                        "volume_type": vol.volume_type_id}
-                       for vol in groups_db.volumes_of(ctxt, source.id)]
-        else:
+        if group_snapshot_id:
             gsnap: models.GroupSnapshot = gsnaps_db.gsnap_get(
                 ctxt, group_snapshot_id)
             operations.visible(ctxt, gsnap, "group:get_group_snapshot",
@@ -148,6 +139,15 @@ class GroupOperations:
             members = [{"snapshot_id": snap.id, "name": snap.display_name,
                         "volume_type": snap.volume.volume_type_id}
                        for snap in gsnaps_db.members(ctxt, gsnap.id)]
+        elif source_group_id:  # one of the two, as checked above
+            source = self.get(ctxt, source_group_id)
+            if source.status != GRP.AVAILABLE:
+                raise exception.InvalidGroup(
+                    reason="Source group %s must be available, not %s." % (
+                        source_group_id, source.status))
+            members = [{"source_volid": vol.id, "name": vol.display_name,
+                        "volume_type": vol.volume_type_id}
+                       for vol in groups_db.volumes_of(ctxt, source.id)]
         if not members:
             raise exception.InvalidGroup(
                 reason="%s is empty. No group will be created." % (

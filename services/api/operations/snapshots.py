@@ -179,7 +179,7 @@ class SnapshotOperations:
 
     # -- metadata -------------------------------------------------------------
     def metadata(self, ctxt: RequestContext,
-                 snapshot_id: str) -> dict[str, str]:
+                 snapshot_id: str) -> dict[str, str | None]:
         row = self.get(ctxt, snapshot_id)
         ctxt.can("volume:get_snapshot_metadata",
                  {"project_id": row.project_id})
@@ -187,7 +187,7 @@ class SnapshotOperations:
 
     def set_metadata(self, ctxt: RequestContext, snapshot_id: str,
                      metadata: dict[str, str], replace: bool,
-                     item: bool = False) -> dict[str, str]:
+                     item: bool = False) -> dict[str, str | None]:
         """Merge ``metadata`` into the snapshot's, or replace it all
         (``item``, one key through ``/metadata/{key}``, is a merge)."""
         row = self.get(ctxt, snapshot_id)

@@ -9,6 +9,7 @@ import dataclasses
 from typing import Any
 
 import sqlalchemy as sa
+from sqlalchemy import orm
 
 from common import constants
 from common import exception
@@ -100,7 +101,7 @@ def holding(source: Source | None, first: Check) -> Check:
     if source is None:
         return first
 
-    def check(session: sa.engine.Connection) -> None:
+    def check(session: orm.Session | sa.engine.Connection) -> None:
         first(session)
         sources_db.hold(session, source.kind, source.id, source.statuses)
     return check

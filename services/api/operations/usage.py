@@ -47,7 +47,7 @@ class UsageOperations:
         return result
 
     def volume_summary(self, ctxt: RequestContext, all_tenants: bool = False
-                       ) -> tuple[int, int, dict[str, list[str]]]:
+                       ) -> tuple[int, int, dict[str, list[str | None]]]:
         """Return the count, total GiB and metadata values of volumes.
 
         :param all_tenants: every project's volumes, for administrators.
@@ -57,7 +57,7 @@ class UsageOperations:
         ctxt.can("volume:get_all", {"project_id": project})
         volumes: list[models.Volume] = volumes_db.volume_list(
             ctxt, project_id=project)
-        metadata: dict[str, list[str]] = {}
+        metadata: dict[str, list[str | None]] = {}
         for row in volumes:
             for key, value in volumes_db.metadata_of(row).items():
                 values = metadata.setdefault(key, [])

@@ -9,6 +9,7 @@ from typing import Any
 
 import sqlalchemy as sa
 from oslo_log import log as logging
+from sqlalchemy import orm
 
 from common import attach_rules
 from common import constants
@@ -54,7 +55,7 @@ class Into:
     def holding(self, check: volumes_db.Check) -> volumes_db.Check:
         """``check``, after locking the group in a status that takes the
         volume, in the transaction that inserts it."""
-        def held(session: sa.engine.Connection) -> None:
+        def held(session: orm.Session | sa.engine.Connection) -> None:
             groups_db.hold(session, self.group_id, self.statuses)
             check(session)
         return held

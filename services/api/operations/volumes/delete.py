@@ -6,6 +6,7 @@ from typing import Any
 
 import sqlalchemy as sa
 from oslo_log import log as logging
+from sqlalchemy import orm
 
 from common import constants
 from common import exception
@@ -61,7 +62,7 @@ class Deleting(base.VolumeBase):
         if not force:
             expected["status"] = states.VOLUME_DELETABLE
 
-        def check(session: sa.engine.Connection) -> None:
+        def check(session: orm.Session | sa.engine.Connection) -> None:
             sources_db.refuse_if_copied(session, "volume", volume_id)
             for snapshot_id in snaps:
                 sources_db.refuse_if_copied(session, "snapshot", snapshot_id)

@@ -14,14 +14,14 @@ class Metadata(base.VolumeBase):
     """``/volumes/{id}/metadata`` and ``/volumes/{id}/metadata/{key}``."""
 
     def metadata(self, ctxt: RequestContext,
-                 volume_id: str) -> dict[str, str]:
+                 volume_id: str) -> dict[str, str | None]:
         row = self.get(ctxt, volume_id)
         ctxt.can("volume:get_volume_metadata", {"project_id": row.project_id})
         return volumes_db.metadata_of(row)
 
     def set_metadata(self, ctxt: RequestContext, volume_id: str,
                      metadata: dict[str, str], replace: bool,
-                     item: bool = False) -> dict[str, str]:
+                     item: bool = False) -> dict[str, str | None]:
         """Merge ``metadata`` into the volume's (POST), or replace it all
         (PUT); ``item``: one key set through ``/metadata/{key}``.
 
