@@ -41,20 +41,22 @@ class ConflictNovaUsingAttachment(exception.Conflict):
     msg_fmt = "Detach volume from instance %(instance_id)s using the Compute API"
 
 
-def privileged(ctxt: RequestContext, volume: Any, host: str | None) -> bool:
+def privileged(ctxt: RequestContext, volume: operations.Owned,
+               host: str | None) -> bool:
     """``service_or_admin``: an administrator, a service (Nova with its
     service token), or the agent of the attachment's host."""
     return ctxt.can("service_or_admin", _target(volume, host), fatal=False)
 
 
-def _target(volume: Any, host: str | None = None) -> dict[str, str | None]:
+def _target(volume: operations.Owned,
+            host: str | None = None) -> dict[str, str | None]:
     """The policy target: the volume's project and the compute host the
     attachment is (or is to be) connected to."""
     return {"project_id": volume.project_id, "host": host}
 
 
-def _authorize(ctxt: RequestContext, rule: str, volume: Any, host: str | None,
-               not_found: exception.NotFound) -> None:
+def _authorize(ctxt: RequestContext, rule: str, volume: operations.Owned,
+               host: str | None, not_found: exception.NotFound) -> None:
     """Check ``rule`` on the volume's project for ``host``.
 
     :raises PolicyNotAuthorized: denied, but the caller may see the volume.
@@ -86,12 +88,12 @@ class AttachmentOperations:
 
     @staticmethod
     def _authorize_row(ctxt: RequestContext, rule: str, row: Record,
-                       volume: Any, host: str | None) -> None:
+                       volume: operations.Owned, host: str | None) -> None:
         _authorize(ctxt, rule, volume, host,
                    exception.AttachmentNotFound(attachment_id=row.id))
 
     def authorize_row(self, ctxt: RequestContext, rule: str, row: Record,
-                      volume: Any) -> None:
+                      volume: operations.Owned) -> None:
         """Check ``rule`` on the row's volume and connected host."""
         self._authorize_row(ctxt, rule, row, volume, row.attached_host)
 
@@ -372,8 +374,9 @@ class AttachmentOperations:
             states.refuse_fenced(row.id, row.fenced_at)
             status = states.on_complete(row.id, row.attach_status,
                                         row.transition)
-            expected = {"attach_status": row.attach_status,
-                        "transition": None, "fenced_at": None}
+            expected: dict[str, object] = {
+                "attach_status": row.attach_status, "transition": None,
+                "fenced_at": None}
             values: dict[str, object] = {"attach_status": status}
             if row.lease_expires_at is not None:
                 expected["lease_expires_at"] = row.lease_expires_at

@@ -239,6 +239,6 @@ def _writer_values(ctxt: RequestContext,
     connector = attachments_db.connector(ctxt, row.id) or None
     if connector:
         connector = dict(connector, mode=states.MODE_RW)
-    expected = {"attach_mode": row.attach_mode, "transition": None,
-                "fenced_at": None}
+    expected: dict[str, object] = {"attach_mode": row.attach_mode,
+                                   "transition": None, "fenced_at": None}
     return expected, values, connector
