@@ -93,7 +93,8 @@ def transfer_destroy(context: RequestContext, row: models.Transfer) -> bool:
 @retry_on_deadlock
 @writer
 def transfer_accept(context: RequestContext, row: models.Transfer,
-                    project_id: str, user_id: str, check: Check) -> bool:
+                    project_id: str, user_id: str | None,
+                    check: Check) -> bool:
     """Hand the volume (and, unless ``no_snapshots``, its snapshots) to
     ``project_id``; ``check`` (the taker's quota) first.  False if the
     transfer was accepted or cancelled meanwhile.

@@ -27,7 +27,7 @@ from common.context import RequestContext
 from common.db import models
 from common.db.api import attachments as attachments_db
 from common.db.api import fencing as fencing_db
-from common.db.api.execution import Record
+from common.db.api import rows
 from common.db.api.timestamps import utcnow
 from services.api import operations
 from services.volume import rpcapi as volume_rpcapi
@@ -78,7 +78,8 @@ class AttachmentOperations:
         self.volume = volume
 
     # -- lookups ----------------------------------------------------------
-    def _volume(self, ctxt: RequestContext, volume_id: str) -> Any:
+    def _volume(self, ctxt: RequestContext,
+                volume_id: str) -> rows.VolumeBrief:
         """The volume (a light read), if the caller may see it."""
         volume = attachments_db.volume_brief(ctxt, volume_id)
         if not ctxt.can("volume:get", {"project_id": volume.project_id},
@@ -87,18 +88,21 @@ class AttachmentOperations:
         return volume
 
     @staticmethod
-    def _authorize_row(ctxt: RequestContext, rule: str, row: Record,
-                       volume: operations.Owned, host: str | None) -> None:
+    def _authorize_row(ctxt: RequestContext, rule: str,
+                       row: rows.AttachmentRow, volume: operations.Owned,
+                       host: str | None) -> None:
         _authorize(ctxt, rule, volume, host,
                    exception.AttachmentNotFound(attachment_id=row.id))
 
-    def authorize_row(self, ctxt: RequestContext, rule: str, row: Record,
+    def authorize_row(self, ctxt: RequestContext, rule: str,
+                      row: rows.AttachmentRow,
                       volume: operations.Owned) -> None:
         """Check ``rule`` on the row's volume and connected host."""
         self._authorize_row(ctxt, rule, row, volume, row.attached_host)
 
     def get(self, ctxt: RequestContext,
-            attachment_id: str) -> tuple[Record, list[str]]:
+            attachment_id: str
+            ) -> tuple[rows.AttachmentWithConnector, list[str]]:
         """The row and ``shared_connections_by_attachment`` (one read)."""
         row, volume, shared = attachments_db.attachment_with_volume(
             ctxt, attachment_id, shared=True)
@@ -118,7 +122,8 @@ class AttachmentOperations:
     def create(self, ctxt: RequestContext, volume_id: str,
                instance_uuid: str | None = None,
                connector: dict[str, Any] | None = None,
-               mode: str | None = None, leased: bool = False) -> Record:
+               mode: str | None = None,
+               leased: bool = False) -> rows.AttachmentRow:
         """Reserve the volume for a new attachment; connect it if a
         connector is given.
 
@@ -133,7 +138,7 @@ class AttachmentOperations:
         """
         connector = connector or None
 
-        def decide(volume: Any, specs: dict[str, str | None]
+        def decide(volume: rows.VolumeBrief, specs: dict[str, str | None]
                    ) -> attachments_db.Reservation:
             _authorize(ctxt, "volume:attachment_create", volume,
                        (connector or {}).get("host"),
@@ -166,7 +171,7 @@ class AttachmentOperations:
         if fenced is not None:
             raise exception.Fenced(id=fenced.id, at=fenced.fenced_at)
 
-    def _reservation(self, ctxt: RequestContext, volume: Any,
+    def _reservation(self, ctxt: RequestContext, volume: rows.VolumeBrief,
                      specs: dict[str, str | None],
                      instance_uuid: str | None,
                      connector: dict[str, Any] | None,
@@ -214,7 +219,7 @@ class AttachmentOperations:
             microsecond=0) + datetime.timedelta(seconds=seconds)}
 
     @staticmethod
-    def _create_mode(volume: Any, mode: str | None,
+    def _create_mode(volume: rows.VolumeBrief, mode: str | None,
                      connector: dict[str, Any] | None) -> str:
         if volume.readonly:
             return states.MODE_RO
@@ -239,7 +244,8 @@ class AttachmentOperations:
 
     # -- update -----------------------------------------------------------
     def update(self, ctxt: RequestContext, attachment_id: str,
-               connector: dict[str, Any], leased: bool = False) -> Record:
+               connector: dict[str, Any],
+               leased: bool = False) -> rows.AttachmentRow:
         """Give the attachment a connector; the volume service connects it.
 
         :param leased: a compute agent's (the RPC door): renews the lease
@@ -247,7 +253,8 @@ class AttachmentOperations:
 
         :raises Conflict: error volume, busy row, or another host.
         """
-        def decide(row: Record, volume: Any) -> attachments_db.Change:
+        def decide(row: rows.AttachmentWithConnector,
+                   volume: rows.VolumeBrief) -> attachments_db.Change:
             host = connector.get("host")
             if row.attached_host != host:
                 self._refuse_fenced_host(ctxt, volume.id, host)
@@ -268,7 +275,7 @@ class AttachmentOperations:
                              dict(connector, mode=row.attach_mode))
 
     @staticmethod
-    def _connect_change(row: Record, volume: Any,
+    def _connect_change(row: rows.AttachmentRow, volume: rows.VolumeBrief,
                         connector: dict[str, Any]) -> attachments_db.Change:
         """The compare-and-swap that puts a row in a connect transition."""
         if "error" in volume.status:
@@ -299,8 +306,9 @@ class AttachmentOperations:
             writer_delta=(int(states.is_writer(mode))
                           - int(states.is_writer(row.attach_mode))))
 
-    def _connect(self, ctxt: RequestContext, volume: Any, row: Record,
-                 connector: dict[str, Any], created: bool = False) -> Record:
+    def _connect(self, ctxt: RequestContext, volume: rows.VolumeBrief,
+                 row: rows.AttachmentRow, connector: dict[str, Any],
+                 created: bool = False) -> rows.AttachmentRow:
         """Have the volume service connect a row in a connect transition.
 
         :param created: the row is this request's own: its client learns
@@ -315,8 +323,9 @@ class AttachmentOperations:
             return self._unanswered(ctxt, volume, row, created)
         return volume_rpcapi.connected(row, done)
 
-    def _unanswered(self, ctxt: RequestContext, volume: Any, row: Record,
-                    created: bool) -> Record:
+    def _unanswered(self, ctxt: RequestContext, volume: rows.VolumeBrief,
+                    row: rows.AttachmentRow,
+                    created: bool) -> rows.AttachmentRow:
         """The volume service did not answer a connect: the row as it
         stands if it was connected meanwhile; else a 503, and a row the
         client cannot know gets a lease (``agent_attachment_lease``) so
@@ -324,10 +333,10 @@ class AttachmentOperations:
 
         :raises ConnectUnanswered: the row is not connected (yet).
         """
-        now: Record | None
+        now: rows.AttachmentRow | None
         lease: dict[str, datetime.datetime]
         try:
-            found: Record = attachments_db.attachment_get(ctxt, row.id)
+            found = attachments_db.attachment_get(ctxt, row.id)
         except exception.AttachmentNotFound:
             now, lease = None, {}
         else:
@@ -368,7 +377,8 @@ class AttachmentOperations:
         :raises InvalidInput: a client is no single instance at the
             address of the attachment's host (``refuse_foreign_clients``).
         """
-        def decide(row: Record, volume: Any) -> attachments_db.Change | None:
+        def decide(row: rows.AttachmentWithConnector, volume: rows.VolumeBrief
+                   ) -> attachments_db.Change | None:
             self._authorize_row(ctxt, "volume:attachment_complete", row,
                                 volume, row.attached_host)
             states.refuse_fenced(row.id, row.fenced_at)
@@ -401,7 +411,7 @@ class AttachmentOperations:
 
     # -- delete -----------------------------------------------------------
     def delete(self, ctxt: RequestContext, attachment_id: str,
-               force: bool = False) -> dict[str, Any]:
+               force: bool = False) -> rows.Destroyed:
         """Remove an attachment, its connection (unless shared) first.
 
         Any row may be deleted, one in flight included (see
@@ -414,7 +424,8 @@ class AttachmentOperations:
         :raises ConflictNovaUsingAttachment: a plain user deleting what a
             compute host still holds connected.
         """
-        def decide(row: Record, volume: Any) -> attachments_db.Change | None:
+        def decide(row: rows.AttachmentWithConnector, volume: rows.VolumeBrief
+                   ) -> attachments_db.Change | None:
             self._authorize_row(ctxt, "volume:attachment_delete", row,
                                 volume, row.attached_host)
             if not force and not attach_rules.deletion_allowed(
@@ -446,8 +457,8 @@ class AttachmentOperations:
             return self._disconnect(ctxt, volume, row)
         raise self.changed(ctxt, attachment_id, "delete")
 
-    def _disconnect(self, ctxt: RequestContext, volume: Any,
-                    row: Record) -> dict[str, Any]:
+    def _disconnect(self, ctxt: RequestContext, volume: rows.VolumeBrief,
+                    row: rows.AttachmentRow) -> rows.Destroyed:
         if volume.host:
             try:
                 self.volume.attachment_disconnect(
@@ -465,7 +476,7 @@ class AttachmentOperations:
         return self._deleted(result)
 
     @staticmethod
-    def _deleted(result: dict[str, Any]) -> dict[str, Any]:
+    def _deleted(result: rows.Destroyed) -> rows.Destroyed:
         LOG.info("Attachment deleted from volume %(vol)s; %(left)d left",
                  {"vol": result["volume_id"],
                   "left": len(result["remaining"])})
@@ -474,7 +485,7 @@ class AttachmentOperations:
     # -- volume-level helpers (legacy actions, reset) -----------------------
     def detach(self, ctxt: RequestContext, volume_id: str,
                attachment_id: str | None = None,
-               force: bool = False) -> dict[str, Any]:
+               force: bool = False) -> rows.Destroyed:
         """Legacy ``os-detach``/``os-force_detach``: delete one attachment.
 
         :raises InvalidVolume: no attachment id while several exist (a
@@ -512,7 +523,8 @@ class AttachmentOperations:
 MAX_CLIENTS = 32
 
 
-def _fate(row: Record | None, lease: dict[str, datetime.datetime]) -> str:
+def _fate(row: rows.AttachmentStatus | None,
+          lease: dict[str, datetime.datetime]) -> str:
     """What becomes of a row whose connect was not answered."""
     if row is None:
         return "was not kept"
@@ -531,7 +543,8 @@ _CLIENT_ADDRESS = re.compile(r"^(?:\[(?P<ip6>[0-9a-fA-F:.]+)\]|(?P<ip4>[0-9.]+))
                              r":(?P<port>\d{1,5})/(?P<nonce>\d{1,10})$")
 
 
-def refuse_foreign_clients(clients: Sequence[str], connector: dict) -> None:
+def refuse_foreign_clients(clients: Sequence[str],
+                           connector: dict[str, Any]) -> None:
     """Accept only single client instances at the host's own address.
 
     NOTE(ashlar): a fence blocklists exactly what was registered: an
@@ -547,16 +560,22 @@ def refuse_foreign_clients(clients: Sequence[str], connector: dict) -> None:
     except ValueError:
         own = None
     for client in clients:
-        found = _CLIENT_ADDRESS.match(client)
-        try:
-            ip = ipaddress.ip_address(found["ip6"] or found["ip4"]) \
-                if found else None
-        except ValueError:
-            ip = None
-        if ip is None or int(found["nonce"]) == 0 or ip != own:
+        if _client_ip(client) != own or own is None:
             raise exception.InvalidInput(
                 reason="Client %r is not one client instance at this "
                        "host's address (%s)." % (client, own or "none"))
+
+
+def _client_ip(client: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
+    """The IP of one client instance's address (None: it is no such
+    address, or names every instance there: nonce 0)."""
+    found = _CLIENT_ADDRESS.match(client)
+    if found is None or int(found["nonce"]) == 0:
+        return None
+    try:
+        return ipaddress.ip_address(found["ip6"] or found["ip4"])
+    except ValueError:
+        return None
 
 
 def _registered(known: str | None, clients: Sequence[str]) -> str:

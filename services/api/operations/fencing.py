@@ -30,6 +30,7 @@ from common.context import RequestContext
 from common.db import models
 from common.db.api import attachments as attachments_db
 from common.db.api import fencing as fencing_db
+from common.db.api import rows
 from common.db.api.execution import Record
 from services.api.operations import attachments as attachment_ops
 from services.volume import rpcapi as volume_rpcapi
@@ -57,14 +58,15 @@ class FencingOperations:
         self.attachments = attachments
 
     def _read(self, ctxt: RequestContext, rule: str, attachment_id: str
-              ) -> tuple[Record, Record]:
+              ) -> tuple[rows.AttachmentRow, rows.VolumeBrief]:
         row, volume, _none = attachments_db.attachment_with_volume(
             ctxt, attachment_id)
         self.attachments.authorize_row(ctxt, rule, row, volume)
         return row, volume
 
     # -- fence ------------------------------------------------------------
-    def fence(self, ctxt: RequestContext, attachment_id: str) -> Record:
+    def fence(self, ctxt: RequestContext,
+              attachment_id: str) -> rows.AttachmentRow:
         """Revoke the attachment's host's I/O to the volume; idempotent.
 
         :returns: the row, fenced.
@@ -75,8 +77,8 @@ class FencingOperations:
                                  attachment_id)
         return self._fence(ctxt, row, volume)
 
-    def _fence(self, ctxt: RequestContext, row: Record,
-               volume: Record) -> Record:
+    def _fence(self, ctxt: RequestContext, row: rows.AttachmentRow,
+               volume: rows.VolumeBrief) -> rows.AttachmentRow:
         if row.fenced_at is not None:
             return row
         # NOTE(ashlar): before the row is marked: a volume node of a
@@ -109,7 +111,8 @@ class FencingOperations:
 
     # -- takeover ---------------------------------------------------------
     def takeover(self, ctxt: RequestContext,
-                 attachment_id: str) -> tuple[Record, list[Record]]:
+                 attachment_id: str
+                 ) -> tuple[rows.AttachmentRow, list[rows.AttachmentRow]]:
         """Fence every other writer of the volume, then make this
         attachment read/write.
 
@@ -136,8 +139,9 @@ class FencingOperations:
                                  "fenced": [f.id for f in fenced]})
         return row, fenced
 
-    def _grant(self, ctxt: RequestContext, row: Record, volume: Record,
-               change: WriterChange) -> Record:
+    def _grant(self, ctxt: RequestContext, row: rows.AttachmentRow,
+               volume: rows.VolumeBrief,
+               change: WriterChange) -> rows.AttachmentRow:
         expected, values, connector = change
         _volume, specs = attachments_db.volume_and_specs(ctxt, volume.id)
         single = volume.multiattach and attach_rules.attach_limits(specs, 1)[1]
@@ -151,7 +155,8 @@ class FencingOperations:
         return Record(**dict(vars(row), **values))
 
     # -- unfence ----------------------------------------------------------
-    def unfence(self, ctxt: RequestContext, attachment_id: str) -> Record:
+    def unfence(self, ctxt: RequestContext,
+                attachment_id: str) -> rows.AttachmentRow:
         """Clear the fence of the attachment, then lift the backend's
         revocation of the clients it cut off.
 
@@ -182,7 +187,8 @@ class FencingOperations:
         return row
 
     # -- a host -----------------------------------------------------------
-    def fence_host(self, ctxt: RequestContext, host: str) -> list[Record]:
+    def fence_host(self, ctxt: RequestContext,
+                   host: str) -> list[rows.AttachmentRow]:
         """Fence every attachment of a compute host, of every project.
 
         :returns: the rows fenced.
@@ -206,13 +212,13 @@ class FencingOperations:
         return fenced
 
     def _fence_row(self, ctxt: RequestContext,
-                   attachment_id: str) -> Record:
+                   attachment_id: str) -> rows.AttachmentRow:
         row, volume, _none = attachments_db.attachment_with_volume(
             ctxt, attachment_id)
         return self._fence(ctxt, row, volume)
 
     def unfence_host(self, ctxt: RequestContext,
-                     host: str) -> list[Record]:
+                     host: str) -> list[rows.AttachmentRow]:
         """Lift the fences of every attachment of a compute host."""
         ctxt.can("volume:host_fence", {"host": host})
         return [self.unfence(ctxt, row.id)
@@ -228,7 +234,7 @@ def _columns(row: models.VolumeAttachment | Record) -> dict[str, Any]:
 
 
 def _writer_values(ctxt: RequestContext,
-                   row: Record) -> WriterChange:
+                   row: rows.AttachmentRow) -> WriterChange:
     """The compare-and-swap that makes a row read/write: its mode, the
     ``access_mode`` of its connection and its connector's mode."""
     values: dict[str, object] = {"attach_mode": states.MODE_RW}

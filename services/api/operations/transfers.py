@@ -137,6 +137,7 @@ class TransferOperations:
         volume = volumes_db.volume_get(ctxt, row.volume_id)
         snapshots = ([] if row.no_snapshots else
                      snapshots_db.snapshots_of_volume(ctxt, row.volume_id))
+        assert volume.volume_type is not None  # every volume has a type
         change = quota.Change(
             volume.volume_type.name, volumes=1, size=volume.size,
             snapshots=len(snapshots), gigabytes=volume.size + sum(
