@@ -26,6 +26,8 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
+from oslo_config import cfg
+
 from common import extra_specs as specs_matcher
 from common.zones import TYPE_SPEC, Zones, in_zone, of_type
 
@@ -42,7 +44,7 @@ Charge = Callable[[dict, int], None]
 Annotate = Callable[["PoolState"], None]
 
 
-def freshness_window(conf: Any) -> float:
+def freshness_window(conf: cfg.ConfigOpts) -> float:
     """Seconds a report counts: the option, or two polling intervals."""
     configured = conf.scheduler.capability_freshness
     return float(configured or 2 * conf.backend_stats_polling_interval)
@@ -290,10 +292,10 @@ class CapabilityStore:
 
     def _replace_pools(self, service_host: str, entry: _Backend,
                        flat: dict[str, dict]) -> None:
-        for name, pool in list(entry.pools.items()):
+        for name, gone in list(entry.pools.items()):
             if name not in flat:
-                pool.present = False
-                self._unproject(pool)
+                gone.present = False
+                self._unproject(gone)
                 del entry.pools[name]
                 self.membership += 1
         for name, caps in flat.items():

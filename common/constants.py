@@ -1,5 +1,7 @@
 """Names that every process agrees on: topics, binaries, statuses."""
 
+from typing import overload
+
 # RPC topics (docs/architecture.md, "The bus").
 API_TOPIC = "ashlar-api"
 #: The exchange of the api's RPC door alone: compute hosts' broker users
@@ -26,8 +28,16 @@ def cinder_binary(binary: str) -> str:
     return CINDER_BINARIES.get(binary, binary)
 
 
+@overload
+def ashlar_binary(name: str) -> str: ...
+@overload
+def ashlar_binary(name: None) -> None: ...
+
+
 def ashlar_binary(name: str | None) -> str | None:
     """Ashlar's binary of a name a REST caller gave (Cinder's or Ashlar's)."""
+    if name is None:
+        return None
     return {v: k for k, v in CINDER_BINARIES.items()}.get(name, name)
 
 

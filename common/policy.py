@@ -110,11 +110,11 @@ def _frozen(values: dict) -> tuple:
         for key, value in values.items()))
 
 
-_ENFORCER: policy.Enforcer | None = None
+_ENFORCER: Enforcer | None = None
 _CREATING = threading.Lock()
 
 
-def get_enforcer(conf: cfg.ConfigOpts | None = None) -> policy.Enforcer:
+def get_enforcer(conf: cfg.ConfigOpts | None = None) -> Enforcer:
     """Return the process's enforcer, creating it on first use.
 
     NOTE(ashlar): published only with every default registered and the

@@ -40,8 +40,9 @@ def init(conf: cfg.ConfigOpts, embedded: bool = False) -> None:
     url = conf.transport_url
     # NOTE(ashlar): oslo.messaging defaults transport_url to rabbit://, so
     # "not configured" means "still the default", not "empty".
-    defaulted = (conf.get_location("transport_url").location
-                 == cfg.Locations.opt_default)
+    location = conf.get_location("transport_url")
+    assert location is not None  # None is for a group's name only
+    defaulted = location.location == cfg.Locations.opt_default
     if embedded and (not url or defaulted):
         url = EMBEDDED_TRANSPORT_URL
     _raise_listener_poll_floor()
@@ -86,10 +87,10 @@ class ContextSerializer(messaging.Serializer):
     """Arguments and answers cross as they are (JSON primitives); a
     subclass says what the context is on the wire."""
 
-    def serialize_entity(self, ctxt: Any, entity: Any) -> Any:
+    def serialize_entity(self, ctxt: object, entity: Any) -> Any:
         return entity
 
-    def deserialize_entity(self, ctxt: Any, entity: Any) -> Any:
+    def deserialize_entity(self, ctxt: object, entity: Any) -> Any:
         return entity
 
 

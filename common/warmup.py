@@ -10,7 +10,7 @@ transaction's checks (a create's quota check, a delete's source check) the
 same way, and rolls their transaction back.
 """
 
-from typing import Any, Callable, Sequence
+from typing import Callable, Sequence
 
 from oslo_log import log as logging
 
@@ -32,8 +32,13 @@ def match_once() -> None:
                                   {"multiattach": "<is> True"})
 
 
-def warm(reads: Sequence[Callable[[Any, str], Any]],
-         steps: Sequence[Callable[[], Any]] = ()) -> None:
+#: A read or a step of a warm-up: ``(context, NO_SUCH_ID)``, its answer
+#: unused.
+Read = Callable[[ashlar_context.RequestContext, str], object]
+
+
+def warm(reads: Sequence[Read],
+         steps: Sequence[Callable[[], object]] = ()) -> None:
     """Run each of ``steps``, then each read of ``(admin context,
     NO_SUCH_ID)``.
 
@@ -58,7 +63,7 @@ class _Undo(Exception):
     """Ends ``undone``'s transaction with a rollback."""
 
 
-def undone(steps: Sequence[Callable[[Any, str], Any]]) -> None:
+def undone(steps: Sequence[Read]) -> None:
     """Run each of ``steps`` with ``(context, NO_SUCH_ID)`` in one writer
     transaction (``context.connection``), then roll it back: what they
     wrote (a quota check's lock row of no project) is undone.  A step's
@@ -71,8 +76,8 @@ def undone(steps: Sequence[Callable[[Any, str], Any]]) -> None:
 
 
 @db_engine.writer.connection
-def _in_a_transaction(context: Any,
-                      steps: Sequence[Callable[[Any, str], Any]]) -> None:
+def _in_a_transaction(context: ashlar_context.RequestContext,
+                      steps: Sequence[Read]) -> None:
     for step in steps:
         try:
             step(context, NO_SUCH_ID)

@@ -45,6 +45,8 @@ def credentials(conf: cfg.ConfigOpts) -> api_rpcapi.Credentials:
 
 
 class _AgentCommand(command.Command):
+    app: "AgentApp"
+
     def _host(self) -> connector.HostConnector:
         conf = self.app.conf
         return connector.HostConnector(
@@ -57,14 +59,14 @@ class _AgentCommand(command.Command):
 class Attach(_AgentCommand):
     """Attach a volume to this host (create, connect, complete)."""
 
-    def get_parser(self, prog_name: str) -> object:
+    def get_parser(self, prog_name: str) -> argparse.ArgumentParser:
         parser = super().get_parser(prog_name)
         parser.add_argument("volume_id")
         parser.add_argument("--instance", dest="instance_uuid")
         parser.add_argument("--mode", choices=["rw", "ro"])
         return parser
 
-    def take_action(self, args: object) -> None:
+    def take_action(self, args: argparse.Namespace) -> None:
         self._print(self._host().attach(args.volume_id, args.instance_uuid,
                                         args.mode))
 
@@ -72,19 +74,19 @@ class Attach(_AgentCommand):
 class Detach(_AgentCommand):
     """Detach an attachment from this host."""
 
-    def get_parser(self, prog_name: str) -> object:
+    def get_parser(self, prog_name: str) -> argparse.ArgumentParser:
         parser = super().get_parser(prog_name)
         parser.add_argument("attachment_id")
         return parser
 
-    def take_action(self, args: object) -> None:
+    def take_action(self, args: argparse.Namespace) -> None:
         self._print(self._host().detach(args.attachment_id))
 
 
 class Write(_AgentCommand):
     """Write bytes (from --input, or stdin) through this host's attachment."""
 
-    def get_parser(self, prog_name: str) -> object:
+    def get_parser(self, prog_name: str) -> argparse.ArgumentParser:
         parser = super().get_parser(prog_name)
         parser.add_argument("attachment_id")
         parser.add_argument("--offset", type=int, default=0)
@@ -92,7 +94,7 @@ class Write(_AgentCommand):
                             default=sys.stdin.buffer)
         return parser
 
-    def take_action(self, args: object) -> None:
+    def take_action(self, args: argparse.Namespace) -> None:
         data = args.input.read()
         written = self._host().write(args.attachment_id, args.offset, data)
         self._print({"attachment_id": args.attachment_id,
@@ -102,7 +104,7 @@ class Write(_AgentCommand):
 class Read(_AgentCommand):
     """Read bytes through this host's attachment (to --output, or stdout)."""
 
-    def get_parser(self, prog_name: str) -> object:
+    def get_parser(self, prog_name: str) -> argparse.ArgumentParser:
         parser = super().get_parser(prog_name)
         parser.add_argument("attachment_id")
         parser.add_argument("--offset", type=int, default=0)
@@ -111,7 +113,7 @@ class Read(_AgentCommand):
                             default=sys.stdout.buffer)
         return parser
 
-    def take_action(self, args: object) -> None:
+    def take_action(self, args: argparse.Namespace) -> None:
         args.output.write(self._host().read(args.attachment_id, args.offset,
                                             args.length))
         args.output.flush()
@@ -121,7 +123,7 @@ class Hold(Attach):
     """Attach a volume and hold it open, serving commands from stdin (see
     services/agent/hold.py); one JSON line answers each."""
 
-    def take_action(self, args: object) -> None:
+    def take_action(self, args: argparse.Namespace) -> None:
         def say(answer: dict) -> None:
             self.app.stdout.write(json.dumps(answer, default=str) + "\n")
             self.app.stdout.flush()
@@ -131,6 +133,8 @@ class Hold(Attach):
 
 
 class AgentApp(cli.ConfigApp):
+    conf: cfg.ConfigOpts
+
     def __init__(self) -> None:
         super().__init__(__doc__, "ashlar.agent",
                          {"attach": Attach, "detach": Detach,
