@@ -13,6 +13,7 @@ from typing import Any
 import falcon
 from oslo_config import cfg
 
+from common import exception
 from common import policy
 from common import quota
 from common import warmup
@@ -144,7 +145,7 @@ def _warm_up(volumes: volume_ops.VolumeOperations) -> None:
                  functools.partial(attachments_db.attachment_with_volume,
                                    shared=True),
                  functools.partial(attachments_db.attachment_reserve,
-                                   decide=None),
+                                   decide=_no_decision),
                  functools.partial(fencing_db.fenced_row_of_host,
                                    host="warm-up"),
                  services_db.service_liveness],
@@ -152,15 +153,24 @@ def _warm_up(volumes: volume_ops.VolumeOperations) -> None:
                        functools.partial(warmup.undone, in_a_transaction)])
 
 
+def _no_decision(volume: object, type_specs: dict
+                 ) -> attachments_db.Reservation:
+    """The warm-up's reservation: its volume is found in no row, so there
+    is nothing to decide."""
+    raise exception.VolumeNotFound(volume_id=warmup.NO_SUCH_ID)
+
+
 def create_app(conf: cfg.ConfigOpts, ops: Operations) -> falcon.App:
     # NOTE(ashlar): request id first so every failure carries it; the project
     # segment leaves the path before routing; a bad microversion answers
     # before auth, as in Cinder.
-    app = falcon.App(middleware=[middleware.RequestId(),
-                                 middleware.NoNul(),
-                                 middleware.ProjectInUrl(routes.COLLECTIONS),
-                                 middleware.Microversion(),
-                                 middleware.Identity(conf)])
+    stack: list[middleware.Middleware] = [
+        middleware.RequestId(),
+        middleware.NoNul(),
+        middleware.ProjectInUrl(routes.COLLECTIONS),
+        middleware.Microversion(),
+        middleware.Identity(conf)]
+    app = falcon.App(middleware=stack)
     app.req_options.strip_url_path_trailing_slash = True
     app.req_options.auto_parse_qs_csv = False
     # Cinder echoes this Accept value as the Content-Type of a JSON answer.

@@ -24,7 +24,8 @@ def _respond(resp: falcon.Response, status: int, message: str) -> None:
 
 
 def handle_domain(req: falcon.Request, resp: falcon.Response,
-                  ex: exception.AshlarException, params: Any) -> None:
+                  ex: exception.AshlarException,
+                  params: dict[str, Any]) -> None:
     """A domain exception: its own code and user message."""
     if ex.code >= 500 and not ex.safe:
         LOG.error("%(cls)s: %(msg)s", {"cls": type(ex).__name__, "msg": ex.msg})
@@ -34,7 +35,7 @@ def handle_domain(req: falcon.Request, resp: falcon.Response,
 
 
 def handle_http(req: falcon.Request, resp: falcon.Response,
-                ex: falcon.HTTPError, params: Any) -> None:
+                ex: falcon.HTTPError, params: dict[str, Any]) -> None:
     """falcon's own errors (unrouted path, bad method) in Cinder's envelope.
 
     NOTE(ashlar): Cinder answers unknown paths and unsupported methods with a
@@ -45,12 +46,11 @@ def handle_http(req: falcon.Request, resp: falcon.Response,
         _respond(resp, 404, ex.description or faults.GENERIC_NOT_FOUND)
         return
     _respond(resp, ex.status_code, ex.description or ex.title)
-    for name, value in (ex.headers or {}).items():
-        resp.set_header(name, value)
+    resp.set_headers(ex.headers or {})
 
 
 def handle_unexpected(req: falcon.Request, resp: falcon.Response,
-                      ex: Exception, params: Any) -> None:
+                      ex: Exception, params: dict[str, Any]) -> None:
     """Anything else is a logged 500 with Cinder's generic text."""
     if isinstance(ex, falcon.HTTPError):
         handle_http(req, resp, ex, params)
@@ -65,7 +65,8 @@ DATABASE_DOWN = "The database is unreachable; try again."
 
 
 def handle_database_down(req: falcon.Request, resp: falcon.Response,
-                         ex: db_exc.DBConnectionError, params: Any) -> None:
+                         ex: db_exc.DBConnectionError,
+                         params: dict[str, Any]) -> None:
     """The database is restarting or failing over: a 503 that clients
     retry, not a 500 (the failed transaction was rolled back)."""
     LOG.error("Database unreachable on %(method)s %(path)s: %(err)s",

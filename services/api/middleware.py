@@ -11,9 +11,10 @@ import re
 import time
 import uuid
 from collections.abc import Collection
-from typing import Any
+from typing import Any, Protocol
 
 import falcon
+from oslo_config import cfg
 from oslo_log import log as logging
 
 from common import exception
@@ -30,6 +31,15 @@ REQUEST_ID = re.compile(r"^req-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-"
                          r"[0-9a-f]{4}-[0-9a-f]{12}$")
 #: An Accept value Cinder echoes back as the response's Content-Type.
 VND_JSON = "application/vnd.openstack.volume+json"
+
+
+class Middleware(Protocol):
+    """What every class here is to ``falcon.App``: falcon's WSGI
+    middleware interface, whose ``process_request`` each has (some have
+    ``process_response`` too)."""
+
+    def process_request(self, req: falcon.Request,
+                        resp: falcon.Response) -> None: ...
 
 
 class RequestId:
@@ -52,7 +62,7 @@ class RequestId:
             incoming if REQUEST_ID.match(incoming) else None)
 
     def process_response(self, req: falcon.Request, resp: falcon.Response,
-                         resource: Any, req_succeeded: bool) -> None:
+                         resource: object, req_succeeded: bool) -> None:
         request_id = req.context.get("request_id")
         if request_id:
             resp.set_header("x-openstack-request-id", request_id)
@@ -61,11 +71,12 @@ class RequestId:
         if accept == VND_JSON and resp.content_type in (None,
                                                           falcon.MEDIA_JSON):
             resp.content_type = VND_JSON
+        started = req.context.get("started")
         LOG.info("%(method)s %(path)s status: %(status)s time: %(time).4f",
                  {"method": req.method, "path": req.relative_uri,
                   "status": resp.status_code,
-                  "time": time.monotonic() - req.context.get("started",
-                                                             time.monotonic())})
+                  "time": 0.0 if started is None
+                  else time.monotonic() - started})
 
 
 class NoNul:
@@ -125,7 +136,7 @@ class Identity:
     without one, anything else without a verified identity is a 401.
     """
 
-    def __init__(self, conf: Any) -> None:
+    def __init__(self, conf: cfg.ConfigOpts) -> None:
         self.conf = conf
 
     def process_request(self, req: falcon.Request, resp: falcon.Response) -> None:
@@ -161,7 +172,7 @@ class Microversion:
             resp.complete = True
 
     def process_response(self, req: falcon.Request, resp: falcon.Response,
-                         resource: Any, req_succeeded: bool) -> None:
+                         resource: object, req_succeeded: bool) -> None:
         version = req.context.get("api_version")
         if version is None:
             return

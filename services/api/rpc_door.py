@@ -18,11 +18,14 @@ from oslo_log import log as logging
 from common import constants
 from common import exception
 from common import rpc
+from common.context import RequestContext
 from services.api import auth
 from services.api import middleware
 from services.api import rpcapi
 from services.api import validation
 from services.api.microversion import MAX_VERSION
+from services.api.operations.attachments import AttachmentOperations
+from services.api.operations.fencing import FencingOperations
 from services.api.schemas import attachments as schemas
 from services.api.views import attachments as views
 
@@ -35,10 +38,10 @@ class DoorSerializer(rpc.ContextSerializer):
     def __init__(self, verifier: auth.CredentialVerifier) -> None:
         self.verifier = verifier
 
-    def serialize_context(self, ctxt: Any) -> dict:
+    def serialize_context(self, ctxt: object) -> dict:
         raise NotImplementedError("the door only answers")
 
-    def deserialize_context(self, ctxt: dict) -> Any:
+    def deserialize_context(self, ctxt: dict) -> RequestContext:
         """:raises ExpectedException: of NotAuthenticated (no credential, or
             a refused one) or AuthenticationUnavailable."""
         caller = ctxt.get("request_id")
@@ -62,7 +65,7 @@ class DoorSerializer(rpc.ContextSerializer):
             raise messaging.ExpectedException()
 
 
-def _answer(ctxt: Any, **body: Any) -> dict:
+def _answer(ctxt: RequestContext, **body: Any) -> dict:
     return dict(body, request_id=ctxt.global_request_id)
 
 
@@ -86,13 +89,14 @@ class ApiEndpoint:
 
     target = messaging.Target(version=rpcapi.ApiAPI.RPC_API_VERSION)
 
-    def __init__(self, attachment_ops: Any, fencing_ops: Any) -> None:
+    def __init__(self, attachment_ops: AttachmentOperations,
+                 fencing_ops: FencingOperations) -> None:
         self.ops = attachment_ops
         self.fencing = fencing_ops
 
     @messaging.expose
     @messaging.expected_exceptions(exception.AshlarException)
-    def attachment_create(self, ctxt: Any, volume_id: str,
+    def attachment_create(self, ctxt: RequestContext, volume_id: str,
                           instance_uuid: str | None = None,
                           connector: dict | None = None,
                           mode: str | None = None) -> dict:
@@ -104,7 +108,7 @@ class ApiEndpoint:
 
     @messaging.expose
     @messaging.expected_exceptions(exception.AshlarException)
-    def attachment_update(self, ctxt: Any, attachment_id: str,
+    def attachment_update(self, ctxt: RequestContext, attachment_id: str,
                           connector: dict) -> dict:
         _valid(schemas.UPDATE, connector=connector)
         row = self.ops.update(ctxt, attachment_id, connector, leased=True)
@@ -112,7 +116,7 @@ class ApiEndpoint:
 
     @messaging.expose
     @messaging.expected_exceptions(exception.AshlarException)
-    def attachment_complete(self, ctxt: Any, attachment_id: str,
+    def attachment_complete(self, ctxt: RequestContext, attachment_id: str,
                             clients: list[str] | None = None) -> dict:
         if clients is not None:
             validation.validate(_CLIENTS, clients)
@@ -121,26 +125,30 @@ class ApiEndpoint:
 
     @messaging.expose
     @messaging.expected_exceptions(exception.AshlarException)
-    def attachment_takeover(self, ctxt: Any, attachment_id: str) -> dict:
+    def attachment_takeover(self, ctxt: RequestContext,
+                            attachment_id: str) -> dict:
         row, fenced = self.fencing.takeover(ctxt, attachment_id)
         return _answer(ctxt, attachment=views.detail(row),
                        fenced=[views.detail(other) for other in fenced])
 
     @messaging.expose
     @messaging.expected_exceptions(exception.AshlarException)
-    def attachment_get(self, ctxt: Any, attachment_id: str) -> dict:
+    def attachment_get(self, ctxt: RequestContext, attachment_id: str) -> dict:
         row, shared = self.ops.get(ctxt, attachment_id)
         return _answer(ctxt, attachment=views.show(row, shared))
 
     @messaging.expose
     @messaging.expected_exceptions(exception.AshlarException)
-    def attachment_delete(self, ctxt: Any, attachment_id: str) -> dict:
+    def attachment_delete(self, ctxt: RequestContext,
+                          attachment_id: str) -> dict:
         return _answer(ctxt, **views.deleted(self.ops.delete(ctxt,
                                                             attachment_id)))
 
 
-def start(conf: cfg.ConfigOpts, attachment_ops: Any,
-          fencing_ops: Any) -> messaging.MessageHandlingServer:
+def start(conf: cfg.ConfigOpts,
+          attachment_ops: AttachmentOperations,
+          fencing_ops: FencingOperations
+          ) -> messaging.MessageHandlingServer:
     """Serve the door in this worker (after gunicorn's fork)."""
     target = messaging.Target(
         exchange=constants.DOOR_EXCHANGE, topic=constants.API_TOPIC,

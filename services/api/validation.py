@@ -17,10 +17,11 @@ or an ``InvalidInput`` (400, "Invalid input received: " prefix).
 """
 
 import unicodedata
-from collections.abc import Collection, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from typing import Any
 
 import jsonschema
+from jsonschema.protocols import Validator
 from oslo_utils import strutils, uuidutils
 
 from common import exception
@@ -138,11 +139,17 @@ def _as_number(value: Any) -> float | None:
     return None
 
 
-def _numeric_bound(keyword: str) -> Any:
+#: A keyword's check: (validator, the keyword's value, the instance, the
+#: schema) -> its errors.
+_Check = Callable[[Validator, Any, Any, Schema],
+                  Iterator[jsonschema.ValidationError]]
+
+
+def _numeric_bound(keyword: str) -> _Check:
     """Return a Draft 4 bound check that also reads digit strings."""
     check = jsonschema.Draft4Validator.VALIDATORS[keyword]
 
-    def bound(validator: Any, limit: Any, instance: Any,
+    def bound(validator: Validator, limit: float, instance: Any,
               schema: Schema) -> Iterator[jsonschema.ValidationError]:
         number = _as_number(instance)
         if number is not None:
@@ -172,11 +179,11 @@ def schema_for(table: Versioned, version: APIVersion) -> Schema:
 #: Validators built so far, by ``id`` of their schema, each with the schema
 #: it was built for (which keeps the id from being reused).  Schemas are
 #: module-level constants, so this holds a few dozen entries.
-_VALIDATORS: dict[int, tuple[Schema, Any]] = {}
+_VALIDATORS: dict[int, tuple[Schema, Validator]] = {}
 _VALIDATORS_MAX = 512
 
 
-def _validator(schema: Schema) -> Any:
+def _validator(schema: Schema) -> Validator:
     """Return the validator of schema, built once (validators are reusable
     and keep no state between ``iter_errors`` calls)."""
     entry = _VALIDATORS.get(id(schema))
@@ -212,7 +219,7 @@ def _message(error: jsonschema.ValidationError) -> str:
     return error.message
 
 
-def _field(path: Any) -> str:
+def _field(path: Iterable[str | int]) -> str:
     """The last path element; an array item as ``name[index]`` (Cinder
     names the bare index, which names no field)."""
     *head, last = path
@@ -237,13 +244,18 @@ def parse_bool_param(name: str, value: object) -> bool:
     return strutils.bool_from_string(value, strict=True)
 
 
-def _param(params: Mapping[str, Any], name: str) -> str | None:
+#: Query parameters as falcon's ``req.params`` holds them: a repeated one
+#: as a list.
+Params = Mapping[str, str | list[str]]
+
+
+def _param(params: Params, name: str) -> str | None:
     """Return a query parameter; the last one when it is repeated."""
     value = params.get(name)
     return value[-1] if isinstance(value, list) else value
 
 
-def parse_limit(params: Mapping[str, Any], max_limit: int) -> int:
+def parse_limit(params: Params, max_limit: int) -> int:
     """Return ``limit``, capped at max_limit, which is also the default.
 
     :param params: the query parameters, as falcon's ``req.params``.
@@ -262,25 +274,28 @@ def parse_limit(params: Mapping[str, Any], max_limit: int) -> int:
     return min(limit, max_limit)
 
 
-def parse_marker(params: Mapping[str, Any]) -> str | None:
+def parse_marker(params: Params) -> str | None:
     """Return ``marker``, the id of the last item already seen, or None."""
     return _param(params, "marker")
 
 
-def parse_offset(params: Mapping[str, Any]) -> int:
+def parse_offset(params: Params) -> int:
     """Return ``offset``, 0 by default.
 
     :raises common.exception.ValidationError: e.g. "offset must be >= 0".
     """
     raw = _param(params, "offset")
     try:
-        return strutils.validate_integer(0 if raw is None else raw,
-                                         "offset", 0, DB_MAX_INT)
+        # NOTE(ashlar): oslo.utils annotates ``value`` as int, but it
+        # reads any value through ``int(str(value))`` (a wrong stub).
+        return strutils.validate_integer(
+            0 if raw is None else raw,  # type: ignore[arg-type]
+            "offset", 0, DB_MAX_INT)
     except ValueError as exc:
         raise exception.ValidationError(detail=str(exc)) from None
 
 
-def parse_sort(params: Mapping[str, Any], allowed_keys: Collection[str],
+def parse_sort(params: Params, allowed_keys: Collection[str],
                default_keys: tuple[str, ...] = ("created_at", "id"),
                default_dir: str = "desc") -> list[tuple[str, str]]:
     """Return ``[(key, direction), ...]`` from the sort parameters.
@@ -307,7 +322,7 @@ def parse_sort(params: Mapping[str, Any], allowed_keys: Collection[str],
                         if key not in keys]
 
 
-def _requested_sort(params: Mapping[str, Any], default_key: str,
+def _requested_sort(params: Params, default_key: str,
                     default_dir: str) -> list[tuple[str, str]]:
     """Split the sort parameters into (key, direction) pairs."""
     sort = _param(params, "sort")

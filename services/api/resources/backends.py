@@ -2,7 +2,7 @@
 /capabilities/{host}."""
 
 import datetime
-from typing import Any
+from typing import Any, Literal, TypedDict
 
 import falcon
 
@@ -48,8 +48,8 @@ class Services:
     def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
         ctxt = base.ctxt(req)
         rows = self.ops.services(
-            ctxt, req.params.get("host"),
-            constants.ashlar_binary(req.params.get("binary")))
+            ctxt, req.get_param("host"),
+            constants.ashlar_binary(req.get_param("binary")))
         states = {}
         if base.version(req) >= mv.BACKEND_STATE_REPORT:
             states = self.ops.backend_states(ctxt)
@@ -94,7 +94,7 @@ class Hosts:
         self.ops = ops
 
     def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
-        rows = self.ops.hosts(base.ctxt(req), req.params.get("zone"))
+        rows = self.ops.hosts(base.ctxt(req), req.get_param("zone"))
         resp.media = {"hosts": [{
             "host_name": row.host,
             "service": constants.cinder_binary(row.binary),
@@ -130,19 +130,30 @@ def _host_resource(host: str, project: str, counts: list[int]) -> dict:
 
 
 #: get_pools query parameters that are not capability filters.
-_POOL_FILTERS = ("name", "volume_type")
+_POOL_FILTERS: tuple[Literal["name", "volume_type"], ...] = (
+    "name", "volume_type")
 #: Cinder's message for unknown filters (3.33+, resource_filters.json).
 _INVALID_FILTERS = "Invalid filters %s are found in query options."
 
 
-def _pool_query(req: falcon.Request) -> dict:
+class _PoolQuery(TypedDict, total=False):
+    """The filters of ``BackendOperations.pools``."""
+
+    name: str
+    volume_type: str
+    capability_filters: dict[str, str]
+
+
+def _pool_query(req: falcon.Request) -> _PoolQuery:
     """The get_pools filters of the request's version, as Cinder reads them.
 
     Before 3.28 every filter is ignored; from 3.28 ``name`` and any
     capability ``key=value`` filter; ``volume_type`` from 3.35; from 3.33
-    only ``name`` and ``volume_type`` are accepted (400 otherwise).
+    only ``name`` and ``volume_type`` are accepted (400 otherwise).  A
+    parameter given more than once counts with its last value.
     """
-    params = {k: v for k, v in req.params.items() if k != "detail"}
+    params = {k: v[-1] if isinstance(v, list) else v
+              for k, v in req.params.items() if k != "detail"}
     version = base.version(req)
     if version < mv.POOL_FILTER:
         return {}
@@ -153,7 +164,10 @@ def _pool_query(req: falcon.Request) -> dict:
         if unknown:
             raise exception.InvalidInput(
                 reason=_INVALID_FILTERS % ", ".join(unknown))
-    query = {key: params.pop(key) for key in _POOL_FILTERS if key in params}
+    query = _PoolQuery()
+    for key in _POOL_FILTERS:
+        if key in params:
+            query[key] = params.pop(key)
     query["capability_filters"] = params
     return query
 

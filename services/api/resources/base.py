@@ -1,19 +1,21 @@
 """Helpers every resource uses: context, version, body, list parameters."""
 
 import re
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, TypedDict
 from urllib import parse
 
 import falcon
 
 from common import exception
+from common.context import RequestContext
 from services.api import microversion
 from services.api import middleware
 from services.api import validation
 from services.api.schemas import Versioned
 
 
-def ctxt(req: falcon.Request) -> Any:
+def ctxt(req: falcon.Request) -> RequestContext:
     return req.context.ctxt
 
 
@@ -75,8 +77,18 @@ def flag(req: falcon.Request, name: str, default: bool = False) -> bool:
     return validation.parse_bool_param(name, value)
 
 
+class ListParams(TypedDict):
+    """The page a list call asks for (keyword arguments of its DB call)."""
+
+    limit: int
+    marker: str | None
+    offset: int | None
+    sort_keys: list[str]
+    sort_dirs: list[str]
+
+
 def list_params(req: falcon.Request, max_limit: int, sort_map: dict[str, str]
-                ) -> dict:
+                ) -> ListParams:
     """limit/marker/offset/sort as keyword arguments of a DB list call.
 
     :param sort_map: API sort key -> column name.
@@ -90,28 +102,29 @@ def list_params(req: falcon.Request, max_limit: int, sort_map: dict[str, str]
 
 
 def filters(req: falcon.Request, allowed: dict[str, str],
-            bools: tuple[str, ...] = (), ints: tuple[str, ...] = ()) -> dict:
+            bools: tuple[str, ...] = (), ints: tuple[str, ...] = ()
+            ) -> dict[str, str | bool | int]:
     """Known filter parameters mapped to columns; unknown ones are ignored.
     A parameter given more than once counts with its last value.
 
     :raises ValidationError: a boolean or integer filter that is not one.
     """
-    result = {}
+    result: dict[str, str | bool | int] = {}
     for key, column in allowed.items():
-        value = req.params.get(key)
-        if value is None:
+        given = req.params.get(key)
+        if given is None:
             continue
-        if isinstance(value, list):
-            value = value[-1]
+        value = given[-1] if isinstance(given, list) else given
         if key in bools:
-            value = validation.parse_bool_param(key, value)
+            result[column] = validation.parse_bool_param(key, value)
         elif key in ints:
             if not re.match(r"^-?[0-9]{1,10}$", value):
                 raise exception.ValidationError(
                     detail="Invalid filter %s: '%s' is not an integer."
                     % (key, value))
-            value = int(value)
-        result[column] = value
+            result[column] = int(value)
+        else:
+            result[column] = value
     return result
 
 
@@ -126,7 +139,8 @@ def not_found(message: str) -> exception.NotFound:
     return exception.NotFound(message)
 
 
-def action_body(req: falcon.Request, table: dict) -> tuple[str, object]:
+def action_body(req: falcon.Request, table: Mapping[str, Versioned]
+                ) -> tuple[str, Any]:
     """``{"<action>": value}``: the action's name and value, validated
     against its schema at the request's microversion.
 

@@ -15,7 +15,7 @@ class Limits:
         project_id = None
         if base.version(req) >= mv.LIMITS_ADMIN_FILTER:
             # An administrator may ask for another project's limits.
-            project_id = req.params.get("project_id")
+            project_id = req.get_param("project_id")
             # NOTE(ashlar): openstacksdk sends the literal "None" when no
             # project is given; Cinder would then report a project named
             # "None".  Read it as "my own project".

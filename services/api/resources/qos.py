@@ -90,7 +90,7 @@ class Association:
 
     def on_get(self, req: falcon.Request, resp: falcon.Response,
                qos_id: str) -> None:
-        ctxt, type_id = base.ctxt(req), req.params.get("vol_type_id")
+        ctxt, type_id = base.ctxt(req), req.get_param("vol_type_id")
         if self.action == "associate":
             self.ops.associate(ctxt, qos_id, type_id)
         else:

@@ -14,7 +14,7 @@ from services.api.views import types as views
 
 def is_public_filter(req: falcon.Request) -> bool | None:
     """Cinder's ``is_public``: absent -> public, None -> all, else a bool."""
-    raw = req.params.get("is_public")
+    raw = req.get_param("is_public")
     if raw is None:
         return True
     if raw.lower() == "none":

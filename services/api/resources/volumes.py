@@ -56,21 +56,21 @@ class _Lister:
         matching volumes, not the page size.
         """
         kwargs = base.list_params(req, self.max_limit, SORT_MAP)
-        list_args = {"all_tenants": base.flag(req, "all_tenants"),
-                     "tenant": req.get_param("project_id"),
-                     "filters": base.filters(req, FILTER_MAP,
-                                             bools=("bootable",),
-                                             ints=("size",))}
+        all_tenants = base.flag(req, "all_tenants")
+        tenant = req.get_param("project_id")
+        filters = base.filters(req, FILTER_MAP, bools=("bootable",),
+                               ints=("size",))
         with_count = (base.version(req) >= mv.SUPPORT_COUNT_INFO
                       and base.flag(req, "with_count"))
         if _matches_nothing(req):
             return [], ({"count": 0} if with_count else {})
         limit = kwargs["limit"]
-        rows = self.ops.list(base.ctxt(req), **list_args,
-                             **kwargs) if limit else []
+        rows = self.ops.list(base.ctxt(req), all_tenants, tenant,
+                             filters=filters, **kwargs) if limit else []
         extras = base.next_links(req, "volumes", rows, limit)
         if with_count:
-            extras["count"] = len(self.ops.list(base.ctxt(req), **list_args))
+            extras["count"] = len(self.ops.list(base.ctxt(req), all_tenants,
+                                                tenant, filters=filters))
         return rows, extras
 
 

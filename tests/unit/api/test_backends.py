@@ -266,6 +266,18 @@ def test_services_answer_cinders_binary_names_and_take_either(client, name):
                                                           "disabled")
 
 
+def test_a_repeated_query_parameter_counts_with_its_last_value(client):
+    assert names(get(client, "/scheduler-stats/get_pools", "3.28",
+                     name=["n2@plain#plain", "n1@ma#ma"])) == ["n1@ma#ma"]
+    listed = get(client, "/os-services",
+                 binary=["cinder-volume", "cinder-scheduler"])
+    assert listed.status_code == 200, listed.text
+    assert listed.json["services"] == []
+    hosts = get(client, "/os-hosts", zone=["elsewhere", "nova"])
+    assert hosts.status_code == 200, hosts.text
+    assert len(hosts.json["hosts"]) == 2
+
+
 @pytest.mark.parametrize("action", ["freeze", "thaw"])
 def test_freeze_and_thaw_are_400_for_any_host(client, action):
     for host, words in (("invalid_host", "No service found with "

@@ -51,16 +51,33 @@ def test_generic_messages():
     assert faults.GENERIC_NOT_FOUND == "The resource could not be found."
 
 
+def _get(resource):
+    """GET a route served by ``resource`` in an app with our handlers."""
+    app = falcon.App()
+    errors.register(app)
+    app.add_route("/v3/volumes", resource)
+    return testing.TestClient(app).simulate_get("/v3/volumes")
+
+
 def test_an_unreachable_database_is_a_503_clients_retry():
     class Down:
         def on_get(self, req, resp):
             raise db_exc.DBConnectionError("connection refused")
 
-    app = falcon.App()
-    errors.register(app)
-    app.add_route("/v3/volumes", Down())
-    resp = testing.TestClient(app).simulate_get("/v3/volumes")
+    resp = _get(Down())
     assert resp.status_code == 503
     assert resp.headers["Retry-After"] == "1"
     assert resp.json == {"serviceUnavailable": {
         "code": 503, "message": errors.DATABASE_DOWN}}
+
+
+@pytest.mark.parametrize("headers", [{"X-Why": "because"},
+                                     [("X-Why", "because")]])
+def test_a_falcon_errors_headers_are_kept_in_either_form(headers):
+    class Refusing:
+        def on_get(self, req, resp):
+            raise falcon.HTTPError(falcon.HTTP_409, headers=headers)
+
+    resp = _get(Refusing())
+    assert resp.status_code == 409
+    assert resp.headers["X-Why"] == "because"

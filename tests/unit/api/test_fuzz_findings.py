@@ -44,6 +44,15 @@ def test_repeated_size_filter_counts_with_its_last_value(api):
     assert [v["id"] for v in listed] == [vid]
 
 
+def test_repeated_is_public_counts_with_its_last_value(api):
+    made = api.call("POST", "/types", {"volume_type": {
+        "name": "private", "os-volume-type-access:is_public": False}})
+    assert made.status_code == 200, made.json
+    resp = api.call("GET", "/types?is_public=true&is_public=None")
+    assert resp.status_code == 200, resp.json
+    assert "private" in [t["name"] for t in resp.json["volume_types"]]
+
+
 def test_metadata_with_keys_the_volume_has_replaces_them(api):
     vid = api.volume()
     for value in ("1", "2"):
