@@ -19,10 +19,11 @@ before os-brick is touched.
 
 import contextlib
 import os
-from typing import Any, Iterator
+from typing import Iterator
 
 from os_brick import privileged as brick_privileged
 from os_brick.initiator import connector as brick_connector
+from os_brick.initiator import initiator_connector
 from oslo_concurrency import lockutils
 import oslo_messaging as messaging
 from oslo_config import cfg
@@ -35,7 +36,7 @@ from services.api import rpcapi as api_rpcapi
 LOG = logging.getLogger(__name__)
 
 
-def _expect(attachment: dict, **expected: Any) -> dict:
+def _expect(attachment: dict, **expected: object) -> dict:
     """``attachment`` if it has the ``expected`` values.
 
     :raises ForeignReply: it does not.
@@ -71,7 +72,7 @@ class HostConnector:
             agent.root_helper, agent.my_ip, agent.multipath, False,
             host=self.conf.host)
 
-    def _brick(self, info: dict) -> Any:
+    def _brick(self, info: dict) -> initiator_connector.InitiatorConnector:
         return brick_connector.InitiatorConnector.factory(
             info["driver_volume_type"].upper(), self.conf.agent.root_helper,
             use_multipath=self.conf.agent.multipath)
@@ -86,7 +87,8 @@ class HostConnector:
         with volume_io.open_volume(self.conf, attachment):
             return {"type": "librbd", "name": info["name"]}
 
-    def _lock(self, volume_id: str) -> Any:
+    def _lock(self, volume_id: str
+              ) -> contextlib.AbstractContextManager[object]:
         return lockutils.lock("ashlar-volume-%s" % volume_id, external=True,
                               lock_path=self.conf.agent.lock_path)
 

@@ -16,9 +16,10 @@ hypervisor's: a fence revokes exactly it, and its next write fails.
 """
 
 import contextlib
-from typing import Any, Callable, Iterable
+from typing import Callable, Iterable
 
 from services.agent import connector as agent_connector
+from services.agent import volume_io
 
 Say = Callable[[dict], None]
 
@@ -30,7 +31,8 @@ class Holder:
         self.host = host
         self.attachment: dict = {}
         self._stack = contextlib.ExitStack()
-        self._volume: Any = None
+        #: The open volume, from ``serve``'s first ``_reopen`` on.
+        self._volume: volume_io.VolumeHandle
 
     def serve(self, volume_id: str, instance_uuid: str | None,
               mode: str | None, commands: Iterable[str], say: Say) -> None:

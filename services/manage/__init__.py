@@ -13,19 +13,16 @@ Listings take cliff's ``-f table|json|yaml|value|csv``; every command has
     attachment reset ATTACHMENT           remove the row (database only)
 """
 
+import argparse
 import getpass
 import os
 import sys
 import tempfile
 
 import bcrypt
-from cliff import command
 
-from common import cli
-from common import conf as ashlar_conf
-from common import rpc
 from common.db import migrations
-from common.db.api import engine as db_engine
+from services.manage import base
 from services.manage import pools
 from services.manage import services
 from services.manage import volumes
@@ -37,20 +34,20 @@ PASSWORD_ENV = "ASHLAR_USER_PASSWORD"
 BCRYPT_ROUNDS = 12
 
 
-class DbSync(command.Command):
+class DbSync(base.Command):
     """Create or upgrade the database schema (safe to run repeatedly)."""
 
-    def take_action(self, parsed_args: object) -> None:
+    def take_action(self, parsed_args: argparse.Namespace) -> None:
         engine = self.app.engine()
         migrations.upgrade(engine)
         self.app.stdout.write("database at revision %s\n"
                               % migrations.version(engine))
 
 
-class DbVersion(command.Command):
+class DbVersion(base.Command):
     """Print the schema revision of the database."""
 
-    def take_action(self, parsed_args: object) -> None:
+    def take_action(self, parsed_args: argparse.Namespace) -> None:
         self.app.stdout.write("%s\n" % migrations.version(self.app.engine()))
 
 
@@ -73,8 +70,8 @@ def _write(path: str, lines: list[str]) -> None:
     os.replace(temp, path)
 
 
-class _UserCommand(command.Command):
-    def get_parser(self, prog_name: str) -> object:
+class _UserCommand(base.Command):
+    def get_parser(self, prog_name: str) -> argparse.ArgumentParser:
         parser = super().get_parser(prog_name)
         parser.add_argument("name")
         return parser
@@ -94,13 +91,13 @@ class UserSet(_UserCommand):
     the first line of standard input).
     """
 
-    def get_parser(self, prog_name: str) -> object:
+    def get_parser(self, prog_name: str) -> argparse.ArgumentParser:
         parser = super().get_parser(prog_name)
         parser.add_argument("--if-missing", action="store_true",
                             help="Leave an existing user as it is.")
         return parser
 
-    def take_action(self, args: object) -> None:
+    def take_action(self, args: argparse.Namespace) -> None:
         if ":" in args.name or not args.name.strip():
             raise RefusedError("a user name must be non-empty, without ':'")
         others = self._others(args.name)
@@ -120,7 +117,7 @@ class UserSet(_UserCommand):
 class UserDelete(_UserCommand):
     """Remove an http_basic user."""
 
-    def take_action(self, args: object) -> None:
+    def take_action(self, args: argparse.Namespace) -> None:
         others = self._others(args.name)
         if len(others) == len(_entries(self._file())):
             raise RefusedError("no user %s in %s" % (args.name, self._file()))
@@ -138,7 +135,7 @@ def _password() -> str:
     return password
 
 
-class ManageApp(cli.ConfigApp):
+class ManageApp(base.Console):
     def __init__(self) -> None:
         super().__init__(__doc__, "ashlar.manage",
                          {"db sync": DbSync, "db version": DbVersion,
@@ -151,23 +148,6 @@ class ManageApp(cli.ConfigApp):
                           "volume reset-state": volumes.VolumeResetState,
                           "attachment list": volumes.AttachmentList,
                           "attachment reset": volumes.AttachmentReset})
-
-    def initialize_app(self, argv: list[str]) -> None:
-        self.conf = ashlar_conf.CONF
-        self.conf(self.config_args(), project="ashlar")
-
-    def engine(self) -> object:
-        """The database's engine (only the db commands need one)."""
-        self.database()
-        return db_engine.get_engine()
-
-    def database(self) -> None:
-        """Set up the database access (the commands that use it call it)."""
-        db_engine.configure(self.conf)
-
-    def bus(self) -> None:
-        """Set up the RPC transport (the commands that call services)."""
-        rpc.init(self.conf)
 
 
 def main(argv: list[str] | None = None) -> int:

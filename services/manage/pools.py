@@ -2,30 +2,30 @@
 whether they count, and which volume types each could take today (what
 the api's early rejection decides on)."""
 
+import argparse
 import json
-from typing import Any
-
-from cliff import lister
 
 from common import capabilities
 from common import constants
 from common import extra_specs
+from common.db import models
 from common.db.api import services as services_db
 from common.db.api import types as types_db
 from services.manage import base
 from services.scheduler import rpcapi as scheduler_rpcapi
 
 
-class PoolList(lister.Lister):
+class PoolList(base.Lister):
     """List the pools: capabilities, report age, the types they take."""
 
-    def get_parser(self, prog_name: str) -> Any:
+    def get_parser(self, prog_name: str) -> argparse.ArgumentParser:
         parser = super().get_parser(prog_name)
         parser.add_argument("--long", action="store_true",
                             help="Add every capability (JSON).")
         return parser
 
-    def take_action(self, args: Any) -> tuple:
+    def take_action(self, args: argparse.Namespace
+                    ) -> tuple[tuple[str, ...], list[tuple]]:
         self.app.database()
         self.app.bus()
         conf = self.app.conf
@@ -37,24 +37,26 @@ class PoolList(lister.Lister):
         type_specs = [(vtype.name, extra_specs.capability_specs(
             {spec.key: spec.value for spec in vtype.extra_specs}))
             for vtype in types_db.type_list(ctxt)]
-        columns = ("Pool", "Counts", "Report age (s)", "State",
-                   "Free/total GiB", "Multiattach", "Fencing", "Types")
-        rows = []
+        columns: tuple[str, ...] = (
+            "Pool", "Counts", "Report age (s)", "State", "Free/total GiB",
+            "Multiattach", "Fencing", "Types")
+        rows: list[tuple] = []
         for backend, report in sorted(reports.items()):
             counts = _counts(services.get(backend), report["age"], window,
                              conf.service_down_time)
             for pool, caps in sorted(capabilities.flatten(
                     backend, report["capabilities"],
                     report["timestamp"]).items()):
-                row = (pool, counts, round(report["age"], 1),
-                       caps.get("backend_state", "up"),
-                       "%s/%s" % (caps.get("free_capacity_gb"),
-                                  caps.get("total_capacity_gb")),
-                       bool(caps.get("multiattach")),
-                       bool(caps.get("fencing")),
-                       " ".join(name for name, specs in type_specs
-                                if not extra_specs.unsatisfied_specs(
-                                    caps, specs)))
+                row: tuple = (
+                    pool, counts, round(report["age"], 1),
+                    caps.get("backend_state", "up"),
+                    "%s/%s" % (caps.get("free_capacity_gb"),
+                               caps.get("total_capacity_gb")),
+                    bool(caps.get("multiattach")),
+                    bool(caps.get("fencing")),
+                    " ".join(name for name, specs in type_specs
+                             if not extra_specs.unsatisfied_specs(
+                                 caps, specs)))
                 if args.long:
                     row += (json.dumps(caps, sort_keys=True, default=str),)
                 rows.append(row)
@@ -63,7 +65,7 @@ class PoolList(lister.Lister):
         return columns, rows
 
 
-def _counts(service: Any, age: float, window: float,
+def _counts(service: models.Service | None, age: float, window: float,
             down_time: int) -> str:
     """Whether the pool counts for placement and early rejection, or why
     not."""

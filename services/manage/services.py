@@ -1,10 +1,7 @@
 """``service list|enable|disable|remove``: the services table, as
 ``cinder-manage service`` and Cinder's ``os-services`` show it."""
 
-from typing import Any
-
-from cliff import command
-from cliff import lister
+import argparse
 
 from common import constants
 from common import exception
@@ -12,18 +9,19 @@ from common.db.api import services as services_db
 from services.manage import base
 
 
-class ServiceList(lister.Lister):
+class ServiceList(base.Lister):
     """List the services: up or down, enabled or not, last heartbeat,
     release."""
 
-    def get_parser(self, prog_name: str) -> Any:
+    def get_parser(self, prog_name: str) -> argparse.ArgumentParser:
         parser = super().get_parser(prog_name)
         parser.add_argument("--host", help="Only this host (and its "
                             "host@backend services).")
         parser.add_argument("--binary", help="Only this binary.")
         return parser
 
-    def take_action(self, args: Any) -> tuple:
+    def take_action(self, args: argparse.Namespace
+                    ) -> tuple[tuple[str, ...], list[tuple]]:
         self.app.database()
         down_time = self.app.conf.service_down_time
         rows = services_db.service_list(base.admin(), args.host, args.binary)
@@ -37,8 +35,8 @@ class ServiceList(lister.Lister):
                  for row in rows])
 
 
-class _ServiceCommand(command.Command):
-    def get_parser(self, prog_name: str) -> Any:
+class _ServiceCommand(base.Command):
+    def get_parser(self, prog_name: str) -> argparse.ArgumentParser:
         parser = super().get_parser(prog_name)
         parser.add_argument("host", help="host@backend of a volume service, "
                             "or a scheduler's host.")
@@ -50,23 +48,23 @@ class _ServiceCommand(command.Command):
 class ServiceEnable(_ServiceCommand):
     """Enable a service (a volume service takes new volumes again)."""
 
-    def take_action(self, args: Any) -> None:
+    def take_action(self, args: argparse.Namespace) -> None:
         _set_disabled(self.app, args.host, args.binary, False, None)
 
 
 class ServiceDisable(_ServiceCommand):
     """Disable a service (no new volumes; its volumes go on working)."""
 
-    def get_parser(self, prog_name: str) -> Any:
+    def get_parser(self, prog_name: str) -> argparse.ArgumentParser:
         parser = super().get_parser(prog_name)
         parser.add_argument("--reason", help="Why (shown by os-services).")
         return parser
 
-    def take_action(self, args: Any) -> None:
+    def take_action(self, args: argparse.Namespace) -> None:
         _set_disabled(self.app, args.host, args.binary, True, args.reason)
 
 
-def _set_disabled(app: Any, host: str, binary: str, disabled: bool,
+def _set_disabled(app: base.Console, host: str, binary: str, disabled: bool,
                   reason: str | None) -> None:
     app.database()
     try:
@@ -84,7 +82,7 @@ class ServiceRemove(_ServiceCommand):
     Refused while it heartbeats, or while volumes still live on it.
     """
 
-    def take_action(self, args: Any) -> None:
+    def take_action(self, args: argparse.Namespace) -> None:
         self.app.database()
         try:
             services_db.service_remove(base.admin(), args.host, args.binary,

@@ -4,15 +4,15 @@ reset to ``detached`` has each attachment's connection terminated, as the
 REST action does), and a removal of an attachment row that touches only
 the database, for a volume node that is gone."""
 
+import argparse
 import datetime
-from typing import Any
 
-from cliff import command
-from cliff import lister
+from oslo_config import cfg
 
 from common import constants
 from common import exception
 from common import states
+from common.db import models
 from common.db.api import attachments as attachments_db
 from common.db.api import services as services_db
 from common.db.api import volumes as volumes_db
@@ -24,14 +24,14 @@ from services.scheduler import rpcapi as scheduler_rpcapi
 from services.volume import rpcapi as volume_rpcapi
 
 
-class VolumeResetState(command.Command):
+class VolumeResetState(base.Command):
     """Reset a volume's status, as Cinder's os-reset_status.
 
     ``--attach-status detached`` removes every attachment, each terminating
     its own connection.
     """
 
-    def get_parser(self, prog_name: str) -> Any:
+    def get_parser(self, prog_name: str) -> argparse.ArgumentParser:
         parser = super().get_parser(prog_name)
         parser.add_argument("volume_id")
         parser.add_argument("--state", help="The new status (e.g. "
@@ -40,7 +40,7 @@ class VolumeResetState(command.Command):
                             choices=states.VOLUME_RESET_ATTACH_STATUSES)
         return parser
 
-    def take_action(self, args: Any) -> None:
+    def take_action(self, args: argparse.Namespace) -> None:
         if not (args.state or args.attach_status):
             raise base.RefusedError("give --state or --attach-status")
         self.app.database()
@@ -62,19 +62,20 @@ class VolumeResetState(command.Command):
             row.id, row.status, row.attach_status))
 
 
-class AttachmentList(lister.Lister):
+class AttachmentList(base.Lister):
     """List attachments and what makes one look orphaned.
 
     ``--host``: what a compute host holds; ``--volume``: one volume's.
     """
 
-    def get_parser(self, prog_name: str) -> Any:
+    def get_parser(self, prog_name: str) -> argparse.ArgumentParser:
         parser = super().get_parser(prog_name)
         parser.add_argument("--host", help="Compute host (connector host).")
         parser.add_argument("--volume", help="Volume id.")
         return parser
 
-    def take_action(self, args: Any) -> tuple:
+    def take_action(self, args: argparse.Namespace
+                    ) -> tuple[tuple[str, ...], list[tuple]]:
         self.app.database()
         ctxt = base.admin()
         filters = {key: value for key, value in (
@@ -95,13 +96,14 @@ class AttachmentList(lister.Lister):
                  for row in rows])
 
 
-def _down_backends(conf: Any) -> set[str]:
+def _down_backends(conf: cfg.ConfigOpts) -> set[str]:
     return {row.host for row in services_db.service_list(
         base.admin(), binary=constants.VOLUME_BINARY)
         if not services_db.is_up(row, conf.service_down_time)}
 
 
-def _orphaned(row: Any, down: set[str], stuck_after: Any) -> str:
+def _orphaned(row: models.VolumeAttachment, down: set[str],
+              stuck_after: datetime.timedelta) -> str:
     """Why an attachment looks orphaned, or ``""``."""
     volume = volumes_db.volume_get(base.admin(), row.volume_id)
     backend = (volume.host or "").partition("#")[0]
@@ -115,19 +117,19 @@ def _orphaned(row: Any, down: set[str], stuck_after: Any) -> str:
     return ""
 
 
-class AttachmentReset(command.Command):
+class AttachmentReset(base.Command):
     """Remove an attachment row, in the database only.
 
     The backend is not asked (for a volume node that is gone); the
     volume's status follows its remaining attachments.
     """
 
-    def get_parser(self, prog_name: str) -> Any:
+    def get_parser(self, prog_name: str) -> argparse.ArgumentParser:
         parser = super().get_parser(prog_name)
         parser.add_argument("attachment_id")
         return parser
 
-    def take_action(self, args: Any) -> None:
+    def take_action(self, args: argparse.Namespace) -> None:
         self.app.database()
         ctxt = base.admin()
         try:
