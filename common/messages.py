@@ -13,6 +13,7 @@ from typing import Any, NamedTuple
 
 from oslo_log import log as logging
 
+from common.context import RequestContext
 from common.db.api import messages as messages_db
 from common.db.api import volumes as volumes_db
 
@@ -76,7 +77,7 @@ def user_message(action_id: str, detail_id: str) -> str:
                       DETAILS.get(detail_id, DETAILS["001"]))
 
 
-def record(ctxt: Any, ttl: float, event: Event, resource_uuid: str,
+def record(ctxt: RequestContext, ttl: float, event: Event, resource_uuid: str,
            project_id: str) -> None:
     """Tell ``project_id`` about ``event`` on a resource, under the
     request id of ``ctxt`` (the request that started the work).
@@ -97,7 +98,7 @@ def record(ctxt: Any, ttl: float, event: Event, resource_uuid: str,
                       {"event": event.event_id, "id": resource_uuid})
 
 
-def fail_volume(ctxt: Any, ttl: float, volume: Any, expected: dict,
+def fail_volume(ctxt: RequestContext, ttl: float, volume: Any, expected: dict,
                 values: dict, event: Event | None) -> bool:
     """Compare-and-swap ``volume`` into a failed status (``values``) and,
     if it changed here, record ``event`` (if any) for its project: of

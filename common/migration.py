@@ -28,6 +28,7 @@ from oslo_log import log as logging
 
 from common import constants
 from common import exception
+from common.context import RequestContext
 from common.db.api import attachments as attachments_db
 from common.db.api import types as types_db
 from common.db.api import volumes as volumes_db
@@ -50,7 +51,7 @@ def copy_carries(row: Any) -> bool:
     return not (row.attachment_count or row.snapshot_count or row.group_id)
 
 
-def moving_volume(ctxt: Any, volume_id: str, type_id: str,
+def moving_volume(ctxt: RequestContext, volume_id: str, type_id: str,
                   source_host: str | None = None) -> tuple[Any, dict] | None:
     """The volume and the specs of type ``type_id`` when a message of its
     move still applies: the volume moves (from ``source_host``, if given)
@@ -72,7 +73,7 @@ def moving_volume(ctxt: Any, volume_id: str, type_id: str,
         return None
 
 
-def give_up(ctxt: Any, row: Any, reason: str,
+def give_up(ctxt: RequestContext, row: Any, reason: str,
             expected: dict | None = None) -> bool:
     """End the move of volume ``row`` (as read) that cannot go on: the
     volume stays where it is, with its type.

@@ -10,6 +10,7 @@ from oslo_policy import policy
 
 from common import exception
 from common import policies
+from common.context import RequestContext
 
 #: Seconds between two looks at the policy file for changes.
 RECHECK_INTERVAL = 1.0
@@ -23,7 +24,7 @@ _PURE_CHECKS = frozenset({"TrueCheck", "FalseCheck", "NotCheck", "AndCheck",
 _MEMO_LIMIT = 10000
 
 
-def _pure(check: Any) -> bool:
+def _pure(check: object) -> bool:
     if type(check).__name__ not in _PURE_CHECKS:
         return False
     inner = list(getattr(check, "rules", ()))
@@ -151,11 +152,11 @@ NOT_AN_AGENT = "<not an agent>"
 HOST_PATTERN = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.:@-]{0,254}$")
 
 
-def valid_host(host: Any) -> bool:
+def valid_host(host: object) -> bool:
     return isinstance(host, str) and bool(HOST_PATTERN.match(host))
 
 
-def _credentials(context: Any) -> dict:
+def _credentials(context: RequestContext) -> dict:
     """The context's policy values in a plain dict, plus ``is_admin`` and
     ``agent_host``.
 
@@ -185,7 +186,7 @@ def _safe_target(target: dict) -> dict:
     return safe
 
 
-def authorize(context: Any, action: str, target: dict,
+def authorize(context: RequestContext, action: str, target: dict,
               fatal: bool = True) -> bool:
     """Check ``action``; raise PolicyNotAuthorized when denied and fatal."""
     try:
@@ -198,7 +199,7 @@ def authorize(context: Any, action: str, target: dict,
     return allowed
 
 
-def check_is_admin(context: Any) -> bool:
+def check_is_admin(context: RequestContext) -> bool:
     """Whether the context's roles make it an administrator."""
     return get_enforcer().decide("context_is_admin", {},
                                  _credentials(context))

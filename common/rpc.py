@@ -6,7 +6,7 @@ option groups it registers (``oslo_messaging_*``) only on the global
 """
 
 import functools
-from typing import Any, Callable
+from typing import Any, Callable, Concatenate, ParamSpec, TypeVar
 
 import oslo_messaging as messaging
 from oslo_messaging.rpc import dispatcher
@@ -172,11 +172,19 @@ class RPCAPI:
             raise ServiceTooOld(method=method, version=version)
 
 
-def assert_min_rpc_version(version: str) -> Callable:
+_API = TypeVar("_API", bound=RPCAPI)
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+
+def assert_min_rpc_version(version: str) -> Callable[
+        [Callable[Concatenate[_API, _P], _R]],
+        Callable[Concatenate[_API, _P], _R]]:
     """Refuse to send a method the remote side cannot understand."""
-    def decorator(method: Callable) -> Callable:
+    def decorator(method: Callable[Concatenate[_API, _P], _R]
+                  ) -> Callable[Concatenate[_API, _P], _R]:
         @functools.wraps(method)
-        def wrapper(self: RPCAPI, *args: Any, **kwargs: Any) -> Any:
+        def wrapper(self: _API, *args: _P.args, **kwargs: _P.kwargs) -> _R:
             self.require(version, method.__name__)
             return method(self, *args, **kwargs)
         return wrapper

@@ -11,6 +11,7 @@ import socket
 import sys
 import threading
 import time
+import types
 from typing import Any, Callable
 
 import oslo_messaging as messaging
@@ -173,7 +174,7 @@ class Service:
                                       self.service_id)
 
     def _spawn(self, interval: float,
-               task: Callable[[], Any]) -> threading.Thread:
+               task: Callable[[], object]) -> threading.Thread:
         def loop() -> None:
             while not self._stop.wait(interval):
                 try:
@@ -264,7 +265,7 @@ def _wait_for_stop_signal() -> None:
     """
     stopped = threading.Event()
 
-    def _handler(signum: int, _frame: Any) -> None:
+    def _handler(signum: int, _frame: types.FrameType | None) -> None:
         stopped.set()
     reader, writer = socket.socketpair()
     with reader, writer:

@@ -9,7 +9,6 @@ import gc
 import importlib
 import os
 import sys
-from typing import Any
 
 from gunicorn.app import base as gunicorn_base
 from oslo_config import cfg
@@ -28,7 +27,7 @@ class _Server(gunicorn_base.BaseApplication):
         for key, value in self.options.items():
             self.cfg.set(key, value)
 
-    def load(self) -> Any:
+    def load(self) -> auth.WSGIApp:
         from services.api import wsgi
         return wsgi.application
 

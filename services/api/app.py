@@ -7,10 +7,11 @@ and ``create_app`` serves ``routes.ROUTES`` over the operations.
 """
 
 import functools
+from collections.abc import Callable
 from types import SimpleNamespace
-from typing import Any
 
 import falcon
+import oslo_messaging as messaging
 from oslo_config import cfg
 
 from common import exception
@@ -54,7 +55,8 @@ GIVEN = ("conf", "scheduler_rpc", "volume_rpc", "early_check")
 #: The business layer, one row per operations object, in build order:
 #: (name, class, what its constructor takes in order: GIVEN names or the
 #: names of rows above).  Routes (``routes.ROUTES``) use them by name.
-OPERATIONS: tuple[tuple[Any, ...], ...] = (
+OPERATIONS: tuple[tuple[str, Callable[..., object], *tuple[str, ...]],
+                 ...] = (
     ("volumes", volume_ops.VolumeOperations,
      "conf", "scheduler_rpc", "volume_rpc", "early_check"),
     ("attachments", attachment_ops.AttachmentOperations, "conf", "volume_rpc"),
@@ -82,18 +84,34 @@ class Operations(SimpleNamespace):
     attribute per ``OPERATIONS`` row, ``cache`` (the capability cache) and
     ``door`` (the RPC door's server for compute agents), once started."""
 
-    cache: Any = None
-    door: Any = None
+    volumes: volume_ops.VolumeOperations
+    attachments: attachment_ops.AttachmentOperations
+    group_types: gtype_ops.GroupTypeOperations
+    groups: group_ops.GroupOperations
+    types: type_ops.TypeOperations
+    backends: backend_ops.BackendOperations
+    usage: usage_ops.UsageOperations
+    quotas: quota_ops.QuotaOperations
+    snapshots: snapshot_ops.SnapshotOperations
+    fencing: fencing_ops.FencingOperations
+    messages: message_ops.MessageOperations
+    transfers: transfer_ops.TransferOperations
+    qos: qos_ops.QoSOperations
+    encryption: encryption_ops.EncryptionOperations
+    group_snapshots: gsnap_ops.GroupSnapshotOperations
+    cache: capability_cache.CapabilityCache | None = None
+    door: messaging.MessageHandlingServer | None = None
 
     def stop(self) -> None:
         """Stop the RPC servers this worker runs (cache listener, door)."""
-        self.cache.stop()
+        if self.cache is not None:
+            self.cache.stop()
         if self.door is not None:
             self.door.stop()
             self.door.wait()
 
 
-def make_operations(**given: Any) -> Operations:
+def make_operations(**given: object) -> Operations:
     """Build the ``OPERATIONS`` rows in order.
 
     :param given: every ``GIVEN`` name's object.

@@ -26,7 +26,6 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Iterable
-from typing import Any
 
 import webob
 import webob.exc
@@ -96,7 +95,8 @@ class _Outer:
         self.health = healthcheck.Healthcheck(None,
                                               {"path": HEALTHCHECK_PATH})
 
-    def __call__(self, environ: dict, start_response: Callable) -> Any:
+    def __call__(self, environ: dict, start_response: Callable
+                 ) -> Iterable[bytes]:
         environ[REQUEST_ID] = request_id = "req-%s" % uuid.uuid4()
         anonymous(request_id)
         path = environ.get("PATH_INFO", "").rstrip("/")
@@ -125,7 +125,8 @@ class BasicAuth:
         self._known: dict[bytes, tuple[float, str]] = {}
         self._lock = threading.Lock()
 
-    def __call__(self, environ: dict, start_response: Callable) -> Any:
+    def __call__(self, environ: dict, start_response: Callable
+                 ) -> Iterable[bytes]:
         environ.pop(BASIC_USER, None)
         try:
             environ[BASIC_USER] = self._user(environ)
@@ -237,7 +238,8 @@ def agent_host(conf: cfg.ConfigOpts, user_name: str | None,
 
 
 def context_from_environ(conf: cfg.ConfigOpts, environ: dict,
-                         **ids: Any) -> ashlar_context.RequestContext | None:
+                         **ids: str | None
+                         ) -> ashlar_context.RequestContext | None:
     """The caller's context from what this mode's middleware verified;
     None when it verified no one (keystone without a confirmed identity).
 
@@ -318,8 +320,8 @@ class CredentialVerifier:
         start_response("204 No Content", [])
         return []
 
-    def context(self, credential: Any,
-                **ids: Any) -> ashlar_context.RequestContext:
+    def context(self, credential: object,
+                **ids: str | None) -> ashlar_context.RequestContext:
         """:raises NotAuthenticated: no credential, or a refused one.
         :raises AuthenticationUnavailable: credentials cannot be checked
             now (the http_basic user file is gone)."""

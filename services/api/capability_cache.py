@@ -114,7 +114,7 @@ class CapabilityCache:
         self._running_backends = running_backends
         self.warmed = threading.Event()
         self._stopped = threading.Event()
-        self._server: Any = None
+        self._server: messaging.MessageHandlingServer | None = None
 
     # -- lifecycle -------------------------------------------------------
     def start(self) -> None:
@@ -181,13 +181,15 @@ class CapabilityCache:
         return True
 
     # -- RPC endpoint ----------------------------------------------------
-    def update_service_capabilities(self, ctxt: Any, service_host: str,
-                                    capabilities: dict,
+    def update_service_capabilities(self, ctxt: ashlar_context.RequestContext,
+                                    service_host: str, capabilities: dict,
                                     timestamp: float) -> None:
         self.store.update(service_host, capabilities, timestamp)
 
-    def withdraw_service_capabilities(self, ctxt: Any, service_host: str,
-                                      timestamp: float) -> None:
+    def withdraw_service_capabilities(self,
+                                      ctxt: ashlar_context.RequestContext,
+                                      service_host: str, timestamp: float
+                                      ) -> None:
         self.store.forget(service_host, timestamp)
 
     # -- the check -------------------------------------------------------
@@ -205,7 +207,8 @@ class CapabilityCache:
             return None
         return self.store.fresh_pools()
 
-    def _from_db(self, ctxt: Any = None) -> set[str]:
+    def _from_db(self, ctxt: ashlar_context.RequestContext | None = None
+                 ) -> set[str]:
         """Enabled, heartbeating volume services, read from the table now.
 
         :param ctxt: the request's context: the read joins a transaction
@@ -218,7 +221,9 @@ class CapabilityCache:
         return {row.host for row in rows if not row.disabled
                 and services_db.is_up(row, self.conf.service_down_time)}
 
-    def running_backends(self, ctxt: Any = None) -> set[str] | None:
+    def running_backends(self,
+                         ctxt: ashlar_context.RequestContext | None = None
+                         ) -> set[str] | None:
         """Enabled, heartbeating volume services (rule 4's reference).
 
         :param ctxt: the request's context (see :meth:`_from_db`).
@@ -245,9 +250,9 @@ class CapabilityCache:
             return None
         return _Verdict(generation, heard, failures)
 
-    def check_type(self, ctxt: Any, vtype: Any, specs: dict,
-                   size: int | None = None,
-                   zones: Zones = None) -> None:
+    def check_type(self, ctxt: ashlar_context.RequestContext, vtype: Any,
+                   specs: dict, size: int | None = None, zones: Zones = None
+                   ) -> None:
         """Reject a type no fresh pool of ``zones`` (None: of any zone) can
         satisfy, or a size no such pool could hold even empty, if the view
         is trusted.
@@ -283,8 +288,8 @@ class CapabilityCache:
                 source=source, unsatisfied="%s GiB is more than it holds"
                 % size)
 
-    def _check_size(self, ctxt: Any, specs: dict, size: int,
-                    zones: Zones) -> None:
+    def _check_size(self, ctxt: ashlar_context.RequestContext, specs: dict,
+                    size: int, zones: Zones) -> None:
         """Rule 4 for capacity: refuse only when every running backend was
         heard and no pool of theirs in ``zones``, judged empty, would hold
         ``size``; zones without a pool that counts are left to the
@@ -308,8 +313,8 @@ class CapabilityCache:
         LOG.info("No pool seemed to hold %s GiB, but reports kept arriving; "
                  "letting the scheduler decide", size)
 
-    def _check_specs(self, ctxt: Any, vtype: Any, specs: dict,
-                     zones: Zones) -> None:
+    def _check_specs(self, ctxt: ashlar_context.RequestContext, vtype: Any,
+                     specs: dict, zones: Zones) -> None:
         wanted = extra_specs.capability_specs(specs)
         if not wanted or not self.trusted():
             return
@@ -361,15 +366,17 @@ class _Reports:
         self._cache = cache
 
     @messaging.expose
-    def update_service_capabilities(self, ctxt: Any, service_host: str,
-                                    capabilities: dict,
+    def update_service_capabilities(self, ctxt: ashlar_context.RequestContext,
+                                    service_host: str, capabilities: dict,
                                     timestamp: float) -> None:
         self._cache.update_service_capabilities(ctxt, service_host,
                                                 capabilities, timestamp)
 
     @messaging.expose
-    def withdraw_service_capabilities(self, ctxt: Any, service_host: str,
-                                      timestamp: float) -> None:
+    def withdraw_service_capabilities(self,
+                                      ctxt: ashlar_context.RequestContext,
+                                      service_host: str, timestamp: float
+                                      ) -> None:
         self._cache.withdraw_service_capabilities(ctxt, service_host,
                                                   timestamp)
 

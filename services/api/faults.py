@@ -8,7 +8,6 @@ the explanations webob gives when Cinder raises a bare ``HTTPBadRequest``,
 """
 
 from http import HTTPStatus
-from typing import Any
 
 FAULT_NAMES: dict[int, str] = {
     HTTPStatus.BAD_REQUEST: "badRequest",
@@ -46,7 +45,8 @@ def fault_name(status: int) -> str:
     return FAULT_NAMES.get(status, DEFAULT_FAULT_NAME)
 
 
-def fault_body(status: int, message: str, **extra: Any) -> dict[str, dict[str, Any]]:
+def fault_body(status: int, message: str,
+               **extra: object) -> dict[str, dict[str, object]]:
     """Build the JSON body of an error response.
 
     :param status: the HTTP status code of the response.

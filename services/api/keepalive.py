@@ -21,7 +21,6 @@ unanswered, with ``gthread`` as with this worker).
 """
 
 import select
-from typing import Any
 
 from gunicorn.workers import gthread
 
@@ -36,13 +35,13 @@ class KeepAliveWorker(gthread.ThreadWorker):
     """``gthread`` that serves a connection's next request on the same
     thread when it comes within ``LINGER_MS``."""
 
-    def handle(self, conn: Any) -> Any:
+    def handle(self, conn: gthread.TConn) -> object:
         keep = super().handle(conn)
         while keep is True and self.alive and self._next_request_soon(conn):
             keep = super().handle(conn)
         return keep
 
-    def _next_request_soon(self, conn: Any) -> bool:
+    def _next_request_soon(self, conn: gthread.TConn) -> bool:
         """Whether ``conn``'s next request arrived within ``LINGER_MS``.
 
         False also when gunicorn's own path must take the connection: bytes

@@ -24,7 +24,7 @@ legacy headers, and no header means 3.0 rather than latest.
 import re
 from collections.abc import Mapping
 from http import HTTPStatus
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 from services.api import faults
 
@@ -156,7 +156,7 @@ class VersionError(Exception):
         self.echo = echo
 
     @property
-    def body(self) -> dict[str, dict[str, Any]]:
+    def body(self) -> dict[str, dict[str, object]]:
         """Return the fault body of the response."""
         return faults.fault_body(self.status, self.message)
 

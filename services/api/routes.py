@@ -13,7 +13,9 @@ How to add a resource:
 """
 
 from collections.abc import Callable, Mapping
-from typing import Any, NamedTuple
+from typing import NamedTuple
+
+from oslo_config import cfg
 
 from services.api import microversion as mv
 from services.api.resources import attachments
@@ -43,15 +45,15 @@ class Route(NamedTuple):
     """One path, and how to build the resource that serves it."""
 
     path: str
-    resource: Callable[..., Any]
+    resource: Callable[..., object]
     #: Names of what the constructor takes, in order (see ``SETTINGS``).
     uses: tuple[str, ...]
     #: Keyword arguments that are the same in every worker.
-    constants: Mapping[str, Any]
+    constants: Mapping[str, object]
 
 
-def route(path: str, resource: Callable[..., Any], *uses: str,
-          **constants: Any) -> Route:
+def route(path: str, resource: Callable[..., object], *uses: str,
+          **constants: object) -> Route:
     """A row of ``ROUTES``: ``resource(*uses, **constants)`` serves path."""
     return Route(path, resource, uses, constants)
 
@@ -185,7 +187,8 @@ COLLECTIONS = frozenset(row.path.split("/")[2] for row in ROUTES
                         if row.path.startswith("/v3/"))
 
 
-def route_table(ops: Any, conf: Any) -> list[tuple[str, Any]]:
+def route_table(ops: object, conf: cfg.ConfigOpts
+                ) -> list[tuple[str, object]]:
     """Return (path, resource) pairs, each resource built as its row says.
 
     :param ops: the operations, one attribute per ``app.OPERATIONS`` name.
@@ -193,7 +196,7 @@ def route_table(ops: Any, conf: Any) -> list[tuple[str, Any]]:
     """
     settings = {"conf": conf, "max_limit": conf.api.max_limit}
 
-    def use(name: str) -> Any:
+    def use(name: str) -> object:
         return settings[name] if name in settings else getattr(ops, name)
     return [(row.path, row.resource(*map(use, row.uses), **row.constants))
             for row in ROUTES]

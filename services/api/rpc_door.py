@@ -9,7 +9,6 @@ with the request's id echoed so the caller can tell they are its own.
 
 import os
 import uuid
-from typing import Any
 
 import oslo_messaging as messaging
 from oslo_config import cfg
@@ -65,11 +64,11 @@ class DoorSerializer(rpc.ContextSerializer):
             raise messaging.ExpectedException()
 
 
-def _answer(ctxt: RequestContext, **body: Any) -> dict:
+def _answer(ctxt: RequestContext, **body: object) -> dict:
     return dict(body, request_id=ctxt.global_request_id)
 
 
-def _valid(table: schemas.Versioned, **attachment: Any) -> None:
+def _valid(table: schemas.Versioned, **attachment: object) -> None:
     """Check a call's arguments against the REST body they stand for.
 
     :raises ValidationError:

@@ -6,7 +6,6 @@ Body and key order are Cinder's (openstack/cinder ``cinder/api/versions.py``,
 """
 
 import re
-from typing import Any
 
 from services.api import microversion
 
@@ -17,7 +16,8 @@ _TRAILING_VERSION = re.compile(r"/v[1-9]+/?$")
 
 
 def versions_document(base_url: str,
-                      public_endpoint: str | None = None) -> dict[str, Any]:
+                      public_endpoint: str | None = None
+                      ) -> dict[str, object]:
     """Build the ``{"versions": [...]}`` body.
 
     The ``self`` link is the base with any trailing ``/vN`` removed and

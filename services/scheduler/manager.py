@@ -2,7 +2,7 @@
 
 import threading
 import time
-from typing import Any, Callable
+from typing import Any, Callable, Literal, overload
 
 import oslo_messaging as messaging
 from oslo_config import cfg
@@ -22,6 +22,7 @@ from common.db.api import services as services_db
 from common.db.api import timestamps
 from common.db.api import types as types_db
 from common.db.api import volumes as volumes_db
+from services.scheduler import filters
 from services.scheduler import placement
 from services.scheduler import rpcapi as scheduler_rpcapi
 from services.volume import rpcapi as volume_rpcapi
@@ -230,8 +231,8 @@ class SchedulerManager(service.Manager):
                             {"id": row.id, "reason": reason})
 
     @messaging.expose
-    def update_service_capabilities(self, ctxt: Any, service_host: str,
-                                    capabilities: dict,
+    def update_service_capabilities(self, ctxt: ashlar_context.RequestContext,
+                                    service_host: str, capabilities: dict,
                                     timestamp: float) -> None:
         if self._silent():
             self._hearing_since = timestamps.utcnow()
@@ -241,14 +242,16 @@ class SchedulerManager(service.Manager):
                 self._reported.notify_all()
 
     @messaging.expose
-    def withdraw_service_capabilities(self, ctxt: Any, service_host: str,
-                                      timestamp: float) -> None:
+    def withdraw_service_capabilities(self,
+                                      ctxt: ashlar_context.RequestContext,
+                                      service_host: str, timestamp: float
+                                      ) -> None:
         """A backend stopped: its pools no longer count."""
         self.store.forget(service_host, timestamp)
         LOG.info("Backend %s withdrew its pools (stopped)", service_host)
 
     @messaging.expose
-    def get_pools(self, ctxt: Any) -> dict:
+    def get_pools(self, ctxt: ashlar_context.RequestContext) -> dict:
         """Every backend's last report with its age (API views and warming).
 
         Pools show this scheduler's view: capacity charged by placements no
@@ -256,7 +259,14 @@ class SchedulerManager(service.Manager):
         """
         return self.store.export()
 
-    def _place(self, request: Any, wait: bool = True,
+    @overload
+    def _place(self, request: filters.PlacementRequest, wait: bool = ...,
+               *, patient: Literal[False]) -> str: ...
+    @overload
+    def _place(self, request: filters.PlacementRequest, wait: bool = ...,
+               patient: bool = ...) -> str | None: ...
+
+    def _place(self, request: filters.PlacementRequest, wait: bool = True,
                patient: bool = True) -> str | None:
         """Choose a pool for a placement request and charge it.
 
@@ -295,13 +305,15 @@ class SchedulerManager(service.Manager):
             raise
 
     @messaging.expose
-    def create_volume(self, ctxt: Any, volume_id: str) -> None:
+    def create_volume(self, ctxt: ashlar_context.RequestContext, volume_id: str
+                      ) -> None:
         """Choose a pool for a ``creating`` volume and cast it there."""
         self._place_and_cast(ctxt, volume_id)
 
     @messaging.expose
-    def migrate_volume(self, ctxt: Any, volume_id: str, new_type_id: str,
-                       source: dict, host: str | None = None) -> None:
+    def migrate_volume(self, ctxt: ashlar_context.RequestContext,
+                       volume_id: str, new_type_id: str, source: dict,
+                       host: str | None = None) -> None:
         """Choose a pool of the (new) type for a moving volume, or check
         the one an admin named (``host``: ``host@backend[#pool]``), and
         hand it there with ``source``, where its node said its data can
@@ -323,7 +335,8 @@ class SchedulerManager(service.Manager):
         self.volume_rpcapi.migrate_volume_in(ctxt, volume_id, dest, row.host,
                                              source, new_type_id)
 
-    def _check_named(self, request: Any, host: str) -> str:
+    def _check_named(self, request: filters.PlacementRequest,
+                     host: str) -> str:
         """The pool ``host`` names, if it passes the filters (and is
         charged); a backend's name takes its best pool.
 
@@ -360,8 +373,8 @@ class SchedulerManager(service.Manager):
             max(volume.created_at, self._hearing_since),
             self.conf.service_down_time)
 
-    def _place_and_cast(self, ctxt: Any, volume_id: str,
-                        swept: bool = False) -> str | None:
+    def _place_and_cast(self, ctxt: ashlar_context.RequestContext,
+                        volume_id: str, swept: bool = False) -> str | None:
         """Place the volume unless placed already (by another scheduler,
         or a late cast): the compare-and-swap on ``host`` lets one win.
 

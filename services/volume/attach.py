@@ -17,7 +17,8 @@ import datetime
 import ipaddress
 import json
 import threading
-from typing import Any, Iterator
+from collections.abc import Hashable, Iterator
+from typing import Any
 
 from oslo_config import cfg
 from oslo_log import log as logging
@@ -25,6 +26,7 @@ from oslo_utils import excutils
 
 from common import exception
 from common import states
+from common.context import RequestContext
 from common.db.api import attachments as attachments_db
 from common.db.api.timestamps import utcnow
 from drivers import base as driver_base
@@ -85,10 +87,10 @@ class _KeyedLocks:
 
     def __init__(self) -> None:
         self._guard = threading.Lock()
-        self._locks: dict[Any, list] = {}
+        self._locks: dict[Hashable, list] = {}
 
     @contextlib.contextmanager
-    def hold(self, key: Any) -> Iterator[None]:
+    def hold(self, key: Hashable) -> Iterator[None]:
         with self._guard:
             entry = self._locks.setdefault(key, [threading.Lock(), 0])
             entry[1] += 1
@@ -128,7 +130,7 @@ class Attacher:
                 self._in_flight.discard(row.id)
 
     # -- connect --------------------------------------------------------------
-    def connect(self, ctxt: Any, snap: dict) -> dict:
+    def connect(self, ctxt: RequestContext, snap: dict) -> dict:
         """Make the backend connection of a row the API put in a connect
         transition (``snap``: ``volume_rpcapi.snapshot`` of it).
 
@@ -151,12 +153,12 @@ class Attacher:
                                   {"att": row.id, "vol": volume.id,
                                    "host": row.attached_host})
                     self._roll_back(ctxt, row, volume, connector)
+            # NOTE(ashlar): whole seconds, as every database keeps it
+            # (MariaDB's DATETIME), so that the answer matches later reads.
+            attach_time = utcnow().replace(microsecond=0)
             done = {"connection_info": json.dumps(connection_info(
                         info, row, volume, connector, row.attach_mode)),
-                    # NOTE(ashlar): whole seconds, as every database
-                    # keeps it (MariaDB's DATETIME), so that the answer
-                    # matches later reads.
-                    "attach_time": utcnow().replace(microsecond=0)}
+                    "attach_time": attach_time}
             # NOTE(ashlar): a connect ends in the status it began with
             # (``common.states``), so recording it is one statement that
             # does not touch the volume.
@@ -172,10 +174,10 @@ class Attacher:
                     % row.id)
         LOG.info("Attachment %(att)s of volume %(vol)s connected to %(host)s",
                  {"att": row.id, "vol": volume.id, "host": row.attached_host})
-        return dict(done, attach_time=done["attach_time"].isoformat(),
+        return dict(done, attach_time=attach_time.isoformat(),
                     attach_status=row.attach_status)
 
-    def _roll_back(self, ctxt: Any, row: Any, volume: Any,
+    def _roll_back(self, ctxt: RequestContext, row: Any, volume: Any,
                    connector: dict) -> None:
         """Undo a connect that failed or was abandoned (lock held)."""
         self._terminate_unless_shared(ctxt, row, volume, connector)
@@ -193,7 +195,7 @@ class Attacher:
             replace_connector=target == states.ATT.RESERVED)
 
     # -- disconnect -------------------------------------------------------
-    def disconnect(self, ctxt: Any, snap: dict) -> None:
+    def disconnect(self, ctxt: RequestContext, snap: dict) -> None:
         """Remove the backend connection of a row being deleted, unless
         another attachment on the same host still uses it (``snap``:
         ``volume_rpcapi.snapshot`` of the row).
@@ -209,8 +211,8 @@ class Attacher:
             self._terminate_unless_shared(ctxt, row, volume, connector,
                                           holders)
 
-    def _terminate_unless_shared(self, ctxt: Any, row: Any, volume: Any,
-                                 connector: dict,
+    def _terminate_unless_shared(self, ctxt: RequestContext, row: Any,
+                                 volume: Any, connector: dict,
                                  holders: list | None = None) -> None:
         """Terminate ``row``'s host connection unless other rows use it
         (the (volume, host) lock is held, so ``holders`` is current)."""
@@ -230,7 +232,7 @@ class Attacher:
                  {"vol": volume.id, "host": row.attached_host})
 
     # -- stuck transitions ------------------------------------------------
-    def resolve_stuck(self, ctxt: Any) -> int:
+    def resolve_stuck(self, ctxt: RequestContext) -> int:
         """Resolve rows whose operation died with its process.
 
         A row counts as stuck when it has been in flight longer than
@@ -255,14 +257,14 @@ class Attacher:
                               stuck.id)
         return resolved
 
-    def _resolve_one(self, ctxt: Any, stuck: Any) -> int:
+    def _resolve_one(self, ctxt: RequestContext, stuck: Any) -> int:
         try:
             with self._hold(stuck):
                 return self._resolve_held(ctxt, stuck)
         except exception.NotFound:
             return 0  # gone meanwhile
 
-    def _resolve_held(self, ctxt: Any, stuck: Any) -> int:
+    def _resolve_held(self, ctxt: RequestContext, stuck: Any) -> int:
         row, volume, _shared = attachments_db.attachment_with_volume(
             ctxt, stuck.id)
         if (row.transition, row.updated_at) != (stuck.transition,
@@ -285,7 +287,7 @@ class Attacher:
         return 1
 
     # -- agents' leases -----------------------------------------------------
-    def reap_lapsed_leases(self, ctxt: Any) -> int:
+    def reap_lapsed_leases(self, ctxt: RequestContext) -> int:
         """Remove the attachments compute agents made through the RPC door
         and did not complete before their lease lapsed: the agent vanished,
         or its call timed out and it never learnt the id.
@@ -302,7 +304,7 @@ class Attacher:
                               "lapsed", lapsed.id)
         return reaped
 
-    def _reap(self, ctxt: Any, lapsed: Any) -> int:
+    def _reap(self, ctxt: RequestContext, lapsed: Any) -> int:
         """Mark the row disconnecting (unless its agent completed or renewed
         it meanwhile), terminate its connection unless shared, remove it;
         a volume service that dies midway finishes it as a stuck delete."""
@@ -329,7 +331,7 @@ class Attacher:
         return 1
 
     # -- fencing ------------------------------------------------------------
-    def fence(self, ctxt: Any, snap: dict) -> dict:
+    def fence(self, ctxt: RequestContext, snap: dict) -> dict:
         """Revoke the host's I/O of a row the api put in the ``fencing``
         transition, then record it (``fenced_at``; no longer a writer).
 
@@ -342,7 +344,7 @@ class Attacher:
         with self._hold(row):
             return self._fence_held(ctxt, row.id)
 
-    def _fence_held(self, ctxt: Any, attachment_id: str) -> dict:
+    def _fence_held(self, ctxt: RequestContext, attachment_id: str) -> dict:
         row, volume, _shared = attachments_db.attachment_with_volume(
             ctxt, attachment_id)
         if row.transition != T.FENCING:
@@ -357,8 +359,8 @@ class Attacher:
                 attachments_db.attachment_record(
                     ctxt, volume.id, row.id, {"transition": T.FENCING},
                     {"transition": None})
-        done = {"fenced_at": utcnow().replace(microsecond=0),
-                "fenced_clients": json.dumps(clients)}
+        fenced_at = utcnow().replace(microsecond=0)
+        done = {"fenced_at": fenced_at, "fenced_clients": json.dumps(clients)}
         if not attachments_db.attachment_cas(
                 ctxt, volume.id, row.id, {"transition": T.FENCING},
                 dict(done, transition=None),
@@ -367,11 +369,12 @@ class Attacher:
                         "delete took it over); its host is fenced", row.id)
         LOG.info("Fenced %(host)s from volume %(vol)s (attachment %(att)s)",
                  {"host": row.attached_host, "vol": volume.id, "att": row.id})
-        return dict(done, fenced_at=done["fenced_at"].isoformat(),
+        return dict(done, fenced_at=fenced_at.isoformat(),
                     fenced_clients=clients)
 
     @staticmethod
-    def _fence_target(ctxt: Any, row: Any) -> driver_base.FenceTarget:
+    def _fence_target(ctxt: RequestContext, row: Any
+                      ) -> driver_base.FenceTarget:
         """Who to cut off: the row's registered clients, plus its host's
         address when no other host of the volume shares it (loopback is
         everybody's)."""
@@ -390,7 +393,8 @@ class Attacher:
             clients=tuple(json.loads(row.clients or "[]")),
             connected=bool(connector))
 
-    def unfence(self, ctxt: Any, volume_id: str, clients: list[str]) -> None:
+    def unfence(self, ctxt: RequestContext, volume_id: str, clients: list[str]
+                ) -> None:
         """Lift what a fence of ``volume_id`` revoked."""
         volume = attachments_db.volume_brief(ctxt, volume_id)
         self.driver.unfence(driver_volume(volume), clients)

@@ -13,6 +13,7 @@ from oslo_log import log as logging
 from common import constants
 from common import exception
 from common import messages
+from common.context import RequestContext
 from common.db.api import group_snapshots as group_snapshots_db
 from common.db.api import snapshots as snapshots_db
 from common.db.api import volumes as volumes_db
@@ -45,14 +46,15 @@ class SnapshotWorker:
         self.service_host = service_host
         self.message_ttl = message_ttl
 
-    def _in(self, ctxt: Any, snapshot_id: str, status: str) -> Any | None:
+    def _in(self, ctxt: RequestContext, snapshot_id: str, status: str
+            ) -> Any | None:
         try:
             row = snapshots_db.snapshot_get(ctxt, snapshot_id)
         except exception.SnapshotNotFound:
             return None
         return row if row.status == status else None
 
-    def create(self, ctxt: Any, snapshot_id: str) -> bool:
+    def create(self, ctxt: RequestContext, snapshot_id: str) -> bool:
         """``creating`` -> ``available`` (or ``error``); True when made."""
         row = self._in(ctxt, snapshot_id, SNAP.CREATING)
         if row is None:
@@ -72,7 +74,7 @@ class SnapshotWorker:
                  {"id": snapshot_id, "vol": row.volume_id})
         return True
 
-    def delete(self, ctxt: Any, snapshot_id: str) -> bool:
+    def delete(self, ctxt: RequestContext, snapshot_id: str) -> bool:
         """``deleting`` -> gone (or ``error_deleting``); True when gone."""
         row = self._in(ctxt, snapshot_id, SNAP.DELETING)
         if row is None:
@@ -89,7 +91,7 @@ class SnapshotWorker:
         LOG.info("Deleted snapshot %s", snapshot_id)
         return True
 
-    def revert(self, ctxt: Any, volume_id: str,
+    def revert(self, ctxt: RequestContext, volume_id: str,
                snapshot_id: str | None) -> None:
         """``reverting``/``restoring`` -> ``available`` both; a failure
         leaves the volume ``error`` (its data may be half reverted)."""
@@ -127,8 +129,8 @@ class SnapshotWorker:
     def _why(self, what: str, exc: Exception) -> str:
         return "Backend %s failed to %s: %s" % (self.service_host, what, exc)
 
-    def _failed(self, ctxt: Any, row: Any, failed_status: str, what: str,
-                exc: Exception, event: messages.Event) -> None:
+    def _failed(self, ctxt: RequestContext, row: Any, failed_status: str,
+                what: str, exc: Exception, event: messages.Event) -> None:
         """The snapshot's status -> ``failed_status``, with the reason; if
         it changed here, ``event`` for its project."""
         if snapshots_db.snapshot_cas(ctxt, row.id, {"status": row.status},
@@ -139,13 +141,13 @@ class SnapshotWorker:
                             row.project_id)
 
     @staticmethod
-    def restoring_of(ctxt: Any, volume_id: str) -> str | None:
+    def restoring_of(ctxt: RequestContext, volume_id: str) -> str | None:
         """The snapshot a reverting volume reverts to (None: none is
         ``restoring`` any more)."""
         return next((row.id for row in snapshots_db.snapshots_of_volume(
             ctxt, volume_id) if row.status == SNAP.RESTORING), None)
 
-    def mine(self, ctxt: Any, status: str) -> list:
+    def mine(self, ctxt: RequestContext, status: str) -> list:
         """This backend's snapshots in ``status``."""
         return [row for row in snapshots_db.snapshot_list(
                     ctxt, filters={"status": status})

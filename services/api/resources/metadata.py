@@ -3,16 +3,32 @@ one pair of resources over the owner's operations (``metadata``,
 ``set_metadata``, ``delete_metadata``)."""
 
 from collections.abc import Callable
-from typing import Any
+from typing import Protocol
 
 import falcon
 
 from common import exception
+from common.context import RequestContext
 from services.api.resources import base
 from services.api.schemas import metadata as schemas
 
 #: The error for an unknown key of an owner (its id, the key).
 Missing = Callable[[str, str], exception.AshlarException]
+
+
+class Owner(Protocol):
+    """What these resources use of the owner's operations (volumes' or
+    snapshots'), whose id the route names."""
+
+    def metadata(self, ctxt: RequestContext, owner_id: str, /
+                 ) -> dict[str, str]: ...
+
+    def set_metadata(self, ctxt: RequestContext, owner_id: str, /,
+                     metadata: dict[str, str], replace: bool,
+                     item: bool = False) -> dict[str, str]: ...
+
+    def delete_metadata(self, ctxt: RequestContext, owner_id: str,
+                        key: str, /) -> None: ...
 
 
 def _owner(uri: dict) -> str:
@@ -24,7 +40,7 @@ def _owner(uri: dict) -> str:
 class Metadata:
     """The whole set: GET; POST merges keys in; PUT replaces it."""
 
-    def __init__(self, ops: Any) -> None:
+    def __init__(self, ops: Owner) -> None:
         self.ops = ops
 
     def on_get(self, req: falcon.Request, resp: falcon.Response,
@@ -50,7 +66,7 @@ class Metadata:
 class MetadataItem:
     """One key: GET, PUT (the body's only key must be the URL's), DELETE."""
 
-    def __init__(self, ops: Any, missing: Missing) -> None:
+    def __init__(self, ops: Owner, missing: Missing) -> None:
         self.ops = ops
         self.missing = missing
 

@@ -5,6 +5,7 @@ from typing import Any
 
 import falcon
 
+from common.context import RequestContext
 from services.api import microversion as mv
 from services.api import validation
 from services.api.operations import transfers as transfer_ops
@@ -27,7 +28,7 @@ class _Resource:
         self.since = since
         self.max_limit = max_limit
 
-    def _ctxt(self, req: falcon.Request) -> Any:
+    def _ctxt(self, req: falcon.Request) -> RequestContext:
         if self.since is not None:
             base.require(req, self.since)
         return base.ctxt(req)

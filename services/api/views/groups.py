@@ -2,6 +2,7 @@
 
 from typing import Any
 
+from common.context import RequestContext
 from common.db.api import group_types as gtypes_db
 from common.db.api import groups as groups_db
 from services.api import microversion as mv
@@ -10,7 +11,7 @@ from services.api import views
 V = mv.APIVersion
 
 
-def group_type(row: Any, ctxt: Any) -> dict:
+def group_type(row: Any, ctxt: RequestContext) -> dict:
     """A group type; its specs if the caller may see them."""
     body = {"id": row.id, "name": row.name, "description": row.description,
             "is_public": bool(row.is_public)}
@@ -23,7 +24,7 @@ def group_summary(row: Any) -> dict:
     return {"id": row.id, "name": row.name}
 
 
-def group(row: Any, ctxt: Any, version: V,
+def group(row: Any, ctxt: RequestContext, version: V,
           volume_ids: list[str] | None = None) -> dict:
     """The detail view; ``volume_ids`` from 3.25 when asked for
     (``list_volume``)."""
@@ -52,7 +53,7 @@ def group_snapshot_summary(row: Any) -> dict:
             "group_type_id": row.group_type_id}
 
 
-def group_snapshot(row: Any, ctxt: Any, version: V) -> dict:
+def group_snapshot(row: Any, ctxt: RequestContext, version: V) -> dict:
     body = {"id": row.id, "group_id": row.group_id,
             "group_type_id": row.group_type_id, "status": row.status,
             "created_at": views.timestamp(row.created_at),

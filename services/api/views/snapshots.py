@@ -2,6 +2,7 @@
 
 from typing import Any
 
+from common.context import RequestContext
 from common.db.api import snapshots as snapshots_db
 from services.api import microversion as mv
 from services.api import views
@@ -26,7 +27,7 @@ def summary(row: Any, version: V) -> dict:
     return body
 
 
-def detail(row: Any, ctxt: Any, version: V) -> dict:
+def detail(row: Any, ctxt: RequestContext, version: V) -> dict:
     """The summary plus the extended attributes the caller may see."""
     body = summary(row, version)
     if ctxt.can("volume_extension:extended_snapshot_attributes",

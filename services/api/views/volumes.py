@@ -3,6 +3,7 @@
 from typing import Any
 
 from common import constants
+from common.context import RequestContext
 from common.db.api import volumes as volumes_db
 from services.api import microversion as mv
 from services.api import views
@@ -28,7 +29,7 @@ def _attachments(row: Any, show_host: bool) -> list[dict]:
     return result
 
 
-def detail(row: Any, ctxt: Any, version: V, base_url: str,
+def detail(row: Any, ctxt: RequestContext, version: V, base_url: str,
            url_project: str | None, with_os_attrs: bool = True) -> dict:
     """The detail view; ``with_os_attrs`` False for create/update answers."""
     type_name = row.volume_type.name if row.volume_type else None
@@ -61,7 +62,7 @@ def detail(row: Any, ctxt: Any, version: V, base_url: str,
     return body
 
 
-def _add_os_attrs(body: dict, row: Any, ctxt: Any, target: dict,
+def _add_os_attrs(body: dict, row: Any, ctxt: RequestContext, target: dict,
                   show_host: bool) -> None:
     """The ``os-vol-*`` fields whose policies allow the caller."""
     if ctxt.can("volume_extension:volume_tenant_attribute", target,

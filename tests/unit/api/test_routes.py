@@ -45,6 +45,14 @@ def test_make_operations_builds_each_row(api):
         assert isinstance(getattr(api.ops, name), make), name
 
 
+def test_operations_declares_each_row_as_its_class():
+    """``app.Operations`` names each row's class for the type checker."""
+    declared = {name: kind for name, kind
+                in app.Operations.__annotations__.items()
+                if name not in ("cache", "door")}
+    assert declared == {name: make for name, make, *_uses in app.OPERATIONS}
+
+
 def test_resource_modules_hold_no_paths():
     """Every path is in routes.py; resource modules hold classes."""
     folder = pathlib.Path(base.__file__).parent
