@@ -24,7 +24,8 @@ A host is fenced by blocklisting its client instances of the image
 import contextlib
 import json
 import threading
-from typing import Any
+import types
+from typing import TYPE_CHECKING, Any
 
 from oslo_config import cfg
 from oslo_log import log as logging
@@ -35,6 +36,11 @@ from common import exception
 from drivers import base
 from drivers import rbd_clones
 from drivers import rbd_fence
+
+if TYPE_CHECKING:
+    # NOTE(ashlar): the bindings are optional: do_setup imports them.
+    import rados
+    import rbd
 
 LOG = logging.getLogger(__name__)
 
@@ -87,7 +93,7 @@ SNAP_FORMAT = "snapshot-%s"
 CLONE_SNAP_SUFFIX = ".clone_snap"
 
 
-def _features(rbd_mod: Any, multiattach: bool) -> int:
+def _features(rbd_mod: types.ModuleType, multiattach: bool) -> int:
     """The features of a new image: without the lock-based ones for a
     shared volume."""
     features = rbd_mod.RBD_FEATURE_LAYERING | rbd_mod.RBD_FEATURE_DEEP_FLATTEN
@@ -98,7 +104,7 @@ def _features(rbd_mod: Any, multiattach: bool) -> int:
     return features
 
 
-def _lock_features(rbd_mod: Any) -> int:
+def _lock_features(rbd_mod: types.ModuleType) -> int:
     """The features a shared image must not have (librbd changes them
     together in one call, dependencies included)."""
     return (rbd_mod.RBD_FEATURE_EXCLUSIVE_LOCK | rbd_mod.RBD_FEATURE_OBJECT_MAP
@@ -116,14 +122,15 @@ class RBDDriver(base.VolumeDriver):
     def __init__(self, conf: cfg.ConfigOpts.GroupAttr, backend_name: str,
                  host: str) -> None:
         super().__init__(conf, backend_name, host)
-        self._rados: Any = None
-        self._rbd: Any = None
-        self._client: Any = None
-        self._ioctx: Any = None
-        #: rbd_clones.Clones on the connection, once set up.
-        self._clones: Any = None
-        #: rbd_fence.Fencer on the connection, once set up.
-        self._fencer: Any = None
+        #: The bindings, the cluster connection, and the clones and the
+        #: fencer on it: set by ``do_setup``.
+        self._rados: types.ModuleType
+        self._rbd: types.ModuleType
+        self._client: "rados.Rados"
+        self._clones: rbd_clones.Clones
+        self._fencer: rbd_fence.Fencer
+        #: The pool's I/O context, None until ``do_setup`` opened it.
+        self._ioctx: "rados.Ioctx | None" = None
         self._monitors: tuple[list[str], list[str]] = ([], [])
         #: Sizes (bytes) of this pool's volume images, kept as we change them.
         self._sizes: dict[str, int] = {}
@@ -272,7 +279,7 @@ class RBDDriver(base.VolumeDriver):
         self._set_size(name, None)
         LOG.info("Deleted image %s", name)
 
-    def _drop_clone_snaps(self, image: Any, name: str) -> None:
+    def _drop_clone_snaps(self, image: "rbd.Image", name: str) -> None:
         """Remove the image's hidden clone snapshots (flattening their
         clones), refusing while it has other snapshots."""
         snaps = [snap["name"] for snap in image.list_snaps()]
@@ -435,7 +442,8 @@ class RBDDriver(base.VolumeDriver):
                   "ma": volume.multiattach})
         return self._location(volume)
 
-    def _copy_image(self, image: Any, name: str, multiattach: bool) -> None:
+    def _copy_image(self, image: "rbd.Image", name: str,
+                    multiattach: bool) -> None:
         """Copy an open image of another pool here as ``name``; a partial
         copy is removed, an image already there is left alone."""
         try:
@@ -490,7 +498,7 @@ class RBDDriver(base.VolumeDriver):
         """log2 of the object size of new images."""
         return (self.conf.rbd_store_chunk_size * units.Mi).bit_length() - 1
 
-    def _image(self, name: str) -> Any:
+    def _image(self, name: str) -> "rbd.Image":
         return rbd_clones.open_image(self._rbd, self._ioctx, name)
 
     def _location(self, volume: base.DriverVolume) -> dict[str, Any]:

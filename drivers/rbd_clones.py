@@ -10,20 +10,27 @@ pool; other pools are opened for the call.  :func:`failing` and
 """
 
 import contextlib
+import types
 from collections.abc import Callable
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING
 
 from oslo_log import log as logging
 from oslo_utils import excutils
 
 from common import exception
 
+if TYPE_CHECKING:
+    # NOTE(ashlar): the bindings are imported by the driver's do_setup
+    # (they are optional); here they only name the types.
+    import rados
+    import rbd
+
 LOG = logging.getLogger(__name__)
 
 
 @contextlib.contextmanager
-def failing(rbd_mod: Any, what: str) -> Iterator[None]:
+def failing(rbd_mod: types.ModuleType, what: str) -> Iterator[None]:
     """Turn librbd errors into VolumeBackendAPIException."""
     try:
         yield
@@ -32,8 +39,8 @@ def failing(rbd_mod: Any, what: str) -> Iterator[None]:
             data="cannot %s: %s" % (what, exc)) from exc
 
 
-def open_image(rbd_mod: Any, ioctx: Any, name: str,
-               read_only: bool = False) -> Any:
+def open_image(rbd_mod: types.ModuleType, ioctx: "rados.Ioctx", name: str,
+               read_only: bool = False) -> "rbd.Image":
     """Open image ``name``; VolumeNotFound when it is not there."""
     try:
         return rbd_mod.Image(ioctx, name, read_only=read_only)
@@ -47,8 +54,9 @@ def open_image(rbd_mod: Any, ioctx: Any, name: str,
 class Clones:
     """Snapshots and clones of the images in one pool."""
 
-    def __init__(self, rbd_mod: Any, rados_mod: Any, client: Any,
-                 ioctx: Any, pool: str,
+    def __init__(self, rbd_mod: types.ModuleType,
+                 rados_mod: types.ModuleType, client: "rados.Rados",
+                 ioctx: "rados.Ioctx", pool: str,
                  remove_image: Callable[[str], None]) -> None:
         """``remove_image`` removes an image of the pool (it takes back a
         clone that could not be finished)."""
@@ -59,7 +67,7 @@ class Clones:
         self._pool_name = pool
         self._remove_image = remove_image
 
-    def protected_snap(self, image: Any, name: str, snap: str) -> None:
+    def protected_snap(self, image: "rbd.Image", name: str, snap: str) -> None:
         """Make and protect snapshot ``snap``; nothing is left on failure."""
         try:
             image.create_snap(snap)
@@ -102,7 +110,7 @@ class Clones:
             with excutils.save_and_reraise_exception():
                 self._remove_image(name)
 
-    def remove_snap(self, image: Any, name: str, snap: str) -> bool:
+    def remove_snap(self, image: "rbd.Image", name: str, snap: str) -> bool:
         """Flatten the clones of ``name@snap``, unprotect and remove it;
         False when it did not exist."""
         with failing(self._rbd, "remove snapshot %s@%s" % (name, snap)):
@@ -134,7 +142,7 @@ class Clones:
             LOG.warning("Could not remove snapshot %(name)s@%(snap)s: "
                         "%(err)s", {"name": name, "snap": snap, "err": exc})
 
-    def clone_depth(self, image: Any) -> int:
+    def clone_depth(self, image: "rbd.Image") -> int:
         """How many ancestors the image (at its snapshot, if one is set)
         has: 0 for an image that is no clone."""
         parent = self.parent(image)
@@ -144,7 +152,7 @@ class Clones:
                 ioctx, parent[1], read_only=True) as parent_image:
             return 1 + self.clone_depth(parent_image)
 
-    def parent(self, image: Any) -> tuple[str, str, str] | None:
+    def parent(self, image: "rbd.Image") -> tuple[str, str, str] | None:
         """(pool, image, snapshot) the image is a clone of, or None."""
         try:
             pool, name, snap = image.parent_info()
@@ -152,7 +160,7 @@ class Clones:
             return None
         return pool, name, snap
 
-    def _children(self, image: Any) -> list[tuple[str, str, str]]:
+    def _children(self, image: "rbd.Image") -> list[tuple[str, str, str]]:
         """(pool, namespace, image) of the clones of the image's current
         snapshot."""
         if not hasattr(image, "list_children2"):
@@ -181,7 +189,8 @@ class Clones:
             LOG.info("Clone %s is gone; nothing to flatten", name)
 
     @contextlib.contextmanager
-    def _pool(self, pool: str, namespace: str = "") -> Iterator[Any]:
+    def _pool(self, pool: str, namespace: str = ""
+              ) -> Iterator["rados.Ioctx"]:
         """An I/O context on ``pool``: ours, or one opened for the call."""
         if pool == self._pool_name and not namespace:
             yield self._ioctx

@@ -28,12 +28,18 @@ Lifting an entry (``osd blocklist rm``) needs more than ``profile rbd``:
 import errno
 import json
 import threading
-from typing import Any
+import types
+from typing import TYPE_CHECKING
 
 from oslo_log import log as logging
 
 from common import exception
 from drivers import base
+
+if TYPE_CHECKING:
+    # NOTE(ashlar): the bindings are imported by the driver's do_setup
+    # (they are optional); here they only name the types.
+    import rados
 
 LOG = logging.getLogger(__name__)
 #: Most object names tried per placement group when looking for one that
@@ -53,8 +59,10 @@ def address_ip(addr: str) -> str:
 class Fencer:
     """Blocklisting and its barrier, on the driver's cluster connection."""
 
-    def __init__(self, rados_mod: Any, rbd_mod: Any, client: Any,
-                 ioctx: Any, pool: str, expire: int, timeout: int) -> None:
+    def __init__(self, rados_mod: types.ModuleType,
+                 rbd_mod: types.ModuleType, client: "rados.Rados",
+                 ioctx: "rados.Ioctx", pool: str, expire: int,
+                 timeout: int) -> None:
         self._rados = rados_mod
         self._rbd = rbd_mod
         self._client = client
@@ -112,7 +120,7 @@ class Fencer:
             self._blocklist("rm", addr)
         LOG.info("Lifted the blocklist entries %s", ", ".join(addrs))
 
-    def _blocklist(self, op: str, addr: str, **extra: Any) -> None:
+    def _blocklist(self, op: str, addr: str, **extra: object) -> None:
         command = dict(prefix="osd blocklist", blocklistop=op, addr=addr,
                        **extra)
         ret, _out, err = self._client.mon_command(
@@ -198,7 +206,7 @@ class Fencer:
             self._pg_names = (pg_num, list(names.values()))
         return self._pg_names[1]
 
-    def _mon(self, prefix: str, **args: Any) -> dict:
+    def _mon(self, prefix: str, **args: object) -> dict:
         ret, out, err = self._client.mon_command(
             json.dumps(dict(prefix=prefix, format="json", **args)), b"",
             timeout=self._timeout)
