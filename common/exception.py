@@ -6,8 +6,6 @@ Each class carries a ``msg_fmt`` formatted from keyword arguments and a
 because this module is listed in ``common.rpc.ALLOWED_EXMODS``.
 """
 
-from typing import Any
-
 
 class AshlarException(Exception):
     """Base class: ``msg_fmt % kwargs`` becomes the message."""
@@ -19,7 +17,7 @@ class AshlarException(Exception):
     #: A 5xx whose message a caller may read (else Cinder's generic text).
     safe = False
 
-    def __init__(self, message: str | None = None, **kwargs: Any) -> None:
+    def __init__(self, message: str | None = None, **kwargs: object) -> None:
         self.kwargs = kwargs
         if message is None:
             try:

@@ -159,7 +159,7 @@ class RPCAPI:
                                  timeout=conf.rpc_call_timeout,
                                  serializer=serializer)
 
-    def _prepare(self, **kwargs: Any) -> messaging.RPCClient:
+    def _prepare(self, **kwargs: object) -> messaging.RPCClient:
         return self.client.prepare(**kwargs)
 
     def require(self, version: str, method: str) -> None:

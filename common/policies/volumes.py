@@ -1,9 +1,12 @@
 """Volume policies (Cinder's names and defaults)."""
 
+from oslo_policy import policy
+
 from common.policies import base
 
 
-def _action(name: str, check: str, desc: str, action: str):
+def _action(name: str, check: str, desc: str,
+            action: str) -> policy.DocumentedRuleDefault:
     return base.rule(name, check, desc,
                      ("POST", "/volumes/{volume_id}/action (%s)" % action))
 

@@ -27,6 +27,7 @@ from oslo_utils import excutils
 from common import exception
 from common import states
 from common.context import RequestContext
+from common.db import models
 from common.db.api import attachments as attachments_db
 from common.db.api.timestamps import utcnow
 from drivers import base as driver_base
@@ -257,14 +258,16 @@ class Attacher:
                               stuck.id)
         return resolved
 
-    def _resolve_one(self, ctxt: RequestContext, stuck: Any) -> int:
+    def _resolve_one(self, ctxt: RequestContext,
+                     stuck: models.VolumeAttachment) -> int:
         try:
             with self._hold(stuck):
                 return self._resolve_held(ctxt, stuck)
         except exception.NotFound:
             return 0  # gone meanwhile
 
-    def _resolve_held(self, ctxt: RequestContext, stuck: Any) -> int:
+    def _resolve_held(self, ctxt: RequestContext,
+                      stuck: models.VolumeAttachment) -> int:
         row, volume, _shared = attachments_db.attachment_with_volume(
             ctxt, stuck.id)
         if (row.transition, row.updated_at) != (stuck.transition,
@@ -304,7 +307,8 @@ class Attacher:
                               "lapsed", lapsed.id)
         return reaped
 
-    def _reap(self, ctxt: RequestContext, lapsed: Any) -> int:
+    def _reap(self, ctxt: RequestContext,
+              lapsed: models.VolumeAttachment) -> int:
         """Mark the row disconnecting (unless its agent completed or renewed
         it meanwhile), terminate its connection unless shared, remove it;
         a volume service that dies midway finishes it as a stuck delete."""

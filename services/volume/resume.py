@@ -82,8 +82,9 @@ def finish_interrupted_work(mgr: Endpoint, min_age: float = 0.0) -> None:
             ("volume", _my_volumes(mgr.service_host, STATUS.MAINTENANCE),
              _resume_migrate)):
         for row in rows:
-            if min_age and not older_than(row.updated_at or row.created_at,
-                                          min_age):
+            changed = row.updated_at or row.created_at
+            if min_age and changed is not None and not older_than(changed,
+                                                                  min_age):
                 continue
             LOG.info("Resuming %(status)s %(kind)s %(id)s",
                      {"status": row.status, "kind": kind, "id": row.id})

@@ -6,14 +6,13 @@ both act; a driver failure becomes an error status with a reason (for
 operators) and, for a create or a delete, a user message (as Cinder's).
 """
 
-from typing import Any
-
 from oslo_log import log as logging
 
 from common import constants
 from common import exception
 from common import messages
 from common.context import RequestContext
+from common.db import models
 from common.db.api import group_snapshots as group_snapshots_db
 from common.db.api import snapshots as snapshots_db
 from common.db.api import volumes as volumes_db
@@ -26,13 +25,13 @@ STATUS = constants.VolumeStatus
 SNAP = constants.SnapshotStatus
 
 
-def driver_snapshot(row: Any) -> driver_base.DriverSnapshot:
+def driver_snapshot(row: models.Snapshot) -> driver_base.DriverSnapshot:
     return driver_base.DriverSnapshot(
         id=row.id, volume=volume_backend.driver_volume(row.volume),
         size=row.volume_size, provider_location=row.provider_location)
 
 
-def _settling(row: Any) -> dict:
+def _settling(row: models.Snapshot) -> dict:
     """The ``check`` and ``then`` that make a member's group snapshot
     follow it, in the transaction that changes the member."""
     return {"check": group_snapshots_db.lock(row.group_snapshot_id),
@@ -47,7 +46,7 @@ class SnapshotWorker:
         self.message_ttl = message_ttl
 
     def _in(self, ctxt: RequestContext, snapshot_id: str, status: str
-            ) -> Any | None:
+            ) -> models.Snapshot | None:
         try:
             row = snapshots_db.snapshot_get(ctxt, snapshot_id)
         except exception.SnapshotNotFound:
@@ -129,8 +128,9 @@ class SnapshotWorker:
     def _why(self, what: str, exc: Exception) -> str:
         return "Backend %s failed to %s: %s" % (self.service_host, what, exc)
 
-    def _failed(self, ctxt: RequestContext, row: Any, failed_status: str,
-                what: str, exc: Exception, event: messages.Event) -> None:
+    def _failed(self, ctxt: RequestContext, row: models.Snapshot,
+                failed_status: str, what: str, exc: Exception,
+                event: messages.Event) -> None:
         """The snapshot's status -> ``failed_status``, with the reason; if
         it changed here, ``event`` for its project."""
         if snapshots_db.snapshot_cas(ctxt, row.id, {"status": row.status},
@@ -147,7 +147,8 @@ class SnapshotWorker:
         return next((row.id for row in snapshots_db.snapshots_of_volume(
             ctxt, volume_id) if row.status == SNAP.RESTORING), None)
 
-    def mine(self, ctxt: RequestContext, status: str) -> list:
+    def mine(self, ctxt: RequestContext, status: str
+             ) -> list[models.Snapshot]:
         """This backend's snapshots in ``status``."""
         return [row for row in snapshots_db.snapshot_list(
                     ctxt, filters={"status": status})

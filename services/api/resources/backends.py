@@ -2,12 +2,13 @@
 /capabilities/{host}."""
 
 import datetime
-from typing import Any, Literal, TypedDict
+from typing import Literal, TypedDict
 
 import falcon
 
 from common import constants
 from common import exception
+from common.db import models
 from services.api import microversion as mv
 from services.api import views
 from services.api.operations import backends as backend_ops
@@ -15,7 +16,7 @@ from services.api.resources import base
 from services.api.schemas import services as schemas
 
 
-def _last_seen(row: Any) -> str | None:
+def _last_seen(row: models.Service) -> str | None:
     """The latest of a service's heartbeat and changes (Cinder's
     ``updated_at`` of a service)."""
     return views.timestamp(max(
@@ -23,14 +24,15 @@ def _last_seen(row: Any) -> str | None:
         if t is not None))
 
 
-def _service_view(row: Any, up: bool, version: mv.APIVersion,
+def _service_view(row: models.Service, up: bool, version: mv.APIVersion,
                   backend_state: str | None) -> dict:
-    body = {"binary": constants.cinder_binary(row.binary), "host": row.host,
-            "zone": row.availability_zone,
-            "status": "disabled" if row.disabled else "enabled",
-            "state": "up" if up else "down",
-            "updated_at": _last_seen(row),
-            "disabled_reason": row.disabled_reason}
+    body: dict[str, object] = {
+        "binary": constants.cinder_binary(row.binary), "host": row.host,
+        "zone": row.availability_zone,
+        "status": "disabled" if row.disabled else "enabled",
+        "state": "up" if up else "down",
+        "updated_at": _last_seen(row),
+        "disabled_reason": row.disabled_reason}
     if row.binary == constants.VOLUME_BINARY:
         body.update(replication_status="disabled", active_backend_id=None,
                     frozen=False)

@@ -2,11 +2,10 @@
 ``/types/{type_id}/encryption/{encryption_id}`` (one key by name, update,
 delete), in Cinder's bodies."""
 
-from typing import Any
-
 import falcon
 
 from common import exception
+from common.db import models
 from services.api import views
 from services.api.operations import encryption as encryption_ops
 from services.api.resources import base
@@ -19,7 +18,7 @@ def _typed(values: dict) -> dict:
     return dict(values, key_size=int(size)) if size is not None else values
 
 
-def _shown(row: Any, found: dict) -> dict:
+def _shown(row: models.VolumeType, found: dict) -> dict:
     """Show's flat body; ``{}`` for a type without encryption."""
     if not found:
         return {}

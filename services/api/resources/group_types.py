@@ -1,10 +1,9 @@
 """``/group_types`` (3.11+), one type, and its ``group_specs``."""
 
-from typing import Any
-
 import falcon
 
 from common import exception
+from common.db import models
 from services.api import microversion as mv
 from services.api import validation
 from services.api.operations import group_types as gtype_ops
@@ -17,7 +16,7 @@ SORT_MAP = {"created_at": "created_at", "id": "id", "name": "name",
             "description": "description", "is_public": "is_public"}
 
 
-def _type(req: falcon.Request, row: Any) -> dict:
+def _type(req: falcon.Request, row: models.GroupType) -> dict:
     return {"group_type": views.group_type(row, base.ctxt(req))}
 
 

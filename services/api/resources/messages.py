@@ -1,10 +1,9 @@
 """/messages and /messages/{id}: Cinder's user messages (3.3+; paging,
 sorting and filters 3.5+)."""
 
-from typing import Any
-
 import falcon
 
+from common.db import models
 from services.api import microversion as mv
 from services.api.operations import messages as message_ops
 from services.api.resources import base
@@ -21,7 +20,7 @@ FILTER_MAP = {"resource_uuid": "resource_uuid",
               "request_id": "request_id", "message_level": "message_level"}
 
 
-def _view(req: falcon.Request, row: Any) -> dict:
+def _view(req: falcon.Request, row: models.Message) -> dict:
     return views.detail(row, base.base_url(req), base.url_project(req))
 
 

@@ -1,9 +1,8 @@
 """``/qos-specs`` and its sub-resources (keys, associations)."""
 
-from typing import Any
-
 import falcon
 
+from common.db import models
 from services.api import validation
 from services.api.operations import qos as qos_ops
 from services.api.resources import base
@@ -14,7 +13,7 @@ SORT_MAP = {"created_at": "created_at", "id": "id", "name": "name",
             "consumer": "consumer"}
 
 
-def _show(req: falcon.Request, row: Any) -> dict:
+def _show(req: falcon.Request, row: models.QoSSpecs) -> dict:
     return views.show(row, base.base_url(req), base.url_project(req))
 
 

@@ -1,11 +1,10 @@
 """``/os-volume-transfer`` and (3.55+) ``/volume-transfers``: offer a
 volume to another project, list, show and cancel offers, accept one."""
 
-from typing import Any
-
 import falcon
 
 from common.context import RequestContext
+from common.db import models
 from services.api import microversion as mv
 from services.api import validation
 from services.api.operations import transfers as transfer_ops
@@ -46,7 +45,7 @@ class _Resource:
             **base.next_links(req, "transfers", rows, kwargs["limit"])}
 
 
-def _detail(req: falcon.Request, row: Any) -> dict:
+def _detail(req: falcon.Request, row: models.Transfer) -> dict:
     return views.detail(row, base.base_url(req), base.url_project(req),
                         base.version(req))
 

@@ -1,8 +1,7 @@
 """Group type, group and group snapshot views: Cinder's bodies."""
 
-from typing import Any
-
 from common.context import RequestContext
+from common.db import models
 from common.db.api import group_types as gtypes_db
 from common.db.api import groups as groups_db
 from services.api import microversion as mv
@@ -11,20 +10,21 @@ from services.api import views
 V = mv.APIVersion
 
 
-def group_type(row: Any, ctxt: RequestContext) -> dict:
+def group_type(row: models.GroupType, ctxt: RequestContext) -> dict:
     """A group type; its specs if the caller may see them."""
-    body = {"id": row.id, "name": row.name, "description": row.description,
-            "is_public": bool(row.is_public)}
+    body: dict[str, object] = {
+        "id": row.id, "name": row.name, "description": row.description,
+        "is_public": bool(row.is_public)}
     if ctxt.can("group:access_group_types_specs", {}, fatal=False):
         body["group_specs"] = gtypes_db.specs_of(row)
     return body
 
 
-def group_summary(row: Any) -> dict:
+def group_summary(row: models.Group) -> dict:
     return {"id": row.id, "name": row.name}
 
 
-def group(row: Any, ctxt: RequestContext, version: V,
+def group(row: models.Group, ctxt: RequestContext, version: V,
           volume_ids: list[str] | None = None) -> dict:
     """The detail view; ``volume_ids`` from 3.25 when asked for
     (``list_volume``)."""
@@ -48,12 +48,12 @@ def group(row: Any, ctxt: RequestContext, version: V,
     return body
 
 
-def group_snapshot_summary(row: Any) -> dict:
+def group_snapshot_summary(row: models.GroupSnapshot) -> dict:
     return {"id": row.id, "name": row.name,
             "group_type_id": row.group_type_id}
 
 
-def group_snapshot(row: Any, ctxt: RequestContext, version: V) -> dict:
+def group_snapshot(row: models.GroupSnapshot, ctxt: RequestContext, version: V) -> dict:
     body = {"id": row.id, "group_id": row.group_id,
             "group_type_id": row.group_type_id, "status": row.status,
             "created_at": views.timestamp(row.created_at),

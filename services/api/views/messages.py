@@ -1,12 +1,11 @@
 """User message views: Cinder's message body (show, list)."""
 
-from typing import Any
-
 from common import messages
+from common.db import models
 from services.api import views
 
 
-def detail(row: Any, base_url: str, url_project: str | None) -> dict:
+def detail(row: models.Message, base_url: str, url_project: str | None) -> dict:
     """One message; ``resource_*`` only when set, as in Cinder."""
     body = {
         "id": row.id, "event_id": row.event_id,

@@ -1,8 +1,7 @@
 """Snapshot views: Cinder's summary (lists, create) and detail."""
 
-from typing import Any
-
 from common.context import RequestContext
+from common.db import models
 from common.db.api import snapshots as snapshots_db
 from services.api import microversion as mv
 from services.api import views
@@ -10,7 +9,7 @@ from services.api import views
 V = mv.APIVersion
 
 
-def summary(row: Any, version: V) -> dict:
+def summary(row: models.Snapshot, version: V) -> dict:
     body = {
         "id": row.id, "created_at": views.timestamp(row.created_at),
         "updated_at": views.timestamp(row.updated_at),
@@ -27,7 +26,7 @@ def summary(row: Any, version: V) -> dict:
     return body
 
 
-def detail(row: Any, ctxt: RequestContext, version: V) -> dict:
+def detail(row: models.Snapshot, ctxt: RequestContext, version: V) -> dict:
     """The summary plus the extended attributes the caller may see."""
     body = summary(row, version)
     if ctxt.can("volume_extension:extended_snapshot_attributes",

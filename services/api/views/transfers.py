@@ -1,13 +1,12 @@
 """Volume transfer views: Cinder's transfer bodies (summary, detail and
 the create answer with its auth key)."""
 
-from typing import Any
-
+from common.db import models
 from services.api import microversion as mv
 from services.api import views
 
 
-def summary(row: Any, base_url: str, url_project: str | None) -> dict:
+def summary(row: models.Transfer, base_url: str, url_project: str | None) -> dict:
     """A transfer in a list without details, or an accept's answer."""
     return {"id": row.id, "volume_id": row.volume_id,
             "name": row.display_name,
@@ -15,7 +14,7 @@ def summary(row: Any, base_url: str, url_project: str | None) -> dict:
                                  row.id)}
 
 
-def detail(row: Any, base_url: str, url_project: str | None,
+def detail(row: models.Transfer, base_url: str, url_project: str | None,
            version: mv.APIVersion) -> dict:
     """A transfer as show and the detailed list give it (a row exists only
     until it is accepted: ``accepted`` is false, no destination yet)."""

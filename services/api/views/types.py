@@ -1,12 +1,11 @@
 """Volume type views: what each field's policy lets the caller see."""
 
-from typing import Any
-
 from common.context import RequestContext
+from common.db import models
 from services.api.operations import types as type_ops
 
 
-def written(row: Any, ctxt: RequestContext, with_access: bool) -> dict:
+def written(row: models.VolumeType, ctxt: RequestContext, with_access: bool) -> dict:
     """A type as a create (``with_access``) or an update answers it:
     Cinder's older view, ``extra_specs`` always and no ``qos_specs_id``."""
     body = show(row, ctxt, with_access, with_qos=False)
@@ -15,7 +14,7 @@ def written(row: Any, ctxt: RequestContext, with_access: bool) -> dict:
     return body
 
 
-def show(row: Any, ctxt: RequestContext, with_access: bool = True,
+def show(row: models.VolumeType, ctxt: RequestContext, with_access: bool = True,
          with_qos: bool = True) -> dict:
     """A type as the caller may see it.
 
