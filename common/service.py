@@ -170,8 +170,9 @@ class Service:
         self.manager.warm_up()
 
     def _heartbeat(self) -> None:
-        services_db.service_heartbeat(ashlar_context.get_admin_context(),
-                                      self.service_id)
+        if self.service_id is not None:  # set by start(), before this runs
+            services_db.service_heartbeat(
+                ashlar_context.get_admin_context(), self.service_id)
 
     def _spawn(self, interval: float,
                task: Callable[[], object]) -> threading.Thread:

@@ -195,8 +195,8 @@ class SchedulerManager(service.Manager):
         ctxt = ashlar_context.get_admin_context()
         for row in volumes_db.volume_list(
                 ctxt, filters={"status": STATUS.CREATING, "host": None}):
-            if not timestamps.older_than(row.created_at,
-                                         self.conf.rpc_call_timeout):
+            if row.created_at is not None and not timestamps.older_than(
+                    row.created_at, self.conf.rpc_call_timeout):
                 continue
             host = self._place_and_cast(ctxt, row.id, swept=True)
             if host:
@@ -215,9 +215,10 @@ class SchedulerManager(service.Manager):
         for row in volumes_db.volume_list(ctxt,
                                           filters={"status": STATUS.CREATING}):
             backend = (row.host or "").partition("#")[0]
-            if not backend or backend in up or not timestamps.older_than(
-                    row.updated_at or row.created_at,
-                    self.conf.service_down_time):
+            changed = row.updated_at or row.created_at
+            if not backend or backend in up or (
+                    changed is not None and not timestamps.older_than(
+                        changed, self.conf.service_down_time)):
                 continue
             reason = ("Volume service %s is down; the volume was not "
                       "created. Delete it and create it again." % backend)

@@ -270,11 +270,12 @@ class Attacher:
                       stuck: models.VolumeAttachment) -> int:
         row, volume, _shared = attachments_db.attachment_with_volume(
             ctxt, stuck.id)
-        if (row.transition, row.updated_at) != (stuck.transition,
-                                                stuck.updated_at):
+        transition = row.transition
+        if transition is None or (transition, row.updated_at) != (
+                stuck.transition, stuck.updated_at):
             return 0  # someone else moved it
         connector = attachments_db.connector(ctxt, row.id)
-        target = states.resolve_stuck(row.attach_status, row.transition)
+        target = states.resolve_stuck(row.attach_status, transition)
         LOG.warning("Attachment %(att)s of volume %(vol)s was stuck in "
                     "%(transition)s; resolving it to %(target)s",
                     {"att": row.id, "vol": volume.id,
@@ -389,7 +390,8 @@ class Attacher:
         for other in attachments_db.attachments_of_volume(ctxt,
                                                           row.volume_id):
             if ip and other.attached_host != row.attached_host and any(
-                    spec.key == "ip" and json.loads(spec.value) == ip
+                    spec.key == "ip" and spec.value is not None
+                    and json.loads(spec.value) == ip
                     for spec in other.specs):
                 ip = None
         return driver_base.FenceTarget(

@@ -118,7 +118,7 @@ class SnapshotWorker:
                       "error_reason": self._why("revert the volume", exc)}
         volumes_db.volume_cas(ctxt, volume_id, {"status": STATUS.REVERTING},
                               values)
-        snapshots_db.snapshot_cas(ctxt, snapshot_id,
+        snapshots_db.snapshot_cas(ctxt, snap.id,
                                   {"status": SNAP.RESTORING},
                                   {"status": SNAP.AVAILABLE})
         LOG.info("Volume %(vol)s reverted to snapshot %(id)s: %(st)s",

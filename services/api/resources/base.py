@@ -103,13 +103,13 @@ def list_params(req: falcon.Request, max_limit: int, sort_map: dict[str, str]
 
 def filters(req: falcon.Request, allowed: dict[str, str],
             bools: tuple[str, ...] = (), ints: tuple[str, ...] = ()
-            ) -> dict[str, str | bool | int]:
+            ) -> dict[str, object]:
     """Known filter parameters mapped to columns; unknown ones are ignored.
     A parameter given more than once counts with its last value.
 
     :raises ValidationError: a boolean or integer filter that is not one.
     """
-    result: dict[str, str | bool | int] = {}
+    result: dict[str, object] = {}
     for key, column in allowed.items():
         given = req.params.get(key)
         if given is None:
