@@ -223,7 +223,7 @@ class _Countdown:
         self.left = expected
         self._cond = threading.Condition()
 
-    def one(self, *_answer: Any) -> None:
+    def one(self, *_answer: object) -> None:
         with self._cond:
             self.left -= 1
             self._cond.notify_all()

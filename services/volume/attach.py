@@ -131,7 +131,8 @@ class Attacher:
                 self._in_flight.discard(row.id)
 
     # -- connect --------------------------------------------------------------
-    def connect(self, ctxt: RequestContext, snap: dict) -> dict:
+    def connect(self, ctxt: RequestContext,
+                snap: volume_rpcapi.AttachmentSnapshot) -> dict:
         """Make the backend connection of a row the API put in a connect
         transition (``snap``: ``volume_rpcapi.snapshot`` of it).
 
@@ -196,7 +197,8 @@ class Attacher:
             replace_connector=target == states.ATT.RESERVED)
 
     # -- disconnect -------------------------------------------------------
-    def disconnect(self, ctxt: RequestContext, snap: dict) -> None:
+    def disconnect(self, ctxt: RequestContext,
+                   snap: volume_rpcapi.AttachmentSnapshot) -> None:
         """Remove the backend connection of a row being deleted, unless
         another attachment on the same host still uses it (``snap``:
         ``volume_rpcapi.snapshot`` of the row).
@@ -336,7 +338,8 @@ class Attacher:
         return 1
 
     # -- fencing ------------------------------------------------------------
-    def fence(self, ctxt: RequestContext, snap: dict) -> dict:
+    def fence(self, ctxt: RequestContext,
+              snap: volume_rpcapi.AttachmentSnapshot) -> dict:
         """Revoke the host's I/O of a row the api put in the ``fencing``
         transition, then record it (``fenced_at``; no longer a writer).
 

@@ -206,7 +206,8 @@ class VolumeManager(service.Manager):
     # -- RPC methods: attachments ----------------------------------------
     @messaging.expose
     def attachment_connect(self, ctxt: Context, attachment_id: str,
-                           snapshot: dict | None = None) -> dict:
+                           snapshot: volume_rpcapi.AttachmentSnapshot | None = None
+                           ) -> dict:
         """Connect an attachment the API put in flight; see attach.py.
         A 1.1 caller sends no ``snapshot``: it is read here."""
         return self.attacher.connect(
@@ -214,7 +215,8 @@ class VolumeManager(service.Manager):
 
     @messaging.expose
     def attachment_disconnect(self, ctxt: Context, attachment_id: str,
-                              snapshot: dict | None = None) -> None:
+                              snapshot: volume_rpcapi.AttachmentSnapshot
+                              | None = None) -> None:
         """Terminate the connection of an attachment being deleted (a 1.1
         caller sends no ``snapshot``: it is read here)."""
         self.attacher.disconnect(
@@ -222,7 +224,8 @@ class VolumeManager(service.Manager):
 
     @messaging.expose
     def attachment_fence(self, ctxt: Context, attachment_id: str,
-                         snapshot: dict) -> dict:
+                         snapshot: volume_rpcapi.AttachmentSnapshot
+                         ) -> dict:
         """Revoke the host's I/O of an attachment being fenced."""
         return self.attacher.fence(ctxt, snapshot)
 
@@ -233,7 +236,8 @@ class VolumeManager(service.Manager):
         self.attacher.unfence(ctxt, volume_id, clients)
 
 
-def _snapshot_of(ctxt: Context, attachment_id: str, connecting: bool) -> dict:
+def _snapshot_of(ctxt: Context, attachment_id: str,
+                 connecting: bool) -> volume_rpcapi.AttachmentSnapshot:
     """``volume_rpcapi.snapshot`` of a row as the database holds it (what
     the api sends since 1.2); a connect's connector carries the mode."""
     row, volume, _none = attachments_db.attachment_with_volume(

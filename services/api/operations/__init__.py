@@ -7,6 +7,7 @@ resources nor the RPC endpoint touch the database or the bus themselves.
 
 from typing import Protocol, TypeVar
 
+from common import exception
 from common.context import RequestContext
 
 
@@ -28,6 +29,21 @@ def visible(ctxt: RequestContext, row: OwnedT, rule: str,
     if not ctxt.can(rule, {"project_id": row.project_id}, fatal=False):
         raise missing
     return row
+
+
+def placed(host: str | None, volume_id: str) -> str:
+    """The ``host@backend#pool`` of a volume a node works on.
+
+    NOTE(ashlar): only a placed volume reaches the casts and calls that
+    need its node (available, in use, with snapshots, in a group); an
+    unplaced one is refused rather than sent nowhere.
+
+    :raises InvalidVolume: the volume has no pool.
+    """
+    if host is None:
+        raise exception.InvalidVolume(
+            reason="Volume %s is not on a backend yet." % volume_id)
+    return host
 
 
 def listed_project(ctxt: RequestContext, all_tenants: bool) -> str | None:

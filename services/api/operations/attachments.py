@@ -317,7 +317,7 @@ class AttachmentOperations:
         """
         try:
             done = self.volume.attachment_connect(
-                ctxt, volume.host, row.id,
+                ctxt, operations.placed(volume.host, volume.id), row.id,
                 volume_rpcapi.snapshot(row, volume, connector))
         except messaging.MessagingTimeout:
             return self._unanswered(ctxt, volume, row, created)

@@ -32,6 +32,7 @@ from common.db.api import attachments as attachments_db
 from common.db.api import fencing as fencing_db
 from common.db.api import rows
 from common.db.api.execution import Record
+from services.api import operations
 from services.api.operations import attachments as attachment_ops
 from services.volume import rpcapi as volume_rpcapi
 
@@ -95,7 +96,8 @@ class FencingOperations:
         row = Record(**dict(vars(row), transition=transition))
         try:
             done = self.volume.attachment_fence(
-                ctxt, volume.host, row.id, volume_rpcapi.snapshot(row, volume))
+                ctxt, operations.placed(volume.host, volume.id), row.id,
+                volume_rpcapi.snapshot(row, volume))
         except messaging.MessagingTimeout:
             raise exception.ServiceUnavailable(
                 reason="the volume service of %s did not answer; attachment "
@@ -182,8 +184,9 @@ class FencingOperations:
         else:
             raise self.attachments.changed(ctxt, row.id, "unfence")
         if clients:
-            self.volume.attachment_unfence(ctxt, volume.host, volume.id,
-                                           clients)
+            self.volume.attachment_unfence(
+                ctxt, operations.placed(volume.host, volume.id), volume.id,
+                clients)
         return row
 
     # -- a host -----------------------------------------------------------

@@ -89,7 +89,9 @@ class GroupSnapshotOperations:
             "status": GSNAP.CREATING if members else GSNAP.AVAILABLE,
             "group_type_id": group.group_type_id}, members)
         for snap in gsnaps_db.members(ctxt, row.id):
-            self.volume.create_snapshot(ctxt, snap.id, snap.volume.host)
+            self.volume.create_snapshot(
+                ctxt, snap.id, operations.placed(snap.volume.host,
+                                                 snap.volume_id))
         LOG.info("Group snapshot %(id)s of group %(group)s: %(n)d "
                  "snapshot(s)", {"id": row.id, "group": group_id,
                                  "n": len(members)})
@@ -102,7 +104,9 @@ class GroupSnapshotOperations:
         ctxt.can("group:delete_group_snapshot",
                  {"project_id": row.project_id})
         for snap in gsnaps_db.gsnap_delete(ctxt, gsnap_id):
-            self.volume.delete_snapshot(ctxt, snap.id, snap.volume.host)
+            self.volume.delete_snapshot(
+                ctxt, snap.id, operations.placed(snap.volume.host,
+                                                 snap.volume_id))
         LOG.info("Group snapshot %s deleting", gsnap_id)
 
     def reset_status(self, ctxt: RequestContext, gsnap_id: str,

@@ -132,7 +132,9 @@ class SnapshotOperations:
                     "available or error" if not force
                     else "other than restoring", row.status))
         try:
-            self.volume.delete_snapshot(ctxt, snapshot_id, row.volume.host)
+            self.volume.delete_snapshot(
+                ctxt, snapshot_id,
+                operations.placed(row.volume.host, row.volume_id))
         except rpc.ServiceTooOld:
             snapshots_db.snapshot_cas(ctxt, snapshot_id,
                                       {"status": SNAP.DELETING},

@@ -9,6 +9,7 @@ after the volume service connected it.
 from typing import Any
 
 from common.db.api import attachments as attachments_db
+from common.db.api import rows
 from services.api import views
 
 
@@ -40,7 +41,7 @@ def show(row: Any, shared: list[str]) -> dict:
     return body
 
 
-def deleted(result: dict) -> dict:
+def deleted(result: rows.Destroyed) -> dict[str, Any]:
     """The answer to a delete: the volume's remaining attachments, and those
     that shared the deleted one's host connection, as they stood."""
     return {"attachments": [summary(row) for row in result["remaining"]],
