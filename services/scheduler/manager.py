@@ -93,6 +93,10 @@ class UpHosts:
         threading.Thread(target=run, daemon=True,
                          name="scheduler-up-hosts").start()
 
+    def refresh(self) -> None:
+        """Read the table again at the next ``get`` (a disable was missed)."""
+        self._stale = True
+
     def get(self) -> set[str]:
         if self._stale or self._fetched_at is None:
             self._stale = False
@@ -375,13 +379,16 @@ class SchedulerManager(service.Manager):
             self.conf.service_down_time)
 
     def _place_and_cast(self, ctxt: ashlar_context.RequestContext,
-                        volume_id: str, swept: bool = False) -> str | None:
+                        volume_id: str, swept: bool = False,
+                        retries: int = 2) -> str | None:
         """Place the volume unless placed already (by another scheduler,
         or a late cast): the compare-and-swap on ``host`` lets one win.
 
         :param swept: from the lost-create sweep: no wait for reports, and
             a running service without a report keeps the volume
             ``creating`` only as long as :meth:`_waited_long_enough` says.
+        :param retries: placements left should the chosen backend's service
+            be disabled meanwhile (``volumes_db.volume_place`` refuses it).
         :returns: the pool it was cast to, or None.
         """
         try:
@@ -409,14 +416,24 @@ class SchedulerManager(service.Manager):
             LOG.info("Volume %s waits for a running volume service's "
                      "report; the sweep places it", volume_id)
             return None
-        placed = {"host": host}
-        if not volume.availability_zone:
-            # Its type let the scheduler pick its zone: its pool's.
-            placed["availability_zone"] = zones.of_pool(
-                self.store.pool(host), self.conf.storage_availability_zone)
-        if not volumes_db.volume_cas(ctxt, volume_id,
-                                     {"status": STATUS.CREATING, "host": None},
-                                     placed):
-            return None
+        # Its type let the scheduler pick its zone: its pool's.
+        zone = None if volume.availability_zone else zones.of_pool(
+            self.store.pool(host), self.conf.storage_availability_zone)
+        if not volumes_db.volume_place(ctxt, volume_id, host, zone):
+            return self._not_placed(ctxt, volume_id, host, swept, retries)
         self.volume_rpcapi.create_volume(ctxt, volume_id, host)
         return host
+
+    def _not_placed(self, ctxt: ashlar_context.RequestContext,
+                    volume_id: str, host: str, swept: bool,
+                    retries: int) -> str | None:
+        """The placement's swap failed: another scheduler placed the volume
+        (nothing to do), or ``host``'s service was disabled since the list
+        of running backends was read: read it again and place anew."""
+        volume = volumes_db.volume_get(ctxt, volume_id)
+        if volume.status != STATUS.CREATING or volume.host or not retries:
+            return None
+        LOG.info("Volume %(id)s: %(host)s was disabled meanwhile; placing "
+                 "it again", {"id": volume_id, "host": host})
+        self.up_hosts.refresh()
+        return self._place_and_cast(ctxt, volume_id, swept, retries - 1)

@@ -9,6 +9,7 @@ import sqlalchemy as sa
 from sqlalchemy import orm
 from sqlalchemy.orm.interfaces import LoaderOption
 
+from common import constants
 from common import exception
 from common.context import RequestContext
 from common.db import models
@@ -217,6 +218,35 @@ def volume_cas(context: RequestContext, volume_id: str,
         return _volume_swap(context, volume_id, expected, values)
     return _volume_cas_checked(context, volume_id, expected, values, check,
                                then)
+
+
+_SERVICES = models.Service.__table__
+#: A creating volume placed on a pool, only while that pool's service is
+#: enabled: a placement made from a list of running backends read before
+#: an operator's disable cannot land on the disabled one.
+_PLACE = sa.update(_VOL).where(
+    _VOL.c.id == sa.bindparam("volume_id"),
+    _VOL.c.status == constants.VolumeStatus.CREATING,
+    _VOL.c.host.is_(None),
+    sa.exists().where(_SERVICES.c.host == sa.bindparam("service_host"),
+                      _SERVICES.c.binary == constants.VOLUME_BINARY,
+                      _SERVICES.c.disabled.is_(False))).values(
+    host=sa.bindparam("host"),
+    availability_zone=sa.func.coalesce(sa.bindparam("zone"),
+                                       _VOL.c.availability_zone),
+    updated_at=sa.bindparam("now"))
+
+
+@retry_on_deadlock
+@single_statement(writer)
+def volume_place(conn: Conn, volume_id: str, host: str,
+                 zone: str | None) -> bool:
+    """Place a ``creating`` volume on ``host`` (``host@backend#pool``), and
+    in ``zone`` if given, unless it was placed meanwhile or that backend's
+    service is disabled now; tell whether it was placed."""
+    return conn.execute(_PLACE, {
+        "volume_id": volume_id, "host": host, "zone": zone, "now": utcnow(),
+        "service_host": host.split("#", 1)[0]}).rowcount == 1
 
 
 @retry_on_deadlock

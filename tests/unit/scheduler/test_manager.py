@@ -105,6 +105,37 @@ def test_a_type_s_zones_choose_the_pool_and_give_the_volume_its_zone(mgr):
     assert (row.host, row.availability_zone) == ("node1@file#file", "nova")
 
 
+def test_a_disable_takes_effect_for_the_next_placement(mgr):
+    """The scheduler's list of running backends is read at most once a
+    second; a service disabled since (PUT /os-services/disable) is not
+    placed on: its placement's swap refuses it, the list is read again,
+    and the volume goes to an enabled backend, or fails if none is."""
+    for host, free in (("node1@file", 100), ("node2@file", 10)):
+        register(host)
+        caps = report(False)
+        caps["pools"][0].update(total_capacity_gb=free, free_capacity_gb=free)
+        mgr.update_service_capabilities(None, host, caps, time.time())
+    first = creating()
+    mgr.create_volume(fixtures.admin(), first.id)
+    assert volumes_db.volume_get(fixtures.admin(), first.id).host == \
+        "node1@file#file"                   # the roomier one, list cached
+    services_db.service_set_disabled(fixtures.admin(), "node1@file",
+                                     "ashlar-volume", True, "maintenance")
+    second = creating()
+    mgr.create_volume(fixtures.admin(), second.id)
+    assert volumes_db.volume_get(fixtures.admin(), second.id).host == \
+        "node2@file#file"
+    assert [c[1] for c in mgr.volume_rpcapi.creates] == [
+        "node1@file#file", "node2@file#file"]
+    services_db.service_set_disabled(fixtures.admin(), "node2@file",
+                                     "ashlar-volume", True, "maintenance")
+    third = creating()
+    mgr.create_volume(fixtures.admin(), third.id)
+    row = volumes_db.volume_get(fixtures.admin(), third.id)
+    assert (row.status, row.host) == ("error", None)
+    assert len(mgr.volume_rpcapi.creates) == 2
+
+
 def _messages(volume_id):
     return messages_db.message_list(fixtures.admin(),
                                     filters={"resource_uuid": volume_id})
