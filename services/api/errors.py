@@ -75,9 +75,24 @@ def handle_database_down(req: falcon.Request, resp: falcon.Response,
     _respond(resp, 503, DATABASE_DOWN)
 
 
+#: A 400's message for a value the database refused to store.
+DATA_REFUSED = ("A value cannot be stored: it is too long, out of range, or "
+                "holds characters the database cannot keep.")
+
+
+def handle_data_error(req: falcon.Request, resp: falcon.Response,
+                      ex: db_exc.DBDataError, params: dict[str, Any]) -> None:
+    """The database refused a value the request gave (the transaction was
+    rolled back): the caller's to change, a 400, not a 500."""
+    LOG.warning("Database refused a value on %(method)s %(path)s: %(err)s",
+                {"method": req.method, "path": req.path, "err": ex})
+    _respond(resp, 400, DATA_REFUSED)
+
+
 def register(app: falcon.App) -> None:
     # falcon picks the most specific handler by the exception's class.
     app.add_error_handler(Exception, handle_unexpected)
     app.add_error_handler(falcon.HTTPError, handle_http)
     app.add_error_handler(exception.AshlarException, handle_domain)
     app.add_error_handler(db_exc.DBConnectionError, handle_database_down)
+    app.add_error_handler(db_exc.DBDataError, handle_data_error)

@@ -81,3 +81,16 @@ def test_a_falcon_errors_headers_are_kept_in_either_form(headers):
     resp = _get(Refusing())
     assert resp.status_code == 409
     assert resp.headers["X-Why"] == "because"
+
+
+def test_a_value_the_database_refuses_is_a_400():
+    """E.g. a character beyond the BMP in a utf8mb3 table of an older
+    MySQL: the caller's value, not a server error."""
+    class Refused:
+        def on_get(self, req, resp):
+            raise db_exc.DBDataError("Incorrect string value")
+
+    resp = _get(Refused())
+    assert resp.status_code == 400
+    assert resp.json == {"badRequest": {
+        "code": 400, "message": errors.DATA_REFUSED}}
