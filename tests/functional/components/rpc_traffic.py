@@ -41,6 +41,10 @@ class Endpoint:
         self.casts: collections.Counter = collections.Counter()
         self.calls: collections.Counter = collections.Counter()
 
+    def ping(self, ctxt: dict) -> bool:
+        """The first call, not counted: the server is listening."""
+        return True
+
     def cast_me(self, ctxt: dict, n: int) -> None:
         with self.lock:
             self.casts[n] += 1
@@ -70,7 +74,7 @@ def run(seconds: float) -> dict:
     server.start()
     client = messaging.get_rpc_client(
         transport, messaging.Target(topic="ha"), timeout=CALL_TIMEOUT)
-    client.call({}, "call_me", n=-1)
+    client.call({}, "ping")
     sent, errors, longest = 0, {}, (0.0, "", -1)
     deadline = [time.monotonic() + MAX_SECONDS]
 
