@@ -212,7 +212,7 @@ class Galera(members.Members):
             # with no password and no rights.
             cursor.execute("CREATE USER haproxy@'127.0.0.1'")
 
-    def admin(self, member: str) -> "pymysql.cursors.Cursor":
+    def admin(self, member: str) -> "_Closing":
         """A cursor as root on ``member``'s socket (autocommit), for a
         ``with`` block that closes its connection."""
         conn = pymysql.connect(unix_socket=str(self.dir / member
