@@ -167,6 +167,17 @@ class PolicyNotAuthorized(NotAuthorized):
     msg_fmt = "Policy doesn't allow %(action)s to be performed."
 
 
+class TakeoverNeedsConsent(NotAuthorized):
+    """A compute agent's takeover through an attachment it made itself."""
+
+    msg_fmt = ("Attachment %(id)s was made by the compute agent of host "
+               "%(host)s itself: an agent may take a volume over only "
+               "through an attachment the volume's project made for its "
+               "host (over REST; the agent holds it with 'ashlar-agent hold "
+               "VOLUME --attachment ID'), or a member of the project takes "
+               "over.")
+
+
 class ProjectScopeRequired(NotAuthorized):
     """A token without a project asked for a project's resources."""
 

@@ -236,6 +236,10 @@ class VolumeAttachment(BASE):
     #: may leave it uncompleted; NULL once completed, or if made over REST.
     lease_expires_at: Mapped[datetime.datetime | None] = mapped_column(
         DateTime, index=True)
+    #: True: a compute agent made this row for its own host, which then
+    #: may not take the volume over through it; NULL (every row of an
+    #: earlier release) or False: made over REST, the project's consent.
+    agent_made: Mapped[bool | None] = mapped_column(Boolean)
     specs: Mapped[list["AttachmentSpec"]] = orm.relationship(
         "AttachmentSpec", lazy="selectin", cascade="all, delete-orphan")
 

@@ -11,7 +11,9 @@ rules = [
               ("POST", "/attachments/{attachment_id}/action (ashlar-fence)")),
     base.rule("volume:attachment_takeover", attachments.MEMBER_OR_AGENT,
               "Make an attachment the volume's writer, fencing the other "
-              "writers first (Ashlar).",
+              "writers first (Ashlar). A compute agent only through an "
+              "attachment the volume's project made for its host: through "
+              "one the agent made, the rule must pass without the host.",
               ("POST", "/attachments/{attachment_id}/action (ashlar-takeover)")),
     base.rule("volume:attachment_unfence", base.RULE_ADMIN_API,
               "Lift the fence of an attachment (Ashlar).",

@@ -127,6 +127,9 @@ class AttachmentRow(AttachmentStatus, Protocol):
     @property
     def lease_expires_at(self) -> datetime.datetime | None: ...
 
+    @property
+    def agent_made(self) -> bool | None: ...
+
 
 class AttachmentWithConnector(AttachmentRow, Protocol):
     """An attachment row and whether it has connector rows."""

@@ -128,7 +128,9 @@ class AttachmentOperations:
         connector is given.
 
         :param leased: a compute agent's (the RPC door): the row is removed
-            if it is not completed before its lease lapses.
+            if it is not completed before its lease lapses, and it is
+            marked ``agent_made`` (as is one a compute agent's credential
+            makes over REST): no takeover through it without the project.
 
         :raises InvalidVolume: the volume cannot take this attachment now
             (status, not multiattach, limit, single writer).
@@ -146,6 +148,8 @@ class AttachmentOperations:
             wanted = self._reservation(ctxt, volume, specs, instance_uuid,
                                        connector, mode)
             wanted.values.update(self._lease(leased))
+            if leased or ctxt.agent_host is not None:
+                wanted.values["agent_made"] = True
             return wanted
 
         self._refuse_fenced_host(ctxt, volume_id,

@@ -10,6 +10,8 @@ others), no longer counts as a writer, and its host may only delete it.
 A takeover fences every other writer of the volume, each before the next
 step, and only then makes the taker a writer (``fencing.grant_writer``:
 the writer count is guarded, so a single-writer volume never has two).
+A compute agent takes over only through an attachment the volume's
+project made for its host, never through one it made itself.
 An unfence clears the mark first, under the same guard, then lifts the
 backend's revocation; should lifting fail, the old clients stay cut off
 and the host attaches anew.  Every method takes ``(ctxt, ...)``, for the
@@ -119,12 +121,15 @@ class FencingOperations:
         attachment read/write.
 
         :returns: ``(row, fenced rows)``.
+        :raises TakeoverNeedsConsent: a compute agent's takeover through a
+            row it made itself (``_refuse_agent_made``).
         :raises Fenced: this attachment is fenced itself.
         :raises WriterExists: a writer attached between the fences and the
             grant (single-writer volume); nothing was granted.
         """
         row, volume = self._read(ctxt, "volume:attachment_takeover",
                                  attachment_id)
+        _refuse_agent_made(ctxt, row, volume)
         states.refuse_fenced(row.id, row.fenced_at)
         if volume.readonly:
             raise exception.InvalidVolume(
@@ -226,6 +231,28 @@ class FencingOperations:
         ctxt.can("volume:host_fence", {"host": host})
         return [self.unfence(ctxt, row.id)
                 for row in fencing_db.rows_of_host(ctxt, host, fenced=True)]
+
+
+def _refuse_agent_made(ctxt: RequestContext, row: rows.AttachmentRow,
+                       volume: rows.VolumeBrief) -> None:
+    """Refuse a takeover through a row a compute agent made for itself,
+    unless the caller may take over without being the host's agent.
+
+    NOTE(ashlar): being a compute host proves where I/O runs, not a right
+    to a project's data; a takeover fences the project's other writers.
+    The project's consent is an attachment it made for the host over REST
+    (as Nova attaches a volume to an instance on a host), which the agent
+    then connects and takes over through.  The rule is asked again with no
+    host in the target, so that ``compute_agent`` (bound to a host) cannot
+    match it and only the project's members and admins pass.
+
+    :raises TakeoverNeedsConsent:
+    """
+    if not row.agent_made or ctxt.can(
+            "volume:attachment_takeover",
+            {"project_id": volume.project_id, "host": None}, fatal=False):
+        return
+    raise exception.TakeoverNeedsConsent(id=row.id, host=row.attached_host)
 
 
 def _columns(row: models.VolumeAttachment | Record) -> dict[str, Any]:

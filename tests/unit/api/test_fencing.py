@@ -490,6 +490,92 @@ def test_door_takeover_of_an_unknown_attachment(api):
     assert caught.value.exc_info[0] is exception.AttachmentNotFound
 
 
+# -- takeover needs the project's consent -------------------------------------
+
+def _agent_attached(api, vid, host, mode="ro"):
+    """A row ``host``'s agent made for itself through the door, completed."""
+    door = _door(api)
+    att = door.attachment_create(_agent(host), vid, connector=connector(host),
+                                 mode=mode)["attachment"]
+    door.attachment_complete(_agent(host), att["id"])
+    return att
+
+
+def test_an_agent_cannot_fence_another_hosts_writer_by_attaching_itself(api):
+    """A compute agent may attach any volume for its own host; a takeover
+    through that row would fence the project's writer on another host: it
+    is refused, and nothing is fenced or granted."""
+    vid = _single_writer(api)
+    writer = _attached(api, vid, "h1")
+    mine = _agent_attached(api, vid, "h2")
+    assert _row(mine["id"]).agent_made is True
+    assert _row(writer["id"]).agent_made is None
+    with pytest.raises(messaging.ExpectedException) as caught:
+        _door(api).attachment_takeover(_agent("h2"), mine["id"])
+    refused = caught.value.exc_info[1]
+    assert isinstance(refused, exception.TakeoverNeedsConsent)
+    assert refused.code == 403 and "project made" in str(refused)
+    assert (_row(writer["id"]).fenced_at, _row(mine["id"]).attach_mode) == (
+        None, "ro")
+    assert not api.driver.fenced
+    assert _writers(vid) == 1
+
+
+def test_an_agents_credential_over_rest_makes_no_consent(api):
+    """The rule follows the caller, not the way in: a row an agent's
+    credential makes over REST is the agent's too."""
+    vid = _single_writer(api)
+    writer = _attached(api, vid, "h1")
+    mine = api.ops.attachments.create(_agent("h2"), vid,
+                                      connector=connector("h2"), mode="ro")
+    assert _row(mine.id).agent_made is True
+    with pytest.raises(exception.TakeoverNeedsConsent):
+        api.ops.fencing.takeover(_agent("h2"), mine.id)
+    assert _row(writer["id"]).fenced_at is None and not api.driver.fenced
+
+
+def test_door_takeover_through_the_projects_reservation(api):
+    """The project reserves for the host over REST (no connector); the
+    host's agent connects it, completes it and takes over."""
+    vid = _single_writer(api)
+    writer = _attached(api, vid, "h1")
+    reserved = api.create(vid, mode="ro", **MEMBER).json["attachment"]
+    door = _door(api)
+    connected = door.attachment_update(_agent("h2"), reserved["id"],
+                                       connector("h2"))["attachment"]
+    assert (connected["status"], connected["attach_mode"]) == ("attaching",
+                                                               "ro")
+    door.attachment_complete(_agent("h2"), reserved["id"])
+    answer = door.attachment_takeover(_agent("h2"), reserved["id"])
+    assert answer["attachment"]["attach_mode"] == "rw"
+    assert [f["id"] for f in answer["fenced"]] == [writer["id"]]
+    assert api.driver.fenced == {vid: {"host:h1"}}
+    assert _row(reserved["id"]).agent_made is None
+    assert _writers(vid) == 1
+
+
+def test_rest_takeover_through_an_agents_row_by_a_member(api):
+    """A member of the project (or an admin) is the project's consent: over
+    REST it takes over through any row of the project, as before."""
+    vid = _single_writer(api)
+    writer = _attached(api, vid, "h1")
+    mine = _agent_attached(api, vid, "h2")
+    resp = _act(api, mine["id"], "ashlar-takeover", **MEMBER)
+    assert resp.status_code == 200, resp.text
+    assert [f["id"] for f in resp.json["fenced"]] == [writer["id"]]
+    assert resp.json["attachment"]["attach_mode"] == "rw"
+    assert api.driver.fenced == {vid: {"host:h1"}}
+
+
+def test_rest_takeover_of_another_project_through_an_agents_row(api):
+    """Another project's member still learns nothing of the row."""
+    vid = _single_writer(api)
+    mine = _agent_attached(api, vid, "h2")
+    resp = _act(api, mine["id"], "ashlar-takeover", **OTHER_PROJECT)
+    assert resp.status_code == 404
+    assert _row(mine["id"]).attach_mode == "ro"
+
+
 def test_takeover_by_a_reservation_counts_it_once(api):
     """A reservation without a mode already counts as a writer: a takeover
     fences the others and adds nothing."""

@@ -78,7 +78,7 @@ _UNSET = {"instance_uuid": None, "attached_host": None, "mountpoint": None,
           "attach_mode": states.MODE_NULL, "connection_info": None,
           "attach_time": None, "detach_time": None, "transition": None,
           "updated_at": None, "fenced_at": None, "fenced_clients": None,
-          "clients": None, "lease_expires_at": None}
+          "clients": None, "lease_expires_at": None, "agent_made": None}
 
 
 @functools.lru_cache(maxsize=None)
