@@ -7,6 +7,14 @@
     ashlar-agent --config-file ashlar.conf read ATTACHMENT_ID \
         --offset N --length L [--output FILE]
     ashlar-agent --config-file ashlar.conf hold VOLUME_ID [--mode ro]
+    ashlar-agent --config-file ashlar.conf hold VOLUME_ID \
+        --attachment ATTACHMENT_ID
+
+``--attachment`` (attach, hold): connect an attachment the volume's
+project made for this host over REST, instead of creating one; only
+through such an attachment may the host take the volume over.  Its
+instance is the attachment's, and so is its mode unless it was reserved
+without one (then ``--mode``, else ``rw``).
 
 ``read`` writes the raw bytes to ``--output`` (stdout by default); the
 other commands print JSON.
@@ -62,13 +70,18 @@ class Attach(_AgentCommand):
     def get_parser(self, prog_name: str) -> argparse.ArgumentParser:
         parser = super().get_parser(prog_name)
         parser.add_argument("volume_id")
-        parser.add_argument("--instance", dest="instance_uuid")
+        made = parser.add_mutually_exclusive_group()
+        made.add_argument("--attachment", dest="attachment_id",
+                          help="an attachment the volume's project made "
+                               "for this host (over REST): connect it "
+                               "instead of creating one")
+        made.add_argument("--instance", dest="instance_uuid")
         parser.add_argument("--mode", choices=["rw", "ro"])
         return parser
 
     def take_action(self, args: argparse.Namespace) -> None:
         self._print(self._host().attach(args.volume_id, args.instance_uuid,
-                                        args.mode))
+                                        args.mode, args.attachment_id))
 
 
 class Detach(_AgentCommand):
@@ -129,7 +142,8 @@ class Hold(Attach):
             self.app.stdout.flush()
 
         hold.Holder(self._host()).serve(args.volume_id, args.instance_uuid,
-                                        args.mode, self.app.stdin, say)
+                                        args.mode, self.app.stdin, say,
+                                        args.attachment_id)
 
 
 class AgentApp(cli.ConfigApp):

@@ -1,7 +1,8 @@
 """Attach and detach on this host: os-brick plus the api's RPC door.
 
-An attach creates the attachment with this host's connector, connects it
-with os-brick and completes it.  A detach disconnects the host device
+An attach creates the attachment with this host's connector (or gives
+the connector to one the volume's project made for this host), connects
+it with os-brick and completes it.  A detach disconnects the host device
 first, only when no other attachment of the volume shares this host's
 connection (``shared_connections_by_attachment``), then deletes the
 attachment; run again after a crash in between, it finishes the job (a
@@ -93,26 +94,52 @@ class HostConnector:
                               lock_path=self.conf.agent.lock_path)
 
     def attach(self, volume_id: str, instance_uuid: str | None,
-               mode: str | None = None) -> dict:
-        """Create the attachment with our connector, connect, complete.
+               mode: str | None = None,
+               attachment_id: str | None = None) -> dict:
+        """Create the attachment with our connector (or give ours to the
+        project's ``attachment_id``), connect, complete.
 
+        :param attachment_id: an attachment of the volume that its project
+            made for this host over REST (reserved without a connector, or
+            with this host's); its instance stays, and so does its mode if
+            it has one.  Only through such an attachment may this host take
+            the volume over (docs/fencing.md).
         :returns: the attachment view plus ``device`` (os-brick's answer).
         """
         with self._lock(volume_id):
-            attachment = _expect(self.api.attachment_create(
-                volume_id, instance_uuid=instance_uuid,
-                connector=self.properties(), mode=mode), volume_id=volume_id)
+            attachment = self._attachment(volume_id, instance_uuid, mode,
+                                          attachment_id)
             try:
                 device = self._connect(attachment)
             except Exception:
-                LOG.exception("Connecting attachment %s failed; removing it",
-                              attachment["id"])
-                self.api.attachment_delete(attachment["id"])
+                LOG.exception("Connecting attachment %s failed%s",
+                              attachment["id"], "" if attachment_id
+                              else "; removing it")
+                # NOTE(ashlar): the project's row is the project's to
+                # delete; unless completed, its lease removes it.
+                if attachment_id is None:
+                    self.api.attachment_delete(attachment["id"])
                 raise
             self._complete(attachment["id"])
         LOG.info("Attached volume %(vol)s as attachment %(att)s",
                  {"vol": volume_id, "att": attachment["id"]})
         return dict(attachment, device=device)
+
+    def _attachment(self, volume_id: str, instance_uuid: str | None,
+                    mode: str | None, attachment_id: str | None) -> dict:
+        """The attachment, connected at the backend for this host: made
+        now, or the project's ``attachment_id`` given this host's
+        connector (whose ``mode`` counts only for a reservation made
+        without one)."""
+        if attachment_id is None:
+            return _expect(self.api.attachment_create(
+                volume_id, instance_uuid=instance_uuid,
+                connector=self.properties(), mode=mode), volume_id=volume_id)
+        connector = self.properties()
+        if mode:
+            connector["mode"] = mode
+        return _expect(self.api.attachment_update(attachment_id, connector),
+                       id=attachment_id, volume_id=volume_id)
 
     def _complete(self, attachment_id: str) -> None:
         """``os-complete``, asked once more if the call timed out (it is

@@ -5,7 +5,9 @@ line on stdout::
     write OFFSET HEX     write the bytes (hex) at OFFSET
     read OFFSET LENGTH   read LENGTH bytes at OFFSET (answered in hex)
     takeover             make this attachment the volume's writer (fences
-                         the other writers), then reopen
+                         the other writers), then reopen; only an
+                         attachment the volume's project made for this
+                         host (``hold VOLUME --attachment ID``) may
     reopen               reopen as the attachment's connection says now
     detach               close, detach and exit (a close that fails, as a
                          fenced host's flush does, is reported in
@@ -35,9 +37,12 @@ class Holder:
         self._volume: volume_io.VolumeHandle
 
     def serve(self, volume_id: str, instance_uuid: str | None,
-              mode: str | None, commands: Iterable[str], say: Say) -> None:
-        """Attach, open, then answer ``commands`` until ``detach``."""
-        self.attachment = self.host.attach(volume_id, instance_uuid, mode)
+              mode: str | None, commands: Iterable[str], say: Say,
+              attachment_id: str | None = None) -> None:
+        """Attach (through the project's ``attachment_id``, if given),
+        open, then answer ``commands`` until ``detach``."""
+        self.attachment = self.host.attach(volume_id, instance_uuid, mode,
+                                           attachment_id)
         self._reopen()
         say({"attachment": self.attachment, "clients": self._volume.clients})
         for line in commands:

@@ -58,6 +58,10 @@ class Api:
         return self.answer or {"id": "a2", "volume_id": volume_id,
                                "connection_info": INFO}
 
+    def attachment_update(self, attachment_id, connector):
+        self.log.append(("update", attachment_id, connector.get("mode")))
+        return self.answer or dict(self.rows[attachment_id])
+
     def attachment_complete(self, attachment_id):
         self.log.append(("complete", attachment_id))
         if self.complete_timeouts:
@@ -185,14 +189,52 @@ def test_attach_leaves_a_row_whose_complete_keeps_timing_out_to_its_lease(
     assert ("delete", "a2") not in log
 
 
+def test_attach_connects_the_projects_attachment_instead_of_creating(
+        host):
+    """``--attachment``: the project's row gets this host's connector (its
+    ``mode`` only for a reservation made without one), then is connected
+    and completed; nothing is created."""
+    agent, log = host()
+    result = agent.attach("v1", None, "ro", attachment_id="a1")
+    assert result["id"] == "a1" and result["device"] == {"path": "/dev/x"}
+    assert log == [("update", "a1", "ro"), ("connect", "/dev/x"),
+                   ("complete", "a1")]
+
+
+def test_attach_refuses_another_attachment_for_the_projects(host):
+    agent, log = host(answer={"id": "a2", "volume_id": "v1",
+                              "connection_info": INFO})
+    with pytest.raises(rpcapi.ForeignReply):
+        agent.attach("v1", None, attachment_id="a1")
+    assert log == [("update", "a1", None)]
+
+
+def test_attach_leaves_the_projects_attachment_when_connecting_fails(
+        host, monkeypatch):
+    """The agent deletes a row it made whose connect failed, never the
+    project's (its lease removes it unless completed)."""
+    agent, log = host()
+
+    def fail(self, attachment):
+        raise OSError("no path to the target")
+    monkeypatch.setattr(connector.HostConnector, "_connect", fail)
+    with pytest.raises(OSError):
+        agent.attach("v1", None, attachment_id="a1")
+    assert log == [("update", "a1", None)]
+    agent.api.rows["a2"] = {"id": "a2", "volume_id": "v1"}
+    with pytest.raises(OSError):
+        agent.attach("v1", None)
+    assert log[1:] == [("create", "v1"), ("delete", "a2")]
+
+
 class _FencedHost:
     """A host whose open volume fails at close (a fenced host's flush)."""
 
     def __init__(self):
         self.detached = []
 
-    def attach(self, volume_id, instance_uuid, mode):
-        return {"id": "att-1", "volume_id": volume_id}
+    def attach(self, volume_id, instance_uuid, mode, attachment_id=None):
+        return {"id": attachment_id or "att-1", "volume_id": volume_id}
 
     @contextlib.contextmanager
     def open(self, attachment_id):
@@ -218,3 +260,14 @@ def test_hold_detaches_even_when_closing_the_volume_fails():
     assert said[-1]["detached"] == "att-1"
     assert "Cannot send after transport endpoint shutdown" in \
         said[-1]["close_failed"]
+
+
+def test_hold_holds_the_projects_attachment():
+    from services.agent import hold
+
+    host = _FencedHost()
+    said = []
+    hold.Holder(host).serve("vol-1", None, None, ["detach"], said.append,
+                            attachment_id="att-p")
+    assert said[0]["attachment"]["id"] == "att-p"
+    assert host.detached == ["att-p"]
