@@ -6,9 +6,10 @@ and an Ashlar deployment on it (scheduler, API under gunicorn, one volume
 node with the ``rbd`` backend; PostgreSQL or MariaDB; a fresh RabbitMQ
 vhost), a failover type (multiattach, ``fencing``, single writer), then
 ``--runs`` times: a new volume, host A holding it read/write and host B
-read-only (``ashlar-agent hold``: one librados instance each, as a
-hypervisor's), A writing, and B taking over while A keeps writing in a
-loop.  Measured per run:
+read-only through an attachment the project reserved for it over REST
+(``ashlar-agent hold``: one librados instance each, as a hypervisor's; a
+compute agent takes over only through such an attachment), A writing,
+and B taking over while A keeps writing in a loop.  Measured per run:
 
 * takeover: B's ``takeover`` command, request to B writable (the api's
   fence of A, the grant, B's reopen and registration);
@@ -79,12 +80,13 @@ class Bench:
         self._drop_db()
         self._drop_vhost()
 
-    def held(self, host: str, volume_id: str, mode: str
-             ) -> failover_story.Held:
+    def held(self, host: str, volume_id: str, mode: str = "ro",
+             attachment_id: str | None = None) -> failover_story.Held:
         config = self.dep.config("agent-%s" % host, host, extra=(
             "[agent]\nrbd_keyring_dir = %s\nrbd_user = %s\n"
             % (self.cluster.dir, self.cluster.compute_client)))
-        return failover_story.Held(config, volume_id, mode)
+        return failover_story.Held(config, volume_id, mode,
+                                   attachment_id=attachment_id)
 
     def run(self, index: int, load: int) -> dict:
         """One takeover; its figures."""
@@ -92,7 +94,8 @@ class Bench:
                                            volume_type="failover")["id"]
         self.client.wait_status(volume, "available", timeout=60)
         active = self.held("bench-a%d" % index, volume, "rw")
-        passive = self.held("bench-b%d" % index, volume, "ro")
+        passive = self.held("bench-b%d" % index, volume, attachment_id=(
+            failover_story.reserve(self.client, volume)))
         stop = threading.Event()
         cycles: list[int] = []
         loaders = [threading.Thread(target=self._cycle, args=(

@@ -1,6 +1,7 @@
 """The survey's failover story on a backend that fences: an active and a
-passive host share a volume; the passive one takes over; the old writer is
-cut off at the storage layer.
+passive host share a volume; the passive one takes over through an
+attachment the volume's project made for it; the old writer is cut off at
+the storage layer.
 
 Each host is an ``ashlar-agent hold`` process (one librados instance held
 open for its life, as a hypervisor's), driven line by line; shared by the
@@ -23,14 +24,22 @@ FAILOVER_SPECS = {"multiattach": "<is> True", "fencing": "<is> True",
 
 class Held:
     """``ashlar-agent hold VOLUME`` as ``host``: ``ask(line)`` sends one
-    command and returns its JSON answer (within ``timeout``)."""
+    command and returns its JSON answer (within ``timeout``).
+
+    ``attachment_id``: hold the attachment the project made for the host
+    (``--attachment``), which a takeover needs; else the agent makes one
+    for itself, in ``mode``.
+    """
 
     def __init__(self, config: str, volume_id: str, mode: str = "rw",
-                 timeout: float = 60) -> None:
+                 timeout: float = 60,
+                 attachment_id: str | None = None) -> None:
         self.timeout = timeout
+        made = ["--attachment", attachment_id] if attachment_id else [
+            "--mode", mode]
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "services.agent", "--config-file", config,
-             "hold", volume_id, "--mode", mode], cwd=harness.REPO,
+             "hold", volume_id, *made], cwd=harness.REPO,
             stdin=subprocess.PIPE, stdout=subprocess.PIPE,
             stderr=subprocess.PIPE, text=True, bufsize=1)
         self._lines: queue.Queue = queue.Queue()
@@ -82,6 +91,15 @@ def failover_type(client, name: str, backend: str) -> None:
         FAILOVER_SPECS, volume_backend_name=backend)}}
     resp = client.post("/types", body)
     assert resp.status_code == 200, resp.text
+
+
+def reserve(client, volume_id: str, mode: str = "ro") -> str:
+    """The project's consent to a host: an attachment it reserves over REST
+    (no connector: the host's agent connects it); its id."""
+    resp = client.post("/attachments", {"attachment": {
+        "volume_uuid": volume_id, "mode": mode}})
+    assert resp.status_code == 200, resp.text
+    return resp.json()["attachment"]["id"]
 
 
 def takeover(active: Held, passive: Held) -> dict:

@@ -158,19 +158,25 @@ def test_driver_extends_and_reports_the_pool(driver, ceph):
 
 
 # -- a deployment ---------------------------------------------------------
+def start_on_ceph(dep, ceph, client, api_extra: str = "") -> None:
+    """A scheduler, a volume node with the ``ceph`` backend and the api;
+    wait until ``client`` sees the pool."""
+    dep.start("scheduler", "services.scheduler", "sched")
+    dep.start("volume1", "services.volume", "cephnode", backends="ceph",
+              extra=_backend_section(ceph))
+    dep.start("api", "services.api", "api", extra=api_extra)
+    harness.wait_for(lambda: client.pools(), timeout=60,
+                     what="the RBD pool's report")
+
+
 @pytest.fixture(scope="module")
 def deployment(tmp_path_factory, vhost, ceph):
     db_url, drop = harness.database("postgresql")
     dep = harness.Deployment(tmp_path_factory.mktemp("rbd"), vhost, db_url)
     dep.db_sync()
     try:
-        dep.start("scheduler", "services.scheduler", "sched")
-        dep.start("volume1", "services.volume", "cephnode", backends="ceph",
-                  extra=_backend_section(ceph))
-        dep.start("api", "services.api", "api")
         client = harness.Client(dep.endpoint)
-        harness.wait_for(lambda: client.pools(), timeout=60,
-                         what="the RBD pool's report")
+        start_on_ceph(dep, ceph, client)
         for body in (MA_TYPE, PLAIN_TYPE):
             assert client.post("/types", body).status_code == 200
         yield dep, client
@@ -290,9 +296,10 @@ def test_a_clone_its_source_pool_cannot_take_is_refused_at_once(deployment):
 
 
 # -- fencing and takeover (the survey's failover story) --------------------
-def _held(dep, ceph, host: str, volume_id: str, mode: str) -> Held:
+def _held(dep, ceph, host: str, volume_id: str, mode: str = "ro",
+          attachment_id: str | None = None) -> Held:
     config = dep.config("agent-%s" % host, host, extra=_agent_section(ceph))
-    return Held(config, volume_id, mode)
+    return Held(config, volume_id, mode, attachment_id=attachment_id)
 
 
 def test_the_pool_reports_fencing(deployment):
@@ -307,7 +314,9 @@ def test_takeover_fences_the_old_writer_at_the_storage_layer(deployment,
     failover_story.failover_type(client, "rbd-failover", "ceph")
     vid = _volume(client, "rbd-failover")
     active = _held(dep, ceph, "compute-a", vid, "rw")
-    passive = _held(dep, ceph, "compute-b", vid, "ro")
+    # the project's consent: an attachment it made for compute-b (REST)
+    passive = _held(dep, ceph, "compute-b", vid,
+                    attachment_id=failover_story.reserve(client, vid))
     try:
         assert active.write(0, b"A before") == {"written": 8}
         assert passive.read(0, 8) == b"A before"
@@ -316,6 +325,7 @@ def test_takeover_fences_the_old_writer_at_the_storage_layer(deployment,
         assert code != 0 and "only one read/write" in err, err[-1000:]
 
         assert active.clients and passive.clients
+        assert passive.attachment["attach_mode"] == "ro"
         failover_story.takeover(active, passive)
         assert set(active.clients) <= ceph.blocklist()
         assert not set(passive.clients) & ceph.blocklist()
