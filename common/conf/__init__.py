@@ -10,6 +10,7 @@ from oslo_config import cfg
 from common.conf import agent
 from common.conf import api
 from common.conf import attachments
+from common.conf import coordination
 from common.conf import database
 from common.conf import default
 from common.conf import quota
@@ -19,8 +20,8 @@ from common.conf import volume
 
 CONF = cfg.CONF
 
-_MODULES = (default, agent, api, attachments, database, quota, scheduler,
-            upgrade_levels, volume)
+_MODULES = (default, agent, api, attachments, coordination, database, quota,
+            scheduler, upgrade_levels, volume)
 
 
 def register_opts(conf: cfg.ConfigOpts) -> None:

@@ -1,0 +1,141 @@
+"""Locks that guard a volume across the volume nodes serving it.
+
+A volume node outside a cluster is the only process that works on its
+backends' volumes: in-process locks are enough, and cost nothing.  The
+members of a cluster (``[DEFAULT] cluster``) serve the same volumes, so a
+lock that guards one must also hold across them: it is taken in-process
+first, then through tooz at ``[coordination] backend_url`` (Cinder's
+coordination: etcd through etcd3gw, or Redis; a file folder for members on
+one host).  A member that dies keeps its locks until their lease lapses
+(etcd: ``lock_timeout``); a live member's sweep that then takes such a lock
+without waiting knows nobody works on the volume any more, and resumes it.
+"""
+
+import contextlib
+import threading
+from collections.abc import Hashable, Iterator
+from typing import TYPE_CHECKING
+
+from oslo_log import log as logging
+
+if TYPE_CHECKING:
+    from tooz import coordination as tooz_coordination
+    from tooz import locking as tooz_locking
+
+LOG = logging.getLogger(__name__)
+
+#: Prefix of every tooz lock name Ashlar takes.
+PREFIX = "ashlar-"
+
+
+class KeyedLocks:
+    """One in-process lock per key, forgotten when nobody holds or waits
+    for it."""
+
+    def __init__(self) -> None:
+        self._guard = threading.Lock()
+        self._locks: dict[Hashable, list] = {}  # key -> [lock, users]
+
+    @contextlib.contextmanager
+    def hold(self, key: Hashable, blocking: bool = True) -> Iterator[bool]:
+        """Hold ``key``'s lock; yields whether it was taken (always, when
+        ``blocking``)."""
+        with self._guard:
+            entry = self._locks.setdefault(key, [threading.Lock(), 0])
+            entry[1] += 1
+        taken = entry[0].acquire(blocking)
+        try:
+            yield taken
+        finally:
+            if taken:
+                entry[0].release()
+            with self._guard:
+                entry[1] -= 1
+                if not entry[1]:
+                    self._locks.pop(key, None)
+
+
+class Locks:
+    """In-process locks, and tooz's too for the members of a cluster."""
+
+    def __init__(self, backend_url: str | None, member_id: str) -> None:
+        """:param backend_url: the tooz URL; None outside a cluster.
+        :param member_id: this process's name among the members."""
+        self.backend_url = backend_url
+        self.member_id = member_id
+        self._local = KeyedLocks()
+        # NOTE(ashlar): tooz is imported on first use: a volume node
+        # outside a cluster never pays its import.
+        self._coordinator: tooz_coordination.CoordinationDriver | None = None
+        self._started = threading.Lock()
+
+    @property
+    def distributed(self) -> bool:
+        return self.backend_url is not None
+
+    def start(self) -> None:
+        """Connect to the lock service (once; a no-op outside a cluster).
+
+        :raises tooz.coordination.ToozError: it cannot be reached.
+        """
+        url = self.backend_url
+        if url is None:
+            return
+        with self._started:
+            if self._coordinator is not None:
+                return
+            from tooz import coordination
+            coordinator = coordination.get_coordinator(
+                url, self.member_id.encode())
+            coordinator.start(start_heart=True)
+            self._coordinator = coordinator
+            LOG.info("Cluster locks at %s", _shown(url))
+
+    def stop(self) -> None:
+        """Let go of the lock service (the locks held lapse with it)."""
+        with self._started:
+            coordinator, self._coordinator = self._coordinator, None
+        if coordinator is not None:
+            try:
+                coordinator.stop()
+            except Exception:  # noqa: BLE001 - leases lapse by themselves
+                LOG.exception("Could not leave the lock service")
+
+    @contextlib.contextmanager
+    def hold(self, name: str, blocking: bool = True) -> Iterator[bool]:
+        """Hold the lock ``name``; yields whether it was taken (always,
+        when ``blocking``).
+
+        :raises tooz.coordination.ToozError: the lock service failed; the
+            lock is not held.
+        """
+        with self._local.hold(name, blocking) as taken:
+            if not taken or not self.distributed:
+                yield taken
+                return
+            self.start()
+            assert self._coordinator is not None
+            lock = self._coordinator.get_lock((PREFIX + name).encode())
+            if not lock.acquire(blocking=blocking):
+                yield False
+                return
+            try:
+                yield True
+            finally:
+                _release(lock, name)
+
+
+def _release(lock: "tooz_locking.Lock", name: str) -> None:
+    """Release a tooz lock; one the service lost lapses with its lease."""
+    try:
+        if not lock.release():
+            LOG.warning("Lock %s was no longer held (its lease lapsed)",
+                        name)
+    except Exception:  # noqa: BLE001 - the lease lapses by itself
+        LOG.exception("Could not release lock %s; its lease lapses", name)
+
+
+def _shown(url: str) -> str:
+    """The URL without its credentials, for the log."""
+    scheme, sep, rest = url.partition("://")
+    return scheme + sep + rest.rpartition("@")[2]
