@@ -133,11 +133,16 @@ class Service:
 
     def __init__(self, conf: cfg.ConfigOpts, host: str, binary: str,
                  topic: str, manager: Manager,
-                 extra_targets: list | None = None) -> None:
+                 extra_targets: list | None = None,
+                 cluster_name: str | None = None) -> None:
+        """:param extra_targets: more RPC targets to serve (a member of a
+            cluster: the cluster's).
+        :param cluster_name: the cluster this service is a member of."""
         self.conf = conf
         self.host = host
         self.binary = binary
         self.topic = topic
+        self.cluster_name = cluster_name
         self.manager = manager
         self.extra_targets = extra_targets or []
         self._servers: list = []
@@ -150,7 +155,8 @@ class Service:
         ctxt = ashlar_context.get_admin_context()
         row = services_db.service_register(
             ctxt, self.host, self.binary, self.topic,
-            self.conf.storage_availability_zone, version.release())
+            self.conf.storage_availability_zone, version.release(),
+            cluster_name=self.cluster_name)
         self.service_id = row.id
         self.manager.init_host(row.uuid)
         targets = [messaging.Target(topic=self.topic, server=self.host)]

@@ -5,7 +5,9 @@ real backend, so manager tests can assert what reached the driver.  Capacity
 and multiattach come from options or constructor keywords.
 """
 
+import os
 import threading
+import time
 from typing import Any
 
 from oslo_config import cfg
@@ -28,7 +30,15 @@ FAKE_OPTS = [
         default=True,
         help="Whether the fake backend reports multiattach support.",
     ),
+    cfg.StrOpt(
+        "fake_gate",
+        help="Tests only: a path. Each create first writes "
+             "PATH.<volume id>, then waits until PATH exists: a volume "
+             "node stopped in the middle of a create, to be killed.",
+    ),
 ]
+#: Seconds between two looks at the gate.
+GATE_POLL = 0.05
 
 
 class FakeDriver(base.VolumeDriver):
@@ -106,8 +116,9 @@ class FakeDriver(base.VolumeDriver):
             self.fenced.get(volume.id, set()).difference_update(clients)
 
     def create_volume(self, volume: base.DriverVolume) -> dict[str, Any]:
-        """Record the volume."""
+        """Record the volume (once past the gate, if one is set)."""
         base.validate_size(volume.size)
+        self._wait_at_gate(volume.id)
         with self._lock:
             if volume.id in self.volumes:
                 raise exception.VolumeBackendAPIException(
@@ -115,6 +126,15 @@ class FakeDriver(base.VolumeDriver):
             self.volumes[volume.id] = volume.size
         LOG.info("Created fake volume %(id)s", {"id": volume.id})
         return {"provider_location": f"fake://{volume.id}"}
+
+    def _wait_at_gate(self, volume_id: str) -> None:
+        gate = self.conf.fake_gate
+        if not gate:
+            return
+        with open("%s.%s" % (gate, volume_id), "w"):
+            pass
+        while not os.path.exists(gate):
+            time.sleep(GATE_POLL)
 
     def delete_volume(self, volume: base.DriverVolume) -> None:
         """Forget the volume and its connections; refuse while it has

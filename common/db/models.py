@@ -86,6 +86,26 @@ class Service(BASE):
     heartbeat_at: Mapped[datetime.datetime | None] = mapped_column(DateTime)
     #: The release the service runs (set as it starts; NULL before 0.2).
     version: Mapped[str | None] = mapped_column(String(64))
+    #: ``cluster@backend`` of the cluster this member belongs to; NULL: a
+    #: service alone.
+    cluster_name: Mapped[str | None] = mapped_column(String(255), index=True)
+
+
+class Cluster(BASE):
+    """A cluster of volume services (``[DEFAULT] cluster``): its members'
+    rows name it; it is enabled or disabled as a whole, as Cinder's."""
+
+    __tablename__ = "clusters"
+    __table_args__ = (UniqueConstraint("name", "binary"),)
+
+    id: Mapped[int] = mapped_column(
+        Integer, primary_key=True, autoincrement=True)
+    #: ``cluster@backend``.
+    name: Mapped[str] = mapped_column(String(255), nullable=False)
+    binary: Mapped[str] = mapped_column(String(255), nullable=False)
+    disabled: Mapped[bool] = mapped_column(
+        Boolean, nullable=False, default=False)
+    disabled_reason: Mapped[str | None] = mapped_column(String(255))
 
 
 class VolumeType(BASE):
@@ -144,6 +164,9 @@ class Volume(BASE):
     attach_status: Mapped[str] = mapped_column(String(255), nullable=False)
     migration_status: Mapped[str | None] = mapped_column(String(255))
     host: Mapped[str | None] = mapped_column(String(255))
+    #: The cluster the volume's pool belongs to (``cluster@backend``, the
+    #: part of ``host`` before ``#``), shown to admins from 3.61.
+    cluster_name: Mapped[str | None] = mapped_column(String(255))
     availability_zone: Mapped[str | None] = mapped_column(String(255))
     volume_type_id: Mapped[str] = mapped_column(
         String(36), ForeignKey("volume_types.id"), nullable=False)

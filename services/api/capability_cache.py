@@ -215,11 +215,9 @@ class CapabilityCache:
             the caller has open, else it is a statement on its own; a fresh
             admin context otherwise.
         """
-        rows = services_db.service_liveness(
+        return services_db.running_backends(
             ctxt if ctxt is not None else ashlar_context.get_admin_context(),
-            constants.VOLUME_BINARY)
-        return {row.host for row in rows if not row.disabled
-                and services_db.is_up(row, self.conf.service_down_time)}
+            self.conf.service_down_time)
 
     def running_backends(self,
                          ctxt: ashlar_context.RequestContext | None = None

@@ -110,7 +110,7 @@ _HISTORY: tuple[tuple[str, str], ...] = (
     ("3.59", "Transfer pagination (Ashlar: at every version)."),
     ("3.60", "Time-comparison filters on volume list created_at/updated_at "
              "(not in Ashlar)."),
-    ("3.61", "'cluster_name' in volume detail (admin; Ashlar: null)."),
+    ("3.61", "'cluster_name' in volume detail (admin)."),
     ("3.62", "Per-project default volume type API (not in Ashlar)."),
     ("3.63", "'volume_type_id' in volume detail; 'volume_type' always a name."),
     ("3.64", "'encryption_key_id' in volume detail of encrypted volumes "

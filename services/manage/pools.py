@@ -8,7 +8,7 @@ import json
 from common import capabilities
 from common import constants
 from common import extra_specs
-from common.db import models
+from common.db.api import rows as rows_api
 from common.db.api import services as services_db
 from common.db.api import types as types_db
 from services.manage import base
@@ -31,8 +31,8 @@ class PoolList(base.Lister):
         conf = self.app.conf
         ctxt = base.admin()
         reports = scheduler_rpcapi.SchedulerAPI(conf).get_pools(ctxt)
-        services = {row.host: row for row in services_db.service_list(
-            ctxt, binary=constants.VOLUME_BINARY)}
+        services = _best_rows(services_db.service_liveness(
+            ctxt, constants.VOLUME_BINARY), conf.service_down_time)
         window = capabilities.freshness_window(conf)
         type_specs = [(vtype.name, extra_specs.capability_specs(
             {spec.key: spec.value for spec in vtype.extra_specs}))
@@ -65,8 +65,20 @@ class PoolList(base.Lister):
         return columns, rows
 
 
-def _counts(service: models.Service | None, age: float, window: float,
-            down_time: int) -> str:
+def _best_rows(rows: list[rows_api.ServiceLiveness], down_time: int
+               ) -> dict[str, rows_api.ServiceLiveness]:
+    """One row per backend name; of a cluster's members, one that counts
+    if any does."""
+    best: dict[str, rows_api.ServiceLiveness] = {}
+    for row in rows:
+        if row.host not in best or (not row.disabled and services_db.is_up(
+                row, down_time)):
+            best[row.host] = row
+    return best
+
+
+def _counts(service: rows_api.ServiceLiveness | None, age: float,
+            window: float, down_time: int) -> str:
     """Whether the pool counts for placement and early rejection, or why
     not."""
     if service is None:

@@ -32,12 +32,10 @@ STATUS = constants.VolumeStatus
 
 
 def up_volume_hosts(conf: cfg.ConfigOpts) -> set[str]:
-    """``host@backend`` of volume services that heartbeat and are enabled."""
-    rows = services_db.service_list(ashlar_context.get_admin_context(),
-                                    binary=constants.VOLUME_BINARY)
-    return {row.host for row in rows
-            if not row.disabled and services_db.is_up(row,
-                                                      conf.service_down_time)}
+    """``host@backend`` of volume services that heartbeat and are enabled,
+    and ``cluster@backend`` of clusters one of whose members does."""
+    return services_db.running_backends(ashlar_context.get_admin_context(),
+                                        conf.service_down_time)
 
 
 class UpHosts:
@@ -419,7 +417,9 @@ class SchedulerManager(service.Manager):
         # Its type let the scheduler pick its zone: its pool's.
         zone = None if volume.availability_zone else zones.of_pool(
             self.store.pool(host), self.conf.storage_availability_zone)
-        if not volumes_db.volume_place(ctxt, volume_id, host, zone):
+        clustered = bool((self.store.pool(host) or {}).get("cluster_name"))
+        if not volumes_db.volume_place(ctxt, volume_id, host, zone,
+                                       cluster=clustered):
             return self._not_placed(ctxt, volume_id, host, swept, retries)
         self.volume_rpcapi.create_volume(ctxt, volume_id, host)
         return host

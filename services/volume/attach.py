@@ -17,13 +17,14 @@ import datetime
 import ipaddress
 import json
 import threading
-from collections.abc import Hashable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 from oslo_config import cfg
 from oslo_log import log as logging
 from oslo_utils import excutils
 
+from common import coordination
 from common import exception
 from common import states
 from common.context import RequestContext
@@ -83,37 +84,18 @@ def _conflict(row: Any, operation: str) -> exception.Conflict:
         id=row.id, status=status, operation=operation).msg)
 
 
-class _KeyedLocks:
-    """One lock per key, forgotten when nobody holds or waits for it."""
-
-    def __init__(self) -> None:
-        self._guard = threading.Lock()
-        self._locks: dict[Hashable, list] = {}
-
-    @contextlib.contextmanager
-    def hold(self, key: Hashable) -> Iterator[None]:
-        with self._guard:
-            entry = self._locks.setdefault(key, [threading.Lock(), 0])
-            entry[1] += 1
-        try:
-            with entry[0]:
-                yield
-        finally:
-            with self._guard:
-                entry[1] -= 1
-                if not entry[1]:
-                    self._locks.pop(key, None)
-
-
 class Attacher:
     """Attachment work of one backend (``host@backend``)."""
 
     def __init__(self, conf: cfg.ConfigOpts, driver: driver_base.VolumeDriver,
-                 service_host: str) -> None:
+                 service_host: str,
+                 locks: coordination.Locks | None = None) -> None:
         self.conf = conf
         self.driver = driver
         self.service_host = service_host
-        self._locks = _KeyedLocks()
+        #: A (volume, host) lock per connection; across the members of a
+        #: cluster too.
+        self._locks = locks or coordination.Locks(None, service_host)
         #: Attachment ids this process is working on (never reaped).
         self._in_flight: set[str] = set()
         self._in_flight_guard = threading.Lock()
@@ -124,7 +106,8 @@ class Attacher:
         with self._in_flight_guard:
             self._in_flight.add(row.id)
         try:
-            with self._locks.hold((row.volume_id, row.attached_host)):
+            with self._locks.hold("attach-%s-%s" % (row.volume_id,
+                                                    row.attached_host)):
                 yield
         finally:
             with self._in_flight_guard:

@@ -10,7 +10,6 @@ whose failure becomes an ``error`` status.  ``driver_volume`` and
 """
 
 import contextlib
-import threading
 from typing import Any, Callable, Iterator
 
 from oslo_config import cfg
@@ -18,6 +17,7 @@ from oslo_log import log as logging
 
 from common import capabilities
 from common import context as ashlar_context
+from common import coordination
 from common import exception
 from common import messages
 from common.db.api import volumes as volumes_db
@@ -50,37 +50,40 @@ def volume_in(ctxt: ashlar_context.RequestContext, volume_id: str,
 
 
 class Backend:
-    """``host@backend`` for one driver, shared by its operations."""
+    """One driver as ``host@backend``, shared by its operations; in a
+    cluster, one member of ``cluster@backend``."""
 
     def __init__(self, conf: cfg.ConfigOpts, host: str, backend: str,
                  driver: driver_base.VolumeDriver,
                  scheduler: scheduler_rpcapi.SchedulerAPI,
-                 volumes: volume_rpcapi.VolumeAPI) -> None:
+                 volumes: volume_rpcapi.VolumeAPI,
+                 cluster: str | None = None,
+                 locks: coordination.Locks | None = None) -> None:
         self.conf = conf
-        self.service_host = "%s@%s" % (host, backend)
+        #: This member's own ``host@backend`` (its services row).
+        self.member_host = "%s@%s" % (host, backend)
+        #: ``cluster@backend`` for a member of a cluster, else None.
+        self.cluster_host = "%s@%s" % (cluster, backend) if cluster else None
+        #: The name the backend's pools are reported and its volumes placed
+        #: under: the cluster's, for a member of one.
+        self.service_host = self.cluster_host or self.member_host
         self.backend = backend
         self.driver = driver
         self.scheduler_rpcapi = scheduler
         self.volume_rpcapi = volumes
+        #: In-process locks; also the cluster's, for a member of one.
+        self.locks = locks or coordination.Locks(None, self.member_host)
         #: This service's row (``init_host``), recorded on what it makes.
         self.service_uuid: str | None = None
-        #: Volumes (and snapshots) this process is working on right now.
-        self._working: set[str] = set()
-        self._working_lock = threading.Lock()
 
     @contextlib.contextmanager
     def in_hand(self, volume_id: str) -> Iterator[bool]:
-        """Claim a volume for this process; yields False if already held
-        (a late cast and a resume must not both call the driver)."""
-        with self._working_lock:
-            taken = volume_id not in self._working
-            self._working.add(volume_id)
-        try:
+        """Claim a volume (or snapshot); yields False if another thread,
+        or another member of the cluster, works on it now (a late cast
+        and a resume must not both call the driver)."""
+        with self.locks.hold("volume-%s" % volume_id, blocking=False) \
+                as taken:
             yield taken
-        finally:
-            if taken:
-                with self._working_lock:
-                    self._working.discard(volume_id)
 
     def stats(self, refresh: bool = False) -> dict:
         """The driver's stats with this backend's name and zone."""
@@ -88,6 +91,8 @@ class Backend:
         stats.setdefault("volume_backend_name", self.backend)
         stats.setdefault("availability_zone",
                          self.conf.storage_availability_zone)
+        if self.cluster_host:
+            stats["cluster_name"] = self.cluster_host
         return stats
 
     def pool(self, host: str | None) -> dict:

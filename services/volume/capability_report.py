@@ -12,7 +12,9 @@ import time
 
 from oslo_log import log as logging
 
+from common import constants
 from common import context as ashlar_context
+from common.db.api import services as services_db
 from services.scheduler import rpcapi as scheduler_rpcapi
 from services.volume import backend as volume_backend
 
@@ -66,11 +68,26 @@ class CapabilityReporter:
 
     def withdraw(self) -> None:
         """Withdraw this backend's pools: schedulers and API workers stop
-        counting them now, not when the last report expires."""
+        counting them now, not when the last report expires.  A member of
+        a cluster stops reporting only: the cluster's pools stay while
+        another member is up (they expire if none is)."""
         with self._send_lock:
             self._withdrawn = True
+            if self.here.cluster_host and self._other_members_up():
+                LOG.info("%s leaves cluster %s; its other members serve "
+                         "the pools", self.here.member_host,
+                         self.here.cluster_host)
+                return
             sent = self.capabilities_rpcapi.withdraw_service_capabilities(
                 ashlar_context.get_admin_context(), self.here.service_host,
                 time.time())
         if sent:
             LOG.info("Withdrew the pools of %s", self.here.service_host)
+
+    def _other_members_up(self) -> bool:
+        """Whether a member of this one's cluster other than this one is up
+        (this one's row is marked stopped before the withdrawal)."""
+        rows = services_db.service_liveness(
+            ashlar_context.get_admin_context(), constants.VOLUME_BINARY)
+        return any(row.host == self.here.cluster_host and services_db.is_up(
+            row, self.here.conf.service_down_time) for row in rows)

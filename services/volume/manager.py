@@ -19,6 +19,7 @@ import oslo_messaging as messaging
 from oslo_config import cfg
 
 from common import context as ashlar_context
+from common import coordination
 from common import service
 from common import warmup
 from common.db.api import attachments as attachments_db
@@ -46,18 +47,22 @@ class VolumeManager(service.Manager):
     target = messaging.Target(version=volume_rpcapi.VolumeAPI.RPC_API_VERSION)
 
     def __init__(self, conf: cfg.ConfigOpts, host: str, backend: str,
-                 driver: driver_base.VolumeDriver) -> None:
+                 driver: driver_base.VolumeDriver, cluster: str | None = None,
+                 locks: coordination.Locks | None = None) -> None:
+        """:param cluster: ``[DEFAULT] cluster``: a member of it.
+        :param locks: the process's locks (the cluster's for a member)."""
         self.conf = conf
         self.backend = backend
         self.driver = driver
         #: This backend as its operations see it.
         self.here = volume_backend.Backend(
             conf, host, backend, driver, scheduler_rpcapi.SchedulerAPI(conf),
-            volume_rpcapi.VolumeAPI(conf))
+            volume_rpcapi.VolumeAPI(conf), cluster=cluster, locks=locks)
         self.service_host = self.here.service_host
         self.reporter = capability_report.CapabilityReporter(
             self.here, scheduler_rpcapi.CapabilitiesAPI(conf))
-        self.attacher = attach.Attacher(conf, driver, self.service_host)
+        self.attacher = attach.Attacher(conf, driver, self.service_host,
+                                        self.here.locks)
         self.snapshots = snapshots.SnapshotWorker(driver, self.service_host,
                                                   conf.message_ttl)
 

@@ -231,6 +231,9 @@ class VolumeRow(_VolumeColumns, Protocol):
     def service_uuid(self) -> str | None: ...
 
     @property
+    def cluster_name(self) -> str | None: ...
+
+    @property
     def error_reason(self) -> str | None: ...
 
     @property

@@ -3,8 +3,10 @@
 import uuid
 
 import sqlalchemy as sa
+from sqlalchemy import orm
 from oslo_db import exception as db_exc
 
+from common import constants
 from common import exception
 from common.context import RequestContext
 from common.db import models
@@ -22,9 +24,11 @@ from common.db.api.timestamps import utcnow
 @writer
 def service_register(context: RequestContext, host: str, binary: str,
                      topic: str, availability_zone: str,
-                     version: str | None = None) -> models.Service:
-    """Create or refresh the row of a starting service, with a heartbeat
-    and the release it runs."""
+                     version: str | None = None,
+                     cluster_name: str | None = None) -> models.Service:
+    """Create or refresh the row of a starting service, with a heartbeat,
+    the release it runs and the cluster it is a member of (whose row is
+    made with the first member)."""
     query = sa.select(models.Service).where(models.Service.host == host,
                                             models.Service.binary == binary)
     row = context.session.execute(query).scalars().first()
@@ -35,12 +39,24 @@ def service_register(context: RequestContext, host: str, binary: str,
     row.topic = topic
     row.availability_zone = availability_zone
     row.version = version
+    row.cluster_name = cluster_name
     row.heartbeat_at = utcnow()
+    if cluster_name is not None and _cluster(
+            context.session, cluster_name, binary) is None:
+        context.session.add(models.Cluster(name=cluster_name, binary=binary,
+                                           disabled=False))
     try:
         context.session.flush()
     except db_exc.DBDuplicateEntry:
         raise db_exc.RetryRequest(db_exc.DBDuplicateEntry())
     return row
+
+
+def _cluster(session: orm.Session, name: str,
+             binary: str) -> models.Cluster | None:
+    return session.execute(sa.select(models.Cluster).where(
+        models.Cluster.name == name,
+        models.Cluster.binary == binary)).scalars().first()
 
 
 @retry_on_deadlock
@@ -75,15 +91,26 @@ def service_list(context: RequestContext, host: str | None = None,
 
 
 _SERVICES = models.Service.__table__
-_LIVENESS = sa.select(_SERVICES.c.host, _SERVICES.c.disabled,
-                      _SERVICES.c.heartbeat_at).where(
+_CLUSTERS = models.Cluster.__table__
+#: A member of a cluster answers for the cluster (its name is the host its
+#: volumes and pools carry), disabled if it or its cluster is.
+_LIVENESS = sa.select(
+    sa.func.coalesce(_SERVICES.c.cluster_name,
+                     _SERVICES.c.host).label("host"),
+    sa.or_(_SERVICES.c.disabled,
+           sa.func.coalesce(_CLUSTERS.c.disabled, False)).label("disabled"),
+    _SERVICES.c.heartbeat_at).select_from(_SERVICES.outerjoin(
+        _CLUSTERS, sa.and_(_CLUSTERS.c.name == _SERVICES.c.cluster_name,
+                           _CLUSTERS.c.binary == _SERVICES.c.binary))).where(
     _SERVICES.c.binary == sa.bindparam("binary"))
 
 
 @single_statement(reader)
 def service_liveness(conn: Conn, binary: str) -> list[ServiceLiveness]:
     """``(context, binary)``: ``(host, disabled, heartbeat_at)`` of the
-    services of ``binary``.
+    services of ``binary``; a cluster's members each as the cluster (its
+    pools count while one of them is up and neither it nor the cluster is
+    disabled).
 
     A prebuilt Core select for the capability cache's completeness check
     (rule 4 of ``services.api.capability_cache``), on the path of an early
@@ -140,6 +167,17 @@ def service_remove(context: RequestContext, host: str, binary: str,
         raise ServiceInUse(binary=binary, host=host,
                            why="holds %d volumes" % held)
     context.session.delete(row)
+
+
+def running_backends(context: RequestContext,
+                     service_down_time: int) -> set[str]:
+    """The names volumes and pools carry of the volume backends that run:
+    ``host@backend`` of each enabled service that heartbeats, and
+    ``cluster@backend`` of each enabled cluster one of whose enabled
+    members does."""
+    return {row.host for row in service_liveness(
+        context, constants.VOLUME_BINARY) if not row.disabled and is_up(
+            row, service_down_time)}
 
 
 def is_up(row: Heartbeat, service_down_time: int) -> bool:

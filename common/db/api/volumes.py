@@ -221,17 +221,25 @@ def volume_cas(context: RequestContext, volume_id: str,
 
 
 _SERVICES = models.Service.__table__
-#: A creating volume placed on a pool, only while that pool's service is
-#: enabled: a placement made from a list of running backends read before
-#: an operator's disable cannot land on the disabled one.
+_CLUSTERS = models.Cluster.__table__
+_SERVICE: sa.BindParameter[str] = sa.bindparam("service_host")
+#: A creating volume placed on a pool, only while that pool's backend is
+#: enabled (its service, or for a cluster one member and the cluster): a
+#: placement made from a list of running backends read before an
+#: operator's disable cannot land on the disabled one.
 _PLACE = sa.update(_VOL).where(
     _VOL.c.id == sa.bindparam("volume_id"),
     _VOL.c.status == constants.VolumeStatus.CREATING,
     _VOL.c.host.is_(None),
-    sa.exists().where(_SERVICES.c.host == sa.bindparam("service_host"),
+    sa.exists().where(sa.or_(_SERVICES.c.host == _SERVICE,
+                             _SERVICES.c.cluster_name == _SERVICE),
                       _SERVICES.c.binary == constants.VOLUME_BINARY,
-                      _SERVICES.c.disabled.is_(False))).values(
+                      _SERVICES.c.disabled.is_(False)),
+    ~sa.exists().where(_CLUSTERS.c.name == _SERVICE,
+                       _CLUSTERS.c.binary == constants.VOLUME_BINARY,
+                       _CLUSTERS.c.disabled.is_(True))).values(
     host=sa.bindparam("host"),
+    cluster_name=sa.bindparam("cluster_name"),
     availability_zone=sa.func.coalesce(sa.bindparam("zone"),
                                        _VOL.c.availability_zone),
     updated_at=sa.bindparam("now"))
@@ -239,14 +247,20 @@ _PLACE = sa.update(_VOL).where(
 
 @retry_on_deadlock
 @single_statement(writer)
-def volume_place(conn: Conn, volume_id: str, host: str,
-                 zone: str | None) -> bool:
+def volume_place(conn: Conn, volume_id: str, host: str, zone: str | None,
+                 cluster: bool = False) -> bool:
     """Place a ``creating`` volume on ``host`` (``host@backend#pool``), and
-    in ``zone`` if given, unless it was placed meanwhile or that backend's
-    service is disabled now; tell whether it was placed."""
+    in ``zone`` if given, unless it was placed meanwhile or that backend is
+    disabled now; tell whether it was placed.
+
+    :param cluster: the pool is a cluster's (``cluster@backend#pool``):
+        the volume names it as its ``cluster_name``.
+    """
+    backend = host.split("#", 1)[0]
     return conn.execute(_PLACE, {
         "volume_id": volume_id, "host": host, "zone": zone, "now": utcnow(),
-        "service_host": host.split("#", 1)[0]}).rowcount == 1
+        "service_host": backend,
+        "cluster_name": backend if cluster else None}).rowcount == 1
 
 
 @retry_on_deadlock

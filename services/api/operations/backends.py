@@ -116,9 +116,8 @@ class BackendOperations:
         return self.scheduler.get_pools(ctxt)
 
     def _running_backends(self, ctxt: RequestContext) -> set[str]:
-        rows = services_db.service_list(ctxt, binary=constants.VOLUME_BINARY)
-        return {row.host for row in rows if not row.disabled
-                and services_db.is_up(row, self.conf.service_down_time)}
+        return services_db.running_backends(ctxt,
+                                            self.conf.service_down_time)
 
     def pools(self, ctxt: RequestContext, name: str | None = None,
               capability_filters: Mapping[str, str] | None = None,

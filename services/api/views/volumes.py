@@ -56,7 +56,7 @@ def detail(row: Any, ctxt: RequestContext, version: V, base_url: str,
     # NOTE(ashlar): no ``error_reason``: Cinder's body has none.  Why a
     # volume failed is a user message (``/messages``) in Cinder's words;
     # the backend's own text is logged and kept in the row for operators.
-    _add_versioned(body, row, version)
+    _add_versioned(body, row, version, show_host)
     if with_os_attrs:
         _add_os_attrs(body, row, ctxt, target, show_host)
     return body
@@ -83,7 +83,8 @@ def _metadata(row: Any) -> dict:
     return metadata
 
 
-def _add_versioned(body: dict, row: Any, version: V) -> None:
+def _add_versioned(body: dict, row: Any, version: V,
+                   show_host: bool) -> None:
     if version >= mv.GROUP_VOLUME:
         body["group_id"] = row.group_id
     if version >= mv.VOLUME_DETAIL_PROVIDER_ID:
@@ -92,7 +93,8 @@ def _add_versioned(body: dict, row: Any, version: V) -> None:
         body["shared_targets"] = True
         body["service_uuid"] = row.service_uuid
     if version >= mv.VOLUME_CLUSTER_NAME:
-        body["cluster_name"] = None
+        # Where the volume lives, as its host: for those who see hosts.
+        body["cluster_name"] = row.cluster_name if show_host else None
     if version >= mv.VOLUME_TYPE_ID_IN_VOLUME_DETAIL:
         body["volume_type_id"] = row.volume_type_id
     if version >= mv.USE_QUOTA:
