@@ -14,7 +14,7 @@ import sqlalchemy as sa
 
 
 revision = '0014'
-down_revision = '0012'  # NOTE: 0013 once the attachment_agent_made branch lands
+down_revision = '0013'
 
 
 def upgrade() -> None:
