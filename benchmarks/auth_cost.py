@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """What authentication costs per request, in each mode, on one machine.
 
-Starts a real Keystone (tests/functional/components/keystone.py) and three
+Starts a real Keystone (deploy/testbed/components/keystone.py) and three
 Ashlar deployments side by side (api with 2 workers, scheduler, one volume
 node, PostgreSQL, a RabbitMQ vhost each): noauth, keystone (tokens checked
 by keystonemiddleware, whose cache is warm after the first request of a
@@ -25,8 +25,8 @@ import bcrypt
 import requests
 
 from tests.functional import door
-from tests.functional import harness
-from tests.functional.components import keystone as keystone_component
+from deploy.testbed import harness
+from deploy.testbed.components import keystone as keystone_component
 
 PROJECT = "ba5eba11ba5eba11ba5eba11ba5eba11"
 OPERATOR = ("operator", "operator-secret")

@@ -14,7 +14,7 @@ import signal
 import tempfile
 import threading
 
-from tests.functional import harness
+from deploy.testbed import harness
 
 
 def main() -> None:

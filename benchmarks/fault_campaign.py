@@ -58,7 +58,7 @@ import sqlalchemy as sa
 
 from benchmarks.common import summarize
 from common import messages
-from tests.functional import harness
+from deploy.testbed import harness
 
 FAULTS = ("volume-node", "broker", "database", "api-worker")
 #: Volume statuses that something in flight must end.

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Takeover and fence latency on a real Ceph cluster, idle and under load.
 
-Starts a throwaway single-node Ceph (``tests/functional/components/ceph.py``)
+Starts a throwaway single-node Ceph (``deploy/testbed/components/ceph.py``)
 and an Ashlar deployment on it (scheduler, API under gunicorn, one volume
 node with the ``rbd`` backend; PostgreSQL or MariaDB; a fresh RabbitMQ
 vhost), a failover type (multiattach, ``fencing``, single writer), then
@@ -39,9 +39,9 @@ import threading
 import time
 
 from benchmarks.common import summarize
-from tests.functional import failover_story
-from tests.functional import harness
-from tests.functional.components import ceph as ceph_component
+from deploy.testbed import failover_story
+from deploy.testbed import harness
+from deploy.testbed.components import ceph as ceph_component
 
 CONNECTOR = {"ip": "127.0.0.1", "platform": "x86_64", "os_type": "linux",
              "multipath": False}

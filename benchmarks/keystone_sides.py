@@ -1,6 +1,6 @@
 """Both sides of ``side_by_side.py --auth keystone`` behind one real Keystone.
 
-One Keystone (``tests/functional/components/keystone.py``) serves the whole
+One Keystone (``deploy/testbed/components/keystone.py``) serves the whole
 run.  The bench sends a project-scoped token of ``bench-admin`` (role
 ``admin`` on project ``bench``: the bench creates types and lists pools)
 with ``--auth-scheme none --header "X-Auth-Token: ..."``, and its attachment
@@ -25,8 +25,8 @@ import time
 import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 
-from tests.functional import harness
-from tests.functional.components import keystone as keystone_component
+from deploy.testbed import harness
+from deploy.testbed.components import keystone as keystone_component
 
 PROJECT = "bench"
 ANCHOR_POOLS = {"anchor@ma#pool0", "anchor@plain#pool0"}

@@ -1,7 +1,7 @@
 """An Ashlar deployment shaped like the Cinder anchor: one multiattach and
 one plain backend.  Started by the capability benchmarks, or served.
 
-The deployment is the functional tests' (``tests/functional/harness.py``):
+The deployment is the functional tests' (``deploy/testbed/harness.py``):
 separate scheduler, API (gunicorn) and volume processes on a fresh RabbitMQ
 vhost and a fresh PostgreSQL or MariaDB database.  Two backends mirror the
 Cinder anchor's: ``ma`` (raw files, multiattach) and ``plain`` (qcow2, never
@@ -80,7 +80,7 @@ class Cluster:
         """
         # NOTE: imported here so that "extra start" (bench.py's S6 start
         # command, timed) spawns the node without importing test helpers.
-        from tests.functional import harness
+        from deploy.testbed import harness
         self.folder = pathlib.Path(folder or tempfile.mkdtemp(
             prefix="ashlar-bench-"))
         self.vhost, self._drop_vhost = harness.broker_vhost()
@@ -122,7 +122,7 @@ class Cluster:
         pools = sorted("%s@%s#%s" % (host, backend, backend)
                        for _name, host, backends, _extra in self.volumes
                        for backend in backends.split(","))
-        from tests.functional import harness
+        from deploy.testbed import harness
         harness.wait_for(lambda: sorted(self.client.pools()) == pools,
                          timeout=120, what="both pools in get_pools")
         return time.monotonic() - started

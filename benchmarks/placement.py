@@ -132,7 +132,7 @@ def bus(args: argparse.Namespace) -> None:
     from common.db.api import services as services_db
     from common.db.api.engine import writer
     from services.scheduler import launcher
-    from tests.functional import harness
+    from deploy.testbed import harness
 
     vhost, drop_vhost = harness.broker_vhost()
     db_url, drop_db = harness.database(args.db)

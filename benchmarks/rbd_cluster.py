@@ -29,7 +29,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(
 
 from benchmarks.ma_cluster import PLAIN  # noqa: E402
 from benchmarks.ma_cluster import Cluster  # noqa: E402
-from tests.functional import harness  # noqa: E402
+from deploy.testbed import harness  # noqa: E402
 
 QUOTAS = "[DEFAULT]\nquota_snapshots = -1\n"
 FILE = "[file]\nvolume_driver = file\nfile_volume_format = raw\n" \

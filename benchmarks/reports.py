@@ -34,7 +34,7 @@ from common import constants  # noqa: E402
 from common import rpc  # noqa: E402
 from common import service  # noqa: E402
 from services.scheduler import placement  # noqa: E402
-from tests.functional import harness  # noqa: E402
+from deploy.testbed import harness  # noqa: E402
 
 
 class Gate:

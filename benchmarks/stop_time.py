@@ -22,7 +22,7 @@ import tempfile
 import time
 
 from benchmarks.common import summarize
-from tests.functional import harness
+from deploy.testbed import harness
 
 
 def _start(folder: pathlib.Path) -> tuple[subprocess.Popen, harness.Client]:

@@ -38,8 +38,8 @@ from pathlib import Path
 
 import sqlalchemy as sa
 
-from tests.functional import harness
-from tests.functional.components import keystone as keystone_component
+from deploy.testbed import harness
+from deploy.testbed.components import keystone as keystone_component
 
 ANCHOR = Path(os.environ.get("ASHLAR_CINDER_ANCHOR", Path(harness.REPO).parent
                              / "shared" / "anchors" / "cinder"))

@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
 """OpenStack Tempest's volume API tests against Ashlar (issue 22).
 
-Starts a real Keystone (``tests/functional/components/keystone.py``) and
+Starts a real Keystone (``deploy/testbed/components/keystone.py``) and
 Ashlar in keystone mode as separate processes (api under gunicorn,
 scheduler, one volume node with two file backends) on a PostgreSQL
-database and a RabbitMQ vhost of their own (``tests/functional/harness.py``),
+database and a RabbitMQ vhost of their own (``deploy/testbed/harness.py``),
 puts Ashlar in Keystone's catalog (``block-storage`` and ``volumev3``),
 writes a tempest.conf that says what Ashlar offers, and runs::
 
@@ -22,7 +22,7 @@ real Cinder of the anchor (``benchmarks/tempest_anchor.py``) instead.
 
 It needs what ``tox -e tempest`` installs (tempest and
 cinder-tempest-plugin in this interpreter's environment) and Keystone
-(``python -m tests.functional.components.keystone install``).
+(``python -m deploy.testbed.components.keystone install``).
 ``--from-subunit FILE`` reports on a stream saved by an earlier run
 (``WORKDIR/tempest/results.subunit``) without starting anything.
 """
@@ -47,8 +47,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.functional import harness
-from tests.functional.components import keystone as keystone_component
+from deploy.testbed import harness
+from deploy.testbed.components import keystone as keystone_component
 
 REGEX = r"^(tempest\.api\.volume|cinder_tempest_plugin\.api\.volume)"
 DISTRIBUTIONS = ("tempest", "cinder-tempest-plugin")

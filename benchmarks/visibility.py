@@ -26,7 +26,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(
 from benchmarks import ma_cluster  # noqa: E402
 from benchmarks.common import Api  # noqa: E402
 from benchmarks.common import summarize  # noqa: E402
-from tests.functional import harness  # noqa: E402
+from deploy.testbed import harness  # noqa: E402
 
 _STARTED = re.compile(r"^(\S+ \S+) \d+ INFO common\.service .*Started "
                       r"ashlar-volume on node3@extra", re.M)

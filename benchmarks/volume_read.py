@@ -3,7 +3,7 @@
 poll, scheduler placement and volume node create does) in this process.
 
 Makes a volume (with no attachment, as most reads find it) in a new
-database on the chosen server (``tests.functional.harness``), reads it
+database on the chosen server (``deploy.testbed.harness``), reads it
 ``--calls`` times per repeat, and prints one JSON line: CPU microseconds
 per read (min and median of ``--repeats``) and the statements one read
 sends::
@@ -19,7 +19,7 @@ import time
 
 import sqlalchemy as sa
 
-from tests.functional import harness
+from deploy.testbed import harness
 
 
 def measure(calls: int, repeats: int) -> dict:

@@ -2,7 +2,7 @@
 
 One deployment serves the whole session: ``ashlar-api`` under gunicorn (two
 workers), one scheduler and one volume service, on a fresh RabbitMQ vhost and
-a fresh PostgreSQL database (``tests.functional.harness``).  The API pages
+a fresh PostgreSQL database (``deploy.testbed.harness``).  The API pages
 volume lists at ``MAX_LIMIT`` items, so every client that lists more than
 that has to follow ``volumes_links`` as it would against Cinder.
 """
@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from tests.functional import harness
+from deploy.testbed import harness
 
 #: The project the CLI tests work in (cinderclient noauth: user:project).
 PROJECT = "c0ffee00c0ffee00c0ffee00c0ffee00"

@@ -15,13 +15,14 @@ from unittest import mock
 import pytest
 import requests
 
+from deploy.testbed import harness
 from services.api import microversion
 from services.api import routes
 from services.api import validation
 from services.api.schemas import attachments as attachment_schemas
 from services.api.schemas import encryption as encryption_schemas
-from services.api.schemas import metadata as metadata_schemas
 from services.api.schemas import groups as group_schemas
+from services.api.schemas import metadata as metadata_schemas
 from services.api.schemas import qos as qos_schemas
 from services.api.schemas import quotas as quota_schemas
 from services.api.schemas import services as service_schemas
@@ -30,7 +31,6 @@ from services.api.schemas import transfers as transfer_schemas
 from services.api.schemas import types as type_schemas
 from services.api.schemas import volumes as volume_schemas
 from tests.compat.conftest import MAX_LIMIT, PROJECT
-from tests.functional import harness
 
 MAX = microversion.MAX_VERSION
 SPEC_KEY = "k1"

@@ -281,7 +281,7 @@ def test_retype(cinder, ashlar):
         volume = properties(cinder("show", state["volume_id"]).ok().stdout)
         return (volume["status"] == "available"
                 and volume["volume_type"] == "__DEFAULT__" and volume)
-    from tests.functional.harness import wait_for
+    from deploy.testbed.harness import wait_for
     volume = wait_for(retyped, timeout=60, what="the retype to finish")
     assert volume["multiattach"] == "False"
 

@@ -3,13 +3,13 @@ a group type with specs, a group of volumes, a group snapshot (one
 snapshot of each volume, made by the volume service), a group made from
 it, and the deletes, on the real services over RabbitMQ and PostgreSQL."""
 
+from deploy.testbed import harness
 from tests.compat.conftest import (
     PROJECT,
     properties,
     rows,
     wait_volume,
 )
-from tests.functional import harness
 
 V = ("--os-volume-api-version", "3.14")
 

@@ -5,8 +5,8 @@ backend of another name (``other``) serves this module only."""
 
 import pytest
 
+from deploy.testbed import harness
 from tests.compat.conftest import VOLUME_HOST, properties, wait_volume
-from tests.functional import harness
 
 HERE, THERE = "%s@file#file" % VOLUME_HOST, "compat2@other#other"
 

@@ -17,10 +17,10 @@ from oslo_utils import timeutils
 
 from common import messages
 from common.db import models
+from deploy.testbed import harness
 from services.api import microversion
 from services.api import openapi
 from tests.compat.conftest import PROJECT, VOLUME_HOST
-from tests.functional import harness
 
 MAX = str(microversion.MAX_VERSION)
 DOC = openapi.load()

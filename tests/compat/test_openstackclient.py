@@ -183,7 +183,7 @@ def test_attachment_list_show_complete_delete(openstack, ashlar):
 def test_volume_set_type_retypes(openstack, ashlar):
     openstack("volume", "set", "--type", "__DEFAULT__", "--migration-policy",
               "never", state["volume_id"], parse=False).ok()
-    from tests.functional.harness import wait_for
+    from deploy.testbed.harness import wait_for
 
     def retyped():
         shown = openstack("volume", "show", state["volume_id"], "-f", "json")

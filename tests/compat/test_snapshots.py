@@ -2,14 +2,13 @@
 snapshot create/list/show/metadata/delete, volumes made from a snapshot
 and from a volume, revert to the latest snapshot (3.40)."""
 
+from deploy.testbed import harness
 from tests.compat.conftest import (
     PROJECT,
     properties,
     rows,
     wait_volume,
 )
-
-from tests.functional import harness
 
 state: dict = {}
 

@@ -2,9 +2,9 @@
 
 import pytest
 
-from tests.functional import harness
-from tests.functional.components import ceph as ceph_component
-from tests.functional.components import keystone as keystone_component
+from deploy.testbed import harness
+from deploy.testbed.components import ceph as ceph_component
+from deploy.testbed.components import keystone as keystone_component
 
 
 @pytest.fixture(scope="module")

@@ -11,7 +11,7 @@ import json
 import subprocess
 import sys
 
-from tests.functional import harness
+from deploy.testbed import harness
 
 BEFORE = b"written before the snapshot"
 AFTER = b"WRITTEN AFTER THE SNAPSHOT!"

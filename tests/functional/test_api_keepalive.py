@@ -9,8 +9,8 @@ import time
 
 import pytest
 
+from deploy.testbed import harness
 from services.api import keepalive
-from tests.functional import harness
 
 
 def _lingered() -> bool:

@@ -14,7 +14,7 @@ import uuid
 import pytest
 
 from common.db.api import dialects
-from tests.functional import harness
+from deploy.testbed import harness
 
 MA_TYPE = {"volume_type": {"name": "multiattach",
                            "extra_specs": {"multiattach": "<is> True"}}}

@@ -11,7 +11,7 @@ import subprocess
 
 import pytest
 
-from tests.functional import harness
+from deploy.testbed import harness
 
 
 def _rabbitmqctl(*args):

@@ -18,7 +18,7 @@ import pytest
 import requests
 import sqlalchemy as sa
 
-from tests.functional import harness
+from deploy.testbed import harness
 
 POLLING = 2                 # backend_stats_polling_interval: window 4 s
 DOWN_TIME = 5               # service_down_time

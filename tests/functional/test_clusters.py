@@ -12,7 +12,7 @@ import signal
 
 import pytest
 
-from tests.functional import harness
+from deploy.testbed import harness
 
 #: The backend both members run (the fake driver: no shared storage is
 #: needed for what is checked here; each member's gate can stop a create).

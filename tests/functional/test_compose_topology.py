@@ -63,7 +63,7 @@ import pytest
 import sqlalchemy as sa
 import yaml
 
-from tests.functional import harness
+from deploy.testbed import harness
 
 DEPLOY = os.path.join(harness.REPO, "deploy")
 COMPOSE_FILE = os.path.join(DEPLOY, "docker-compose.yml")

@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from tests.functional import harness
+from deploy.testbed import harness
 
 
 #: Far longer than any wait below: no periodic report helps a test.

@@ -53,7 +53,7 @@ from hypothesis import strategies as st
 from schemathesis.checks import not_a_server_error
 from schemathesis.specs.openapi import checks as openapi_checks
 
-from tests.functional import harness
+from deploy.testbed import harness
 
 #: Examples per operation and generation mode, for each caller with
 #: credentials; a third of it for callers without (all of their cases end

@@ -9,7 +9,7 @@ report expiring.
 
 import requests
 
-from tests.functional import harness
+from deploy.testbed import harness
 
 POLLING = 60                # backend_stats_polling_interval: window 120 s
 DOWN_TIME = 60              # service_down_time

@@ -1,6 +1,6 @@
 """The HA engines of deploy/ha/README.md, started, used and broken.
 
-Each cluster (tests/functional/components: etcd, rabbit_cluster, galera)
+Each cluster (deploy/testbed/components: etcd, rabbit_cluster, galera)
 is started once for the module, on its own loopback ports and folders;
 a test kills one member with ``kill -9`` and measures what a client sees.
 The figures (start time, Pss, failover gaps) are printed (``pytest -s``)
@@ -17,10 +17,10 @@ import time
 import pytest
 import sqlalchemy as sa
 
-from tests.functional import harness
-from tests.functional.components import etcd as etcd_component
-from tests.functional.components import galera as galera_component
-from tests.functional.components import rabbit_cluster
+from deploy.testbed import harness
+from deploy.testbed.components import etcd as etcd_component
+from deploy.testbed.components import galera as galera_component
+from deploy.testbed.components import rabbit_cluster
 
 #: Seconds a client may take to go on after a member's kill -9; what it
 #: took is printed.
@@ -135,7 +135,7 @@ def test_rpc_survives_the_kill_of_its_node(rabbit, tmp_path):
     the client is connected to: none lost, none twice."""
     with open(tmp_path / "rpc_traffic.err", "w") as err:
         child = subprocess.Popen(
-            [sys.executable, "-m", "tests.functional.components.rpc_traffic",
+            [sys.executable, "-m", "deploy.testbed.components.rpc_traffic",
              _rpc_config(rabbit, tmp_path), str(RPC_SECONDS)],
             cwd=harness.REPO, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
             stderr=err, text=True)

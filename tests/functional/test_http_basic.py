@@ -28,8 +28,8 @@ import oslo_messaging
 import pytest
 import requests
 
+from deploy.testbed import harness
 from tests.functional import door
-from tests.functional import harness
 
 #: The project of the harness's endpoint, configured as the operator's.
 PROJECT = "ba5eba11ba5eba11ba5eba11ba5eba11"

@@ -1,4 +1,4 @@
-"""A real Keystone (tests.functional.components.keystone) in front of Ashlar.
+"""A real Keystone (deploy.testbed.components.keystone) in front of Ashlar.
 
 One Keystone, bootstrapped with the usual personas, and one Ashlar
 (api, scheduler, volume on PostgreSQL) whose api runs behind
@@ -11,8 +11,8 @@ import openstack
 import pytest
 import requests
 
-from tests.functional import harness
-from tests.functional.components import keystone as keystone_component
+from deploy.testbed import harness
+from deploy.testbed.components import keystone as keystone_component
 
 osc = keystone_component.openstack_cli
 

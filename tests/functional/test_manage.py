@@ -10,7 +10,7 @@ import pytest
 import requests
 
 from common import version
-from tests.functional import harness
+from deploy.testbed import harness
 
 MA = "[file]\nvolume_driver = file\nfile_volume_format = raw\n"
 

@@ -7,7 +7,7 @@ from alembic import migration as alembic_migration
 
 from common.db import migrations
 from common.db import models
-from tests.functional import harness
+from deploy.testbed import harness
 
 
 @pytest.fixture(params=["sqlite", "postgresql", "mysql", "mysqldb"])

@@ -2,7 +2,7 @@
 
 import signal
 
-from tests.functional import harness
+from deploy.testbed import harness
 
 
 def test_create_list_show_delete(cluster):

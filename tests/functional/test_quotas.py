@@ -9,7 +9,7 @@ import signal
 
 import pytest
 
-from tests.functional import harness
+from deploy.testbed import harness
 
 LIMIT = 10
 

@@ -29,8 +29,8 @@ from oslo_messaging.rpc import dispatcher
 
 from common import constants
 from common.conf import default as default_conf
-from tests.functional import harness
-from tests.functional.components import rabbit_users
+from deploy.testbed import harness
+from deploy.testbed.components import rabbit_users
 
 API = constants.API_TOPIC
 VOLUME = constants.VOLUME_TOPIC

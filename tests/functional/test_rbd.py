@@ -13,12 +13,12 @@ import pytest
 
 from common import exception
 from common.conf import opts as conf_opts  # noqa: F401 - registers options
+from deploy.testbed import failover_story
+from deploy.testbed import harness
+from deploy.testbed.failover_story import Held
 from drivers import base
 from drivers import rbd as rbd_driver
-from tests.functional import failover_story
-from tests.functional import harness
 from tests.functional import storage_story
-from tests.functional.failover_story import Held
 
 MA_TYPE = {"volume_type": {"name": "rbd-shared", "extra_specs": {
     "multiattach": "<is> True", "volume_backend_name": "ceph"}}}

@@ -16,9 +16,9 @@ same door topic.
 
 import pytest
 
-from tests.functional import failover_story
-from tests.functional import harness
-from tests.functional.failover_story import Held
+from deploy.testbed import failover_story
+from deploy.testbed import harness
+from deploy.testbed.failover_story import Held
 from tests.functional.test_http_basic import PROJECT
 from tests.functional.test_http_basic import basic
 from tests.functional.test_http_basic import htpasswd_line

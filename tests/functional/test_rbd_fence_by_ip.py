@@ -14,9 +14,9 @@ import uuid
 
 import pytest
 
-from tests.functional import harness
-from tests.functional.components import ceph as ceph_component
-from tests.functional.components import netns
+from deploy.testbed import harness
+from deploy.testbed.components import ceph as ceph_component
+from deploy.testbed.components import netns
 from tests.functional.test_rbd import MA_TYPE
 from tests.functional.test_rbd import _agent
 from tests.functional.test_rbd import _backend_section

@@ -13,8 +13,8 @@ import uuid
 import pytest
 
 from common import constants
+from deploy.testbed import harness
 from tests.functional import door
-from tests.functional import harness
 
 LEASE = "[DEFAULT]\nagent_attachment_lease = 2\nattachment_check_interval = 1\n"
 

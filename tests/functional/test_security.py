@@ -18,9 +18,9 @@ import uuid
 import openstack
 import pytest
 
+from deploy.testbed import harness
+from deploy.testbed.components import keystone as keystone_component
 from tests.functional import door
-from tests.functional import harness
-from tests.functional.components import keystone as keystone_component
 
 MA_TYPE = {"volume_type": {"name": "multiattach",
                            "extra_specs": {"multiattach": "<is> True"}}}

@@ -5,7 +5,7 @@ The same story runs on RBD in test_rbd.py."""
 
 import pytest
 
-from tests.functional import harness
+from deploy.testbed import harness
 from tests.functional import storage_story
 
 MA_TYPE = {"volume_type": {"name": "multiattach",

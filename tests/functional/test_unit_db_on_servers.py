@@ -14,7 +14,7 @@ import sys
 
 import pytest
 
-from tests.functional import harness
+from deploy.testbed import harness
 
 #: The unit test folders whose tests run on ``tests/unit/db/fixtures.py``.
 DATABASE_BACKED = ["tests/unit/db", "tests/unit/api", "tests/unit/volume"]

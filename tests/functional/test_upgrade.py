@@ -11,7 +11,7 @@ import subprocess
 
 import pytest
 
-from tests.functional import harness
+from deploy.testbed import harness
 
 #: Release 0.1.0: main before fencing, the operator's CLI and versions.
 PREVIOUS_RELEASE = "09b5a46"

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from benchmarks import tempest_run
-from tests.functional import harness
+from deploy.testbed import harness
 
 
 @pytest.fixture(scope="module")

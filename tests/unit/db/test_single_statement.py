@@ -73,7 +73,7 @@ def test_server_databases_run_a_single_statement_without_a_transaction(
     """A plain connection's statement opens a transaction that costs a
     COMMIT (and with psycopg a BEGIN) round trip; the autocommit pool's
     does not."""
-    from tests.functional import harness
+    from deploy.testbed import harness
     url, drop = harness.database(kind)
     plain = sa.create_engine(url)
     single = db_engine.autocommit_engine(url, fixtures.make_conf().database)
@@ -96,7 +96,7 @@ def test_the_autocommit_pool_takes_a_connection_back_without_a_rollback():
     the pool's reset-on-return ROLLBACK even where no transaction is open:
     the autocommit pool does without it, a round trip fewer per statement
     (the server counts none)."""
-    from tests.functional import harness
+    from deploy.testbed import harness
     url, drop = harness.database("mysql")
     single = db_engine.autocommit_engine(url, fixtures.make_conf().database)
 
@@ -145,7 +145,7 @@ def test_postgresql_reserves_and_completes_in_one_statement_each(
     """The guard with the new row and its connector rows, and os-complete's
     row change with its volume's, are one statement each on PostgreSQL; a
     refused guard or a lost compare-and-swap writes nothing."""
-    from tests.functional import harness
+    from deploy.testbed import harness
     url, drop = harness.database("postgresql")
     plain = sa.create_engine(url)
     single = db_engine.autocommit_engine(url, fixtures.make_conf().database)

@@ -1,6 +1,6 @@
 """A real three-node MariaDB Galera cluster behind haproxy, on loopback.
 
-``install()`` (``python -m tests.functional.components.galera install``)
+``install()`` (``python -m deploy.testbed.components.galera install``)
 installs what Debian ships for it when missing (root only): MariaDB's
 server, ``galera-4``, ``haproxy``, and ``rsync`` and ``mariadb-backup``
 and ``socat`` for state transfers.  ``Galera`` starts three ``mariadbd``
@@ -26,13 +26,13 @@ import uuid
 
 import pymysql
 
-from tests.functional import harness
-from tests.functional.components import debian
-from tests.functional.components import members
+from deploy.testbed import harness
+from deploy.testbed.components import debian
+from deploy.testbed.components import members
 
 PACKAGES = ("mariadb-server", "galera-4", "haproxy", "rsync",
             "mariadb-backup", "socat")
-INSTALL_COMMAND = "python -m tests.functional.components.galera install"
+INSTALL_COMMAND = "python -m deploy.testbed.components.galera install"
 PROVIDER = "/usr/lib/galera/libgalera_smm.so"
 INSTALL_DB_TIMEOUT = 120
 HAPROXY = "haproxy"

@@ -1,6 +1,6 @@
-"""A real single-node Ceph cluster for functional tests.
+"""A real single-node Ceph cluster for tests and benchmarks.
 
-``install()`` (``python -m tests.functional.components.ceph install``)
+``install()`` (``python -m deploy.testbed.components.ceph install``)
 installs Debian's Ceph packages when they are missing (root only) and
 links the ``rados`` and ``rbd`` bindings into the running interpreter's
 site-packages, so a virtualenv (tox's included) imports them.  ``Ceph``
@@ -21,14 +21,14 @@ import sysconfig
 import uuid
 from pathlib import Path
 
-from tests.functional import harness
-from tests.functional.components import debian
+from deploy.testbed import harness
+from deploy.testbed.components import debian
 
 PACKAGES = ("ceph-mon", "ceph-mgr", "ceph-osd", "ceph-common",
             "python3-rados", "python3-rbd")
 BINDINGS = ("rados", "rbd")
 DIST_PACKAGES = Path("/usr/lib/python3/dist-packages")
-INSTALL_COMMAND = "python -m tests.functional.components.ceph install"
+INSTALL_COMMAND = "python -m deploy.testbed.components.ceph install"
 READY_TIMEOUT = 120.0
 COMMAND_TIMEOUT = 60
 

@@ -4,16 +4,16 @@
 It builds against Debian's ``libmariadb-dev``, so it is installed here, not
 by the ``test`` extra: a fresh machine has no headers for it.
 
-    python -m tests.functional.components.mysqlclient install
+    python -m deploy.testbed.components.mysqlclient install
 """
 
 import importlib.util
 import subprocess
 import sys
 
-from tests.functional.components import debian
+from deploy.testbed.components import debian
 
-INSTALL_COMMAND = "python -m tests.functional.components.mysqlclient install"
+INSTALL_COMMAND = "python -m deploy.testbed.components.mysqlclient install"
 PACKAGES = ("libmariadb-dev", "pkg-config")
 REQUIREMENT = "mysqlclient>=2.2"
 

@@ -1,10 +1,12 @@
-"""Real services for functional tests: broker vhosts, databases, processes.
+"""Real deployments: broker vhosts, databases, Ashlar's processes, a client.
 
-Defaults point at the services on 127.0.0.1; ``TEST_TRANSPORT_URL``,
-``TEST_PG_URL``, ``TEST_MYSQL_URL`` (PyMySQL) and ``TEST_MYSQLDB_URL``
-(mysqlclient) override them.  Under ``CI=true`` a
-service that cannot be reached fails the test with a clear message instead
-of skipping it.
+The functional tests and the benchmarks start Ashlar with this module, so
+both measure and check the very same deployment.  Defaults point at the
+services on 127.0.0.1; ``TEST_TRANSPORT_URL``, ``TEST_PG_URL``,
+``TEST_MYSQL_URL`` (PyMySQL) and ``TEST_MYSQLDB_URL`` (mysqlclient)
+override them.  A service that cannot be reached raises ``Unavailable``;
+the tests' ``conftest.py`` turns it into a skip, or under ``CI=true`` a
+failure, with its message.
 """
 
 import os
@@ -14,12 +16,12 @@ import subprocess
 import sys
 import time
 import uuid
+from typing import NoReturn
 
-import pytest
 import requests
 import sqlalchemy as sa
 
-from tests.functional.components import mysqlclient
+from deploy.testbed.components import mysqlclient
 
 RABBIT_URL = os.environ.get("TEST_TRANSPORT_URL",
                             "rabbit://guest:guest@127.0.0.1:5672/")
@@ -36,12 +38,14 @@ REPO = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
 
 
-def unavailable(what: str, error: Exception) -> None:
-    """Fail under CI, skip elsewhere: a missing service is never silent."""
-    message = "%s is not reachable: %s" % (what, error)
-    if os.environ.get("CI", "").lower() == "true":
-        pytest.fail(message, pytrace=False)
-    pytest.skip(message)
+class Unavailable(RuntimeError):
+    """A service a deployment needs cannot be reached or is not installed:
+    the test that needs it is skipped (failed under CI), a benchmark ends."""
+
+
+def unavailable(what: str, error: BaseException) -> NoReturn:
+    """Raise ``Unavailable``: a missing service is never silent."""
+    raise Unavailable("%s is not reachable: %s" % (what, error))
 
 
 def wait_for(predicate, timeout: float = 30.0, interval: float = 0.05,
@@ -52,6 +56,8 @@ def wait_for(predicate, timeout: float = 30.0, interval: float = 0.05,
     while time.monotonic() < deadline:
         try:
             last = predicate()
+        except Unavailable:
+            raise
         except Exception as exc:  # noqa: BLE001 - retried until the deadline
             last = exc
         else:

@@ -1,6 +1,6 @@
 """A real three-member etcd cluster (Debian's etcd-server 3.4) on loopback.
 
-``install()`` (``python -m tests.functional.components.etcd install``)
+``install()`` (``python -m deploy.testbed.components.etcd install``)
 installs Debian's ``etcd-server`` when it is missing (root only).  ``Etcd``
 starts three members on ports of their own, their data in a caller's
 folder, without systemd; tooz reaches it through etcd's gRPC gateway
@@ -14,12 +14,12 @@ import uuid
 
 import requests
 
-from tests.functional import harness
-from tests.functional.components import debian
-from tests.functional.components import members
+from deploy.testbed import harness
+from deploy.testbed.components import debian
+from deploy.testbed.components import members
 
 PACKAGES = ("etcd-server",)
-INSTALL_COMMAND = "python -m tests.functional.components.etcd install"
+INSTALL_COMMAND = "python -m deploy.testbed.components.etcd install"
 HTTP_TIMEOUT = 2
 
 

@@ -8,7 +8,7 @@ import shutil
 import subprocess
 import uuid
 
-from tests.functional import harness
+from deploy.testbed import harness
 
 
 def available() -> None:

@@ -1,6 +1,6 @@
-"""A real Keystone for functional tests, in a virtualenv of its own.
+"""A real Keystone for tests and benchmarks, in a virtualenv of its own.
 
-``install()`` (``python -m tests.functional.components.keystone install``)
+``install()`` (``python -m deploy.testbed.components.keystone install``)
 puts the ``keystone`` package and gunicorn in a separate virtualenv, so
 Keystone's dependencies never touch Ashlar's.  ``Keystone`` configures,
 bootstraps and serves one in a caller's folder (SQLite database, fernet
@@ -25,10 +25,10 @@ from typing import Any
 
 import requests
 
-from tests.functional import harness
+from deploy.testbed import harness
 
 REQUIREMENTS = ("keystone==30.0.0", "gunicorn==27.0.1")
-INSTALL_COMMAND = "python -m tests.functional.components.keystone install"
+INSTALL_COMMAND = "python -m deploy.testbed.components.keystone install"
 COMPONENTS = Path(os.environ.get(
     "ASHLAR_COMPONENTS", "~/.cache/ashlar-components")).expanduser()
 VENV = COMPONENTS / "keystone-venv"

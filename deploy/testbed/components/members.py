@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 from benchmarks import procmem
-from tests.functional import harness
+from deploy.testbed import harness
 
 MEMBER_TIMEOUT = 120.0
 STOP_TIMEOUT = 30

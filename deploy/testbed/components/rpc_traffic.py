@@ -1,6 +1,6 @@
 """oslo.messaging casts and calls, counted, across a broker failure.
 
-Run as a child process (``python -m tests.functional.components.rpc_traffic
+Run as a child process (``python -m deploy.testbed.components.rpc_traffic
 CONFIG SECONDS``) because oslo.messaging 18.3 reads its option groups from
 the global ``cfg.CONF`` only (common/rpc.py): an RPC server (``ha``
 topic, threading executor, as Ashlar's services run) and a client in one

@@ -15,7 +15,7 @@ import sys
 import threading
 import time
 
-from tests.functional import harness
+from deploy.testbed import harness
 
 #: A type for the story: shared, one writer, on a backend that fences.
 FAILOVER_SPECS = {"multiattach": "<is> True", "fencing": "<is> True",

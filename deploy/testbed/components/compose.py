@@ -1,15 +1,15 @@
 """Debian's ``docker-compose``, which checks the compose files offline
 (``tests/unit/test_deploy.py``, ``tests/functional/test_compose_topology.py``).
 
-    python -m tests.functional.components.compose install
+    python -m deploy.testbed.components.compose install
 """
 
 import shutil
 import sys
 
-from tests.functional.components import debian
+from deploy.testbed.components import debian
 
-INSTALL_COMMAND = "python -m tests.functional.components.compose install"
+INSTALL_COMMAND = "python -m deploy.testbed.components.compose install"
 
 
 def install() -> None:
@@ -22,6 +22,6 @@ def install() -> None:
 
 if __name__ == "__main__":
     if sys.argv[1:] != ["install"]:
-        sys.exit("usage: python -m tests.functional.components.compose "
+        sys.exit("usage: python -m deploy.testbed.components.compose "
                  "install")
     install()

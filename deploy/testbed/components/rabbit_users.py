@@ -17,7 +17,7 @@ import uuid
 from dataclasses import dataclass, field
 from urllib import parse
 
-from tests.functional import harness
+from deploy.testbed import harness
 
 SCRIPT = os.path.join(harness.REPO, "deploy", "rabbitmq",
                       "compute-host-user.sh")

@@ -9,7 +9,7 @@ once; the second and third ``join_cluster`` the first.  A vhost and a user
 come from a definitions file every node loads at boot.  ``kill(member)``
 is a ``kill -9``; ``start(member)`` brings the node back on its data, and
 it rejoins by itself.  ``install()`` (``python -m
-tests.functional.components.rabbit_cluster install``) installs Debian's
+deploy.testbed.components.rabbit_cluster install``) installs Debian's
 ``rabbitmq-server`` when it is missing (the functional tests' own broker
 is the same package).
 """
@@ -27,12 +27,12 @@ from concurrent import futures
 from pathlib import Path
 from urllib import parse
 
-from tests.functional import harness
-from tests.functional.components import debian
-from tests.functional.components import members
+from deploy.testbed import harness
+from deploy.testbed.components import debian
+from deploy.testbed.components import members
 
 PACKAGES = ("rabbitmq-server",)
-INSTALL_COMMAND = ("python -m tests.functional.components.rabbit_cluster "
+INSTALL_COMMAND = ("python -m deploy.testbed.components.rabbit_cluster "
                    "install")
 #: Debian's own scripts: /usr/sbin's would switch to the rabbitmq user.
 RABBITMQ_BIN = Path("/usr/lib/rabbitmq/bin")

@@ -1,1 +1,0 @@
-"""Real third-party services that functional tests install and start."""
