@@ -3,6 +3,7 @@
 import statistics
 import threading
 import time
+import uuid
 
 import requests
 
@@ -61,3 +62,21 @@ class Api:
             if time.perf_counter() > deadline:
                 return "timeout"
             time.sleep(poll)
+
+    def typed_volume(self, name: str, extra_specs: dict,
+                     poll: float = 0.01) -> tuple[str, str]:
+        """A new volume type with ``extra_specs`` and an ``available`` 1 GiB
+        volume of it, both named after ``name``: (type id, volume id)."""
+        resp = self.call("POST", "/types", {"volume_type": {
+            "name": "%s-%s" % (name, uuid.uuid4().hex[:8]),
+            "extra_specs": extra_specs}})
+        resp.raise_for_status()
+        type_id = resp.json()["volume_type"]["id"]
+        resp = self.call("POST", "/volumes", {"volume": {
+            "size": 1, "volume_type": type_id, "name": name}})
+        resp.raise_for_status()
+        volume_id = resp.json()["volume"]["id"]
+        status = self.wait_volume(volume_id, "available", poll)
+        if status != "available":
+            raise RuntimeError("volume %s is %s" % (volume_id, status))
+        return type_id, volume_id

@@ -1,19 +1,19 @@
-"""The attach cycle (bench.py S3) on several checkouts of Ashlar, all
-running, in alternating rounds: is a change faster?
+"""The attach cycle (S3) on several checkouts of Ashlar, all running, in
+alternating rounds: is a change faster?
 
 This machine's speed drifts by a third within minutes, so runs of one
 checkout after the other compare phases of the machine, not code.  Each
-checkout is served by its own ``benchmarks/ma_cluster.py`` (a fresh vhost
-and database each); every round runs bench.py's S3 once against each, in
-turn.  Prints every round and, per checkout, the median::
+checkout is served by its own ``benchmarks.ma_cluster serve`` (a fresh
+vhost and database each); every round runs S3 (this checkout's
+``attach_cycle.py``) once against each, in turn.  Prints every round and,
+per checkout, the median::
 
     git worktree add /tmp/before <rev>
-    python benchmarks/compare_checkouts.py /tmp/before . [--rounds 6]
+    python -m benchmarks.compare_checkouts /tmp/before . [--rounds 6]
         [--concurrency 8] [--cycles 400] [--db postgresql]
 """
 
 import argparse
-import json
 import os
 import pathlib
 import re
@@ -23,14 +23,13 @@ import sys
 import tempfile
 import time
 
-BENCH = (pathlib.Path(__file__).resolve().parents[2] / "shared" / "anchors"
-         / "cinder" / "bench.py")
+from benchmarks import attach_cycle
 
 
 def serve(checkout: str, db: str, log: pathlib.Path) -> tuple:
     """Start ``checkout``'s deployment; return (process, endpoint)."""
     proc = subprocess.Popen(
-        [sys.executable, "benchmarks/ma_cluster.py", "serve", "--db", db],
+        [sys.executable, "-m", "benchmarks.ma_cluster", "serve", "--db", db],
         cwd=checkout, stdout=log.open("w"), stderr=subprocess.STDOUT)
     deadline = time.monotonic() + 180
     while time.monotonic() < deadline:
@@ -45,17 +44,12 @@ def serve(checkout: str, db: str, log: pathlib.Path) -> tuple:
     raise SystemExit("%s did not start:\n%s" % (checkout, log.read_text()))
 
 
-def s3(endpoint: str, concurrency: int, cycles: int, out: pathlib.Path
-       ) -> float:
-    """One bench.py S3 run; its cycles/s (it must end clean, no refusal)."""
-    out.unlink(missing_ok=True)
-    subprocess.run([sys.executable, str(BENCH), "--endpoint", endpoint,
-                    "--scenarios", "S3", "--s3-concurrency", str(concurrency),
-                    "--s3-cycles", str(cycles), "--output", str(out)],
-                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                   check=True)
-    level = json.loads(out.read_text().splitlines()[-1])["levels"][0]
-    if not level["final_state_ok"] or level["create_rejections_by_status"]:
+def s3(endpoint: str, concurrency: int, cycles: int) -> float:
+    """One S3 run (``attach_cycle``); its cycles/s (it must end clean, no
+    refusal)."""
+    level = attach_cycle.run(endpoint, cycles, concurrency)
+    if (level["ok"] != cycles or not level["final_state_ok"]
+            or level["refused"]):
         raise SystemExit("S3 did not end clean: %s" % level)
     return level["cycles_per_s"]
 
@@ -79,7 +73,7 @@ def main() -> None:
         for round_no in range(1, args.rounds + 1):
             for name, (_proc, endpoint) in zip(names, running, strict=True):
                 rates[name].append(s3(endpoint, args.concurrency,
-                                      args.cycles, work / "s3.jsonl"))
+                                      args.cycles))
             print("round %d: %s" % (round_no, "  ".join(
                 "%s %.1f" % (name, rates[name][-1]) for name in names)),
                 flush=True)

@@ -1,8 +1,8 @@
 """Where an attach cycle's CPU goes, and how long its volume lock queue is.
 
-Runs the anchor bench's S3 (one multiattach volume, cycles of create with a
-connector, os-complete, show, delete) against an endpoint served by
-``ma_cluster.py serve`` on PostgreSQL, and prints JSON: cycles/s, the CPU
+Runs S3 (``attach_cycle.py``: one multiattach volume, cycles of create with
+a connector, os-complete, show, delete) against an endpoint served by
+``ma_cluster.py serve --db postgresql``, and prints JSON: cycles/s, the CPU
 milliseconds per cycle of each process kind on this machine (``/proc``
 accounting of api, volume, scheduler, postgres, rabbitmq and the bench
 client), and what PostgreSQL's backends of the deployment were doing,
@@ -11,7 +11,7 @@ lock, how many held a transaction open waiting for their client; the
 sampler's own queries add about half a millisecond per cycle to
 postgresql's CPU)::
 
-    python benchmarks/cycle_cost.py --endpoint URL [--cycles 400]
+    python -m benchmarks.cycle_cost --endpoint URL [--cycles 400]
         [--concurrency 8]
 """
 
@@ -22,14 +22,10 @@ import os
 import pathlib
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 
 import psycopg
-
-BENCH = (pathlib.Path(__file__).resolve().parents[2] / "shared" / "anchors"
-         / "cinder" / "bench.py")
 KINDS = (("services.api", "api"), ("services.volume", "volume"),
          ("services.scheduler", "scheduler"), ("postgres", "postgresql"),
          ("beam", "rabbitmq"))
@@ -90,13 +86,13 @@ def main() -> None:
     counts: collections.Counter = collections.Counter()
     stop = threading.Event()
     sampler = threading.Thread(target=sample_backends, args=(stop, counts))
-    out = pathlib.Path(tempfile.mkdtemp(prefix="cycle-cost-")) / "s3.jsonl"
     before = cpu_seconds()
     sampler.start()
-    subprocess.run([sys.executable, str(BENCH), "--endpoint", args.endpoint,
-                    "--scenarios", "S3", "--s3-cycles", str(args.cycles),
-                    "--s3-concurrency", str(args.concurrency),
-                    "--output", str(out)], check=True, capture_output=True)
+    out = subprocess.run([sys.executable, "-m", "benchmarks.attach_cycle",
+                          "--endpoint", args.endpoint,
+                          "--cycles", str(args.cycles),
+                          "--concurrency", str(args.concurrency)],
+                         check=True, capture_output=True, text=True).stdout
     stop.set()
     sampler.join()
     spent: collections.Counter = collections.Counter()
@@ -106,15 +102,14 @@ def main() -> None:
     # what this process's children used.
     usage = os.times()
     spent["bench"] = usage.children_user + usage.children_system
-    record = json.loads(out.read_text().splitlines()[-1])
-    if "levels" not in record:
-        sys.exit("bench.py S3 failed: %s" % record)
-    level = record["levels"][0]
+    level = json.loads(out.splitlines()[-1])
+    if level["ok"] != args.cycles or not level["final_state_ok"]:
+        sys.exit("S3 did not end clean: %s" % level)
     samples = counts.pop("samples") or 1
     print(json.dumps({
         "concurrency": args.concurrency, "cycles": args.cycles,
         "cycles_per_s": level["cycles_per_s"],
-        "create_rejections": level["create_rejections_by_status"],
+        "create_rejections": level["refused"],
         "cpu_ms_per_cycle": {kind: round(1000 * seconds / args.cycles, 1)
                              for kind, seconds in sorted(spent.items())},
         "postgresql_backends_on_average": {

@@ -99,17 +99,8 @@ def stream(handle: Handle, total: int, block: int, data: bytes
 def attach(api: Api, backend: str) -> tuple[str, str, str, dict]:
     """A type, a 1 GiB volume and a connected attachment: their ids and
     the attachment's view."""
-    resp = api.call("POST", "/types", {"volume_type": {
-        "name": "databench-%d" % time.time(),
-        "extra_specs": {"volume_backend_name": backend}}})
-    resp.raise_for_status()
-    type_id = resp.json()["volume_type"]["id"]
-    resp = api.call("POST", "/volumes", {"volume": {
-        "size": 1, "volume_type": type_id, "name": "databench"}})
-    resp.raise_for_status()
-    volume_id = resp.json()["volume"]["id"]
-    if api.wait_volume(volume_id, "available", 0.01) != "available":
-        raise RuntimeError("volume %s did not become available" % volume_id)
+    type_id, volume_id = api.typed_volume(
+        "databench", {"volume_backend_name": backend})
     resp = api.call("POST", "/attachments", {"attachment": {
         "volume_uuid": volume_id, "connector": CONNECTOR,
         "instance_uuid": "5e11ab1e-0000-4000-8000-000000000001"}})

@@ -1,4 +1,4 @@
-"""The floor under bench.py's attach cycle (S3) and a backend's start (S6).
+"""The floor under the attach cycle (S3) and a backend's start (S6).
 
 At concurrency 1 an S3 cycle is four HTTP requests, two RPC calls from the
 api to the volume node (connect, disconnect) and the SQL statements of both,
@@ -8,7 +8,7 @@ and times each of those pieces doing nothing else, with the product's own
 client library, transport settings and database driver:
 
 - ``http``: ``GET /v3/`` (the version document: no database, no RPC) on one
-  kept-alive ``requests`` session, bench.py's client, against the api;
+  kept-alive ``requests`` session, the benchmarks' client, against the api;
 - ``rpc``: an oslo.messaging call, through ``common.rpc`` on the
   deployment's vhost, to an endpoint that returns at once;
 - ``sql``: a primary-key ``SELECT`` and a one-row ``UPDATE``, each on its
@@ -17,9 +17,9 @@ client library, transport settings and database driver:
   volume node of this stack needs before it can register (``STACK``); one
   that imports ``ashlar-volume``'s entry module (before it reads its config
   or connects to anything);
-- ``cycle``: bench.py's S3 at concurrency 1, with the statements MariaDB
-  counted (``Questions``) per cycle; they include S3's one volume create and
-  delete, and the services' heartbeats (keep the machine quiet).
+- ``cycle``: S3 at concurrency 1 (``attach_cycle.py``), with the statements
+  MariaDB counted (``Questions``) per cycle; they include S3's one volume
+  create and delete, and the services' heartbeats (keep the machine quiet).
 
 Prints JSON: p50 of each piece; the CPU milliseconds it costs this process
 (the client; both ends of the RPC call; the SQL driver) and the server that
@@ -44,6 +44,7 @@ from typing import Callable
 import oslo_messaging as messaging
 import requests
 
+from benchmarks import attach_cycle
 from benchmarks import cycle_cost
 from benchmarks import ma_cluster
 from common import conf as ashlar_conf
@@ -163,34 +164,24 @@ def start_floor(runs: int) -> dict:
 
 
 def cycle(endpoint: str, db_url: str, cycles: int) -> dict:
-    """bench.py's S3 at concurrency 1, and MariaDB's statements per cycle
-    (``Questions``, read twice on one connection: the second read counts
-    itself)."""
+    """S3 at concurrency 1 (``attach_cycle``), and MariaDB's statements per
+    cycle (``Questions``, read twice on one connection: the second read
+    counts itself)."""
     engine = db_engine.autocommit_engine(db_url, ashlar_conf.CONF.database)
     show = "SHOW GLOBAL STATUS LIKE 'Questions'"
     try:
         with engine.connect() as conn:
             before = int(conn.exec_driver_sql(show).one()[1])
-            out = subprocess.run(
-                [sys.executable, str(cycle_cost.BENCH), "--endpoint",
-                 endpoint, "--scenarios", "S3", "--s3-cycles", str(cycles),
-                 "--s3-concurrency", "1", "--poll-interval", "0.005"],
-                check=True, capture_output=True, text=True).stdout
+            level = attach_cycle.run(endpoint, cycles, 1)
             statements = int(conn.exec_driver_sql(show).one()[1]) - before - 1
     finally:
         engine.dispose()
-    record = next(r for r in map(json.loads, filter(
-        lambda line: line.startswith("{"), out.splitlines()))
-        if r.get("id") == "S3")
-    if "levels" not in record:
-        raise RuntimeError("S3: %s" % record)
-    level = record["levels"][0]
     if level["ok"] != cycles:
-        raise RuntimeError("S3: %d of %d cycles ok" % (level["ok"], cycles))
-    return {"cycles": cycles,
-            "p50_ms": round(level["cycle_s"]["p50"] * 1000, 1),
-            "step_p50_ms": {k: round(v["p50"] * 1000, 1)
-                            for k, v in level["step_s"].items()},
+        raise RuntimeError("S3: %d of %d cycles ok: %s" % (
+            level["ok"], cycles, level["errors"]))
+    return {"cycles": cycles, "p50_ms": level["cycle_ms"]["p50_ms"],
+            "step_p50_ms": {step: figures["p50_ms"] for step, figures
+                            in level["step_ms"].items()},
             "statements_per_cycle": round(statements / cycles, 1)}
 
 

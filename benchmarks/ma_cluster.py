@@ -10,10 +10,12 @@ multiattach), each on a volume node of its own (``node1@ma``,
 (``node1@ma``, ``node1@plain``), as the anchor's one ``cinder-volume``
 holds both.
 
-Serve one for ``../shared/anchors/cinder/bench.py`` (prints the endpoint and
-the bench command line; Ctrl-C stops everything)::
+Serve one for Ashlar's own benchmarks (``attach_cycle.py``,
+``cycle_cost.py``, ``request_cost.py``) or for the Cinder anchor's
+``bench.py`` (prints the endpoint and both command lines; Ctrl-C stops
+everything)::
 
-    python benchmarks/ma_cluster.py serve [--db mysql|mysqldb|postgresql]
+    python -m benchmarks.ma_cluster serve [--db mysql|mysqldb|postgresql]
         [--workers 2] [--volumes one|two]
 
 ``extra start|stop STATE`` starts or stops a third volume node
@@ -37,7 +39,6 @@ import threading
 import time
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, REPO)
 
 PROJECT = "ba5eba11ba5eba11ba5eba11ba5eba11"
 MA = "[ma]\nvolume_driver = file\nfile_volume_format = raw\n"
@@ -159,10 +160,11 @@ def s6_flags(state: pathlib.Path, scripts: bool = False) -> list[str]:
     """bench.py's S6 flags for a served deployment's ``state`` folder:
     ``start_extra_command`` to start node3@extra, ``extra stop`` to stop
     it."""
-    stop = [sys.executable, os.path.abspath(__file__), "extra", "stop",
-            str(state)]
+    stop = "cd %s; %s" % (shlex.quote(REPO), shlex.join([
+        sys.executable, "-m", "benchmarks.ma_cluster", "extra", "stop",
+        str(state)]))
     return ["--s6-start-cmd", start_extra_command(state, scripts),
-            "--s6-stop-cmd", shlex.join(stop), "--s6-pool-match", "@extra#",
+            "--s6-stop-cmd", stop, "--s6-pool-match", "@extra#",
             "--s6-backend-name", "extra"]
 
 
@@ -203,9 +205,10 @@ def serve(args: argparse.Namespace) -> None:
             open(cluster.extra_config()).read())
         print("Ashlar ready in %.2f s at %s" % (ready, cluster.dep.endpoint))
         print("State and logs: %s" % cluster.folder)
-        print("Anchor bench, side by side:\n  python3 "
-              "../shared/anchors/cinder/bench.py --endpoint %s "
-              "--scenarios S1,S6 %s"
+        print("Attach cycle:\n  python -m benchmarks.attach_cycle "
+              "--endpoint %s" % cluster.dep.endpoint)
+        print("The Cinder anchor's bench, side by side:\n  python3 "
+              "ANCHOR/bench.py --endpoint %s --scenarios S1,S6 %s"
               % (cluster.dep.endpoint, shlex.join(s6_flags(
                   cluster.folder, args.scripts))), flush=True)
         stop.wait()

@@ -19,25 +19,21 @@ Cases: a multiattach type (one backend in five), the default type, a type
 pinned to one backend (``volume_backend_name``), and a type no pool
 satisfies.
 
-    python benchmarks/placement.py inproc --pools 1000,10000
-    python benchmarks/placement.py bus --pools 1000,10000 --db postgresql
+    python -m benchmarks.placement inproc --pools 1000,10000
+    python -m benchmarks.placement bus --pools 1000,10000 --db postgresql
 """
 
 import argparse
 import json
 import os
 import random
-import sys
 import time
 import uuid
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(
-    __file__))))
-
-from benchmarks.common import summarize  # noqa: E402
-from common import exception  # noqa: E402
-from services.scheduler import placement  # noqa: E402
-from services.scheduler.filters import PlacementRequest  # noqa: E402
+from benchmarks.common import summarize
+from common import exception
+from services.scheduler import placement
+from services.scheduler.filters import PlacementRequest
 
 CASES = {
     "multiattach": {"multiattach": "<is> True"},
@@ -131,8 +127,8 @@ def bus(args: argparse.Namespace) -> None:
     from common.db import models
     from common.db.api import services as services_db
     from common.db.api.engine import writer
-    from services.scheduler import launcher
     from deploy.testbed import harness
+    from services.scheduler import launcher
 
     vhost, drop_vhost = harness.broker_vhost()
     db_url, drop_db = harness.database(args.db)

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Peak memory (VmHWM) and PSS of processes whose command line matches.
 
-    python benchmarks/procmem.py ashlar-api ashlar-scheduler ashlar-volume
+    python -m benchmarks.procmem ashlar-api ashlar-scheduler ashlar-volume
 
 A command line also matches another deployment's processes (a test run on
 the same machine); ``group_usage`` counts only given process groups (each

@@ -11,25 +11,20 @@ multiattach pool, so bench.py's multiattach type lands there) and
 snapshot benchmark; leave it out for bench.py, whose plain backend is the
 first one that is not multiattach.  Snapshot quotas are lifted too::
 
-    python benchmarks/rbd_cluster.py serve --ceph-conf /tmp/ceph-anchor/ceph.conf \\
+    python -m benchmarks.rbd_cluster serve --ceph-conf /tmp/ceph-anchor/ceph.conf \\
         --keyring /tmp/ceph-anchor/ceph.client.cinder.keyring [--db mysql] [--file]
 
 It prints "Ashlar ready in S s at ENDPOINT" once every pool is listed.
 """
 
 import argparse
-import os
 import signal
-import sys
 import threading
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(
-    __file__))))
-
-from benchmarks.ma_cluster import PLAIN  # noqa: E402
-from benchmarks.ma_cluster import Cluster  # noqa: E402
-from deploy.testbed import harness  # noqa: E402
+from benchmarks.ma_cluster import PLAIN
+from benchmarks.ma_cluster import Cluster
+from deploy.testbed import harness
 
 QUOTAS = "[DEFAULT]\nquota_snapshots = -1\n"
 FILE = "[file]\nvolume_driver = file\nfile_volume_format = raw\n" \

@@ -13,14 +13,7 @@ agent's MiB/s as a share of librbd's::
 
 import argparse
 import json
-import os
 import statistics
-import sys
-
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(
-    os.path.abspath(__file__))), "..", "shared", "anchors", "cinder", "rbd"))
-
-import summarize as anchor  # noqa: E402  (the RBD anchor's summarize.py)
 
 #: (label, scenario, concurrency or None, field in the level/scenario,
 #:  scale, goal)
@@ -34,12 +27,29 @@ GOALS = [
 ]
 
 
+def runs_of(path: str) -> list[dict]:
+    """bench.py's JSON lines as runs: each run begins at its ``meta`` line
+    and maps a scenario's id (``S3``) to its record."""
+    runs: list[dict] = []
+    for record in read_lines(path):
+        if record.get("scenario") == "meta":
+            runs.append({})
+        elif runs and record.get("id"):
+            runs[-1][record["id"]] = record
+    return runs
+
+
+def level(run: dict, scenario: str, conc: int) -> dict:
+    """A scenario's figures at one concurrency (empty if not run)."""
+    return next((found for found in run.get(scenario, {}).get("levels", [])
+                 if found["concurrency"] == conc), {})
+
+
 def values(runs: list[dict], scenario: str, conc: int | None,
            field: str) -> list[float]:
     found = []
     for run in runs:
-        block = (anchor.level(run, scenario, conc) if conc
-                 else run.get(scenario, {}))
+        block = level(run, scenario, conc) if conc else run.get(scenario, {})
         if field == "p50":
             block = block.get("create_to_available_s", {})
         if block.get(field) is not None:
@@ -113,7 +123,7 @@ def main() -> None:
     parser.add_argument("--snapshots")
     parser.add_argument("--data-path")
     args = parser.parse_args()
-    goal_table(anchor.load(args.cinder), anchor.load(args.ashlar))
+    goal_table(runs_of(args.cinder), runs_of(args.ashlar))
     if args.snapshots:
         snapshot_table(args.snapshots)
     if args.data_path:

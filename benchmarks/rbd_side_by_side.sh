@@ -1,14 +1,17 @@
 #!/usr/bin/env bash
-# Cinder 29's own RBD driver (the anchor in ../shared/anchors/cinder/rbd,
-# port 8798) and Ashlar's rbd backend (benchmarks/rbd_cluster.py), on THE
+# Cinder 29's own RBD driver (the anchor's rbd/ folder, port 8798) and
+# Ashlar's rbd backend (benchmarks/rbd_cluster.py), on THE
 # SAME throwaway Ceph cluster, in one run: RUNS rounds, each a fresh start
 # of Cinder then of Ashlar (fresh database and vhost), each measured by the
 # same bench.py with the same flags, and Cinder's snapshot/clone latency
 # after its last run; then, on one more Ashlar deployment, snapshot/clone
 # latency (rbd, raw file, qcow2 file) and the data path.
 #
-#   ANCHOR_HOME=/work/anchor-home [RUNS=3] [DB=mysql] benchmarks/rbd_side_by_side.sh
+#   ANCHOR_HOME=/work/anchor-home [RUNS=3] [DB=mysql] \
+#       benchmarks/rbd_side_by_side.sh ANCHOR_DIR
 #
+# ANCHOR_DIR is the Cinder anchor's folder (bench.py, stop.sh, rbd/...),
+# ANCHOR_HOME its venv and state (benchmarks/README.md).
 # Needs the RBD anchor's one-time setup (its README.md).  Starts the cluster
 # with the anchor's ceph-up.sh in /tmp/ceph-anchor (the path in
 # cinder-rbd.conf) unless one runs there already; stops what it started.
@@ -16,7 +19,7 @@
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 REPO="$(dirname "$HERE")"
-ANCHOR="${ANCHOR:-$REPO/../shared/anchors/cinder}"
+ANCHOR="$(cd "${1:?usage: $0 ANCHOR_DIR}" && pwd)"
 RBD="$ANCHOR/rbd"
 RUNS="${RUNS:-3}"
 DB="${DB:-mysql}"
@@ -52,7 +55,7 @@ trap cleanup EXIT
 
 serve_ashlar() {  # serve_ashlar LOG [--file]: sets SERVE and EP
     local log="$1"; shift
-    (cd "$REPO" && exec python3 benchmarks/rbd_cluster.py serve --db "$DB" \
+    (cd "$REPO" && exec python3 -m benchmarks.rbd_cluster serve --db "$DB" \
         --ceph-conf "$CONF" --keyring "$KEYRING" "$@") > "$log" 2>&1 &
     SERVE=$!
     until grep -q "Ashlar ready" "$log"; do

@@ -19,9 +19,15 @@ stay in the output folder. Pss counts each deployment's own processes (every
 member of the process groups of its api, scheduler and volume services), not
 the shared database and broker::
 
-    ANCHOR_HOME=/work/anchor-home python -m benchmarks.side_by_side \\
-        [--rounds 3] [--db mysql|mysqldb|postgresql] [--auth keystone]
-        [--volumes one|two] [--cpu] [--out DIR]
+    python -m benchmarks.side_by_side --anchor ANCHOR_DIR \\
+        --anchor-home ANCHOR_HOME [--rounds 3] [--db mysql|mysqldb|postgresql]
+        [--auth keystone] [--volumes one|two] [--cpu] [--out DIR]
+
+``ANCHOR_DIR`` is the anchor's folder (``bench.py``, ``run.sh``,
+``stop.sh``, ``procstats.sh``, ``s6_extra_backend.sh``, ``etc/``), which is
+not part of this repository; ``ANCHOR_HOME`` holds its venv and state
+(``--anchor-home`` defaults to the ``ANCHOR_HOME`` variable), set up once
+as ``benchmarks/README.md`` says.
 
 The anchor always runs on MariaDB through PyMySQL (``mysqldb``: Ashlar on
 the same MariaDB through mysqlclient, ``pip install 'ashlar[mysql]'``), so
@@ -62,7 +68,6 @@ from benchmarks import ma_cluster
 from benchmarks import procmem
 
 REPO = pathlib.Path(ma_cluster.REPO)
-ANCHOR = REPO.parent / "shared" / "anchors" / "cinder"
 LEVELS = (1, 8)
 BENCH_TIMEOUT = 3600.0
 TICK = os.sysconf("SC_CLK_TCK")
@@ -605,7 +610,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                              "S3 attach cycle")
     parser.add_argument("--out", type=pathlib.Path,
                         help="output folder (default: a new /tmp folder)")
-    parser.add_argument("--anchor", type=pathlib.Path, default=ANCHOR,
+    parser.add_argument("--anchor", type=pathlib.Path, required=True,
                         help="the anchor's folder (run.sh, bench.py, ...)")
     parser.add_argument("--anchor-home", type=pathlib.Path,
                         default=os.environ.get("ANCHOR_HOME"),

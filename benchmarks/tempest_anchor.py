@@ -1,7 +1,8 @@
 """The Cinder anchor under Tempest: ``python -m benchmarks.tempest_run
---anchor``.
+--anchor ANCHOR_DIR [--anchor-home ANCHOR_HOME]``.
 
-Starts the real Cinder of ``../shared/anchors/cinder`` (cinder-api,
+Starts the real Cinder of the anchor's folder (not part of this
+repository: ``etc/``, ``anchor_driver.py``; cinder-api,
 cinder-scheduler and cinder-volume from its venv, its two
 ``anchor_driver`` backends, its MariaDB database ``cinder``) in keystone
 mode behind the Keystone ``tempest_run`` started, so that the same
@@ -20,8 +21,7 @@ a Tempest deployment must differ:
 
 Policy is Cinder 29's default: new defaults, scope enforced (oslo.policy
 6 has no option to turn scope checks off).  The anchor's venv is
-``$ANCHOR_HOME/venv`` (``ANCHOR_HOME`` defaults to the anchor's ``.work``
-as in its run.sh); RESULTS.md there says how to make it.
+``ANCHOR_HOME/venv``; the anchor's RESULTS.md says how to make it.
 
 What fails there for want of a driver, not of Cinder: ``anchor_driver``
 has no ``retype`` (an in-place retype, migration_policy never, is refused),
@@ -31,6 +31,7 @@ no ``revert_to_snapshot``, and no data path for Cinder's generic copy
 
 import configparser
 import contextlib
+import dataclasses
 import io
 import os
 import subprocess
@@ -41,10 +42,6 @@ import sqlalchemy as sa
 from deploy.testbed import harness
 from deploy.testbed.components import keystone as keystone_component
 
-ANCHOR = Path(os.environ.get("ASHLAR_CINDER_ANCHOR", Path(harness.REPO).parent
-                             / "shared" / "anchors" / "cinder"))
-ANCHOR_HOME = Path(os.environ.get("ANCHOR_HOME", ANCHOR / ".work"))
-VENV = ANCHOR_HOME / "venv"
 SERVICES = ("api", "scheduler", "volume")
 #: The anchor's options that a Tempest run leaves at Cinder's defaults.
 DROPPED = ("quota_volumes", "quota_snapshots", "quota_gigabytes",
@@ -52,24 +49,39 @@ DROPPED = ("quota_volumes", "quota_snapshots", "quota_gigabytes",
 START_TIMEOUT = 180
 
 
-def available() -> str:
-    """``cinder <version> (anchor)``; skips (fails under CI) without the
+@dataclasses.dataclass(frozen=True)
+class Anchor:
+    """Where the anchor is: its folder (``etc/``, ``anchor_driver.py``,
+    ``RESULTS.md``) and its home (``venv/``, made once as RESULTS.md
+    says)."""
+
+    folder: Path
+    home: Path
+
+    @property
+    def venv(self) -> Path:
+        return self.home / "venv"
+
+
+def available(anchor: Anchor) -> str:
+    """``cinder <version> (anchor)``; ``harness.Unavailable`` without the
     anchor's venv."""
     try:
         return "cinder %s (anchor)" % subprocess.run(
-            [str(VENV / "bin" / "python"), "-c", "import importlib.metadata "
-             "as m; print(m.version('cinder'))"], check=True, text=True,
-            capture_output=True, timeout=60).stdout.strip()
+            [str(anchor.venv / "bin" / "python"), "-c",
+             "import importlib.metadata as m; print(m.version('cinder'))"],
+            check=True, text=True, capture_output=True,
+            timeout=60).stdout.strip()
     except (OSError, subprocess.SubprocessError) as exc:
-        harness.unavailable("the Cinder anchor's venv %s (see %s)"
-                            % (VENV, ANCHOR / "RESULTS.md"), exc)
-        raise  # unavailable() has skipped or failed
+        harness.unavailable("the Cinder anchor's venv %s (see %s)" % (
+            anchor.venv, anchor.folder / "RESULTS.md"), exc)
 
 
-def cinder_conf(tmp: Path, port: int, transport_url: str,
+def cinder_conf(anchor: Anchor, tmp: Path, port: int, transport_url: str,
                 authtoken: str, debug: bool = False) -> str:
     """The anchor's cinder.conf, changed for a run in ``tmp``."""
-    parser = _read(ANCHOR / "etc" / "cinder.conf")
+    etc = anchor.folder / "etc"
+    parser = _read(etc / "cinder.conf")
     default = parser.defaults()
     for option in DROPPED:
         default.pop(option, None)
@@ -77,9 +89,8 @@ def cinder_conf(tmp: Path, port: int, transport_url: str,
         "auth_strategy": "keystone", "transport_url": transport_url,
         "osapi_volume_listen_port": str(port), "state_path": str(tmp),
         "debug": str(debug).lower(),
-        "api_paste_config": str(ANCHOR / "etc" / "api-paste.ini"),
-        "resource_query_filters_file": str(
-            ANCHOR / "etc" / "resource_filters.json")})
+        "api_paste_config": str(etc / "api-paste.ini"),
+        "resource_query_filters_file": str(etc / "resource_filters.json")})
     for backend in default["enabled_backends"].split(","):
         parser[backend]["anchor_multiattach"] = "true"
     parser["oslo_concurrency"] = {"lock_path": str(tmp / "lock")}
@@ -90,7 +101,7 @@ def cinder_conf(tmp: Path, port: int, transport_url: str,
     return out.getvalue() + authtoken
 
 
-def reset_database(conf: Path) -> None:
+def reset_database(anchor: Anchor, conf: Path) -> None:
     """Empty the anchor's database (as Ashlar's run gets a new one) and
     ``cinder-manage db sync`` it."""
     url = sa.engine.make_url(_read(conf)["database"]["connection"])
@@ -105,12 +116,12 @@ def reset_database(conf: Path) -> None:
         harness.unavailable("the anchor's database", exc)
     finally:
         engine.dispose()
-    subprocess.run([str(VENV / "bin" / "cinder-manage"), "--config-file",
+    subprocess.run([str(anchor.venv / "bin" / "cinder-manage"), "--config-file",
                     str(conf), "db", "sync"], check=True, capture_output=True,
                    timeout=300)
 
 
-def start_cinder(stack: contextlib.ExitStack, tmp: Path,
+def start_cinder(anchor: Anchor, stack: contextlib.ExitStack, tmp: Path,
                  keystone: keystone_component.Keystone,
                  service_user: keystone_component.User,
                  debug: bool = False) -> dict[str, object]:
@@ -124,17 +135,18 @@ def start_cinder(stack: contextlib.ExitStack, tmp: Path,
     dep = harness.Deployment(tmp, vhost, "")
     stack.callback(dep.stop_all)
     conf = tmp / "cinder.conf"
-    conf.write_text(cinder_conf(tmp, dep.port, vhost,
+    conf.write_text(cinder_conf(anchor, tmp, dep.port, vhost,
                                 keystone.authtoken_section(service_user),
                                 debug=debug))
-    reset_database(conf)
+    reset_database(anchor, conf)
     keystone.register_service("http://127.0.0.1:%d/v3/%%(project_id)s"
                               % dep.port, name="cinder")
-    env = {**os.environ, "PYTHONPATH": str(ANCHOR)}  # anchor_driver.py
+    env = {**os.environ, "PYTHONPATH": str(anchor.folder)}  # anchor_driver
     for name in SERVICES:
         with open(tmp / ("cinder-%s.out" % name), "ab") as out:
             dep.procs[name] = subprocess.Popen(
-                [str(VENV / "bin" / ("cinder-" + name)), "--config-file",
+                [str(anchor.venv / "bin" / ("cinder-" + name)),
+                 "--config-file",
                  str(conf), "--log-file", str(tmp / ("cinder-%s.log" % name))],
                 cwd=tmp, env=env, stdout=out, stderr=subprocess.STDOUT,
                 stdin=subprocess.DEVNULL, start_new_session=True)

@@ -17,8 +17,10 @@ skips by reason, and the wall time::
     python -m benchmarks.tempest_run [--concurrency 2] [--workdir DIR]
         [--write-known-failures tests/tempest/known_failures.txt]
 
-``--anchor`` runs the same suite with the same tempest.conf against the
-real Cinder of the anchor (``benchmarks/tempest_anchor.py``) instead.
+``--anchor ANCHOR_DIR`` runs the same suite with the same tempest.conf
+against the real Cinder of the anchor in that folder (not part of this
+repository; its venv in ``--anchor-home``, by default ``$ANCHOR_HOME``:
+``benchmarks/tempest_anchor.py``) instead.
 
 It needs what ``tox -e tempest`` installs (tempest and
 cinder-tempest-plugin in this interpreter's environment) and Keystone
@@ -45,8 +47,7 @@ import time
 from collections.abc import Iterable
 from pathlib import Path
 
-import pytest
-
+from benchmarks import tempest_anchor
 from deploy.testbed import harness
 from deploy.testbed.components import keystone as keystone_component
 
@@ -449,15 +450,16 @@ def run_tempest(tmp: Path, conf: Path, concurrency: int, regex: str,
 
 def run(workdir: Path, concurrency: int = 2, regex: str = REGEX,
         build_timeout: int = 60, timeout: float = RUN_TIMEOUT,
-        debug: bool = False, anchor: bool = False) -> Outcome:
+        debug: bool = False, anchor: tempest_anchor.Anchor | None = None
+        ) -> Outcome:
     """Start Keystone and Ashlar (``anchor``: the Cinder anchor), run
     Tempest, stop them; the outcome.  ``workdir`` gets ``keystone/``,
     ``ashlar/`` (or ``cinder/``) and ``tempest/`` (an earlier run's are
     removed first), and ``report.txt``.
 
     Missing Tempest raises PackageNotFoundError; a missing Keystone,
-    broker or database skips (fails under CI=true) as in the functional
-    tests.
+    broker or database ``harness.Unavailable``, which skips the test
+    (fails it under CI=true) as in the functional tests.
     """
     started = time.monotonic()
     found = versions()
@@ -468,8 +470,7 @@ def run(workdir: Path, concurrency: int = 2, regex: str = REGEX,
     (workdir / server).mkdir()
     keystone_component.available()
     if anchor:
-        from benchmarks import tempest_anchor
-        found["server"] = tempest_anchor.available()
+        found["server"] = tempest_anchor.available(anchor)
     with contextlib.ExitStack() as stack:
         # NOTE: one worker: Keystone's SQLite database takes one writer at
         # a time, and two workers' concurrent writes (Tempest's users and
@@ -479,7 +480,7 @@ def run(workdir: Path, concurrency: int = 2, regex: str = REGEX,
             keystone_component.Keystone(workdir / "keystone", workers=1))
         if anchor:
             facts = tempest_anchor.start_cinder(
-                stack, workdir / server, keystone,
+                anchor, stack, workdir / server, keystone,
                 _service_user(keystone, "cinder"), debug=debug)
         else:
             start_ashlar(stack, workdir / server, keystone, debug=debug)
@@ -522,9 +523,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--debug", action="store_true",
                         help="debug logs from Ashlar's (or Cinder's) "
                         "processes")
-    parser.add_argument("--anchor", action="store_true",
-                        help="run against the Cinder anchor instead of "
-                        "Ashlar (benchmarks/tempest_anchor.py)")
+    parser.add_argument("--anchor", type=Path, metavar="ANCHOR_DIR",
+                        help="run against the Cinder anchor of this folder "
+                        "instead of Ashlar (benchmarks/tempest_anchor.py)")
+    parser.add_argument("--anchor-home", type=Path,
+                        default=os.environ.get("ANCHOR_HOME"),
+                        help="the anchor's venv and state (default: "
+                        "$ANCHOR_HOME, else ANCHOR_DIR/.work)")
     parser.add_argument("--from-subunit", type=Path, metavar="FILE",
                         help="only report on a saved subunit stream")
     parser.add_argument("--write-known-failures", type=Path, nargs="?",
@@ -542,14 +547,17 @@ def main(argv: list[str] | None = None) -> int:
             versions()
             workdir = args.workdir or Path(tempfile.mkdtemp(
                 prefix="ashlar-tempest-"))
+            anchor = (tempest_anchor.Anchor(
+                args.anchor, args.anchor_home or args.anchor / ".work")
+                if args.anchor else None)
             outcome = run(workdir, args.concurrency, args.regex,
                           args.build_timeout, args.timeout, args.debug,
-                          args.anchor)
+                          anchor)
         except importlib.metadata.PackageNotFoundError as exc:
             print("%s; install it with `%s`" % (exc, INSTALL_HINT),
                   file=sys.stderr)
             return 2
-        except (pytest.skip.Exception, pytest.fail.Exception) as exc:
+        except harness.Unavailable as exc:
             print(exc, file=sys.stderr)
             return 2
     print(outcome.report())
