@@ -15,6 +15,7 @@ from oslo_log import log as logging
 
 from common import context as ashlar_context
 from common import exception
+from common import tested_versions
 
 LOG = logging.getLogger(__name__)
 
@@ -24,6 +25,12 @@ EMBEDDED_TRANSPORT_URL = "fake:/"
 #: Seconds a rabbit listener first waits for the broker after a message
 #: before it looks up again (oslo.messaging's own floor is 1 ms).
 LISTENER_POLL_FLOOR = 0.05
+#: The oslo.messaging releases whose rabbit driver reads the floor as
+#: ``_raise_listener_poll_floor`` expects.
+MESSAGING_TESTED = tested_versions.ReleaseRange("oslo.messaging", "18.3", "19")
+#: Whether the floor is raised (the installed oslo.messaging is in
+#: ``MESSAGING_TESTED``), else the listeners keep oslo.messaging's own.
+POLL_FLOOR_RAISED = MESSAGING_TESTED.holds()
 
 _TRANSPORT: messaging.Transport | None = None
 
@@ -62,8 +69,17 @@ def _raise_listener_poll_floor() -> None:
     once whatever its timeout; what the wake-ups are for is acknowledging
     notifications (Ashlar's RPC listeners acknowledge on receipt) and
     noticing a stop, which may wait this long.  The module constant is read
-    at every poll; oslo.messaging offers no option for it.
+    at every poll; oslo.messaging offers no option for it, so it is set
+    only on the releases tested (``MESSAGING_TESTED``); on others the
+    listeners poll from oslo.messaging's own floor (more CPU, nothing else
+    changes).
     """
+    tested_versions.announce(
+        MESSAGING_TESTED, POLL_FLOOR_RAISED,
+        "idle rabbit listeners first wait %s s" % LISTENER_POLL_FLOOR,
+        "rabbit listeners poll from oslo.messaging's own floor")
+    if not POLL_FLOOR_RAISED:
+        return
     from oslo_messaging._drivers import amqpdriver
     amqpdriver.ACK_REQUEUE_EVERY_SECONDS_MIN = max(
         amqpdriver.ACK_REQUEUE_EVERY_SECONDS_MIN, LISTENER_POLL_FLOOR)

@@ -16,6 +16,7 @@ from oslo_config import cfg
 from common import exception
 from common.conf import api as api_conf
 from services.api import auth
+from services.api import keepalive
 
 
 class _Server(gunicorn_base.BaseApplication):
@@ -47,7 +48,8 @@ def main(argv: list[str] | None = None) -> None:
     _import_before_fork(conf)
     _Server({"bind": "%s:%d" % (conf.api.bind_host, conf.api.bind_port),
              "workers": conf.api.workers, "threads": conf.api.threads,
-             "worker_class": "services.api.keepalive.KeepAliveWorker",
+             "worker_class": keepalive.worker_class(),
+             "on_starting": keepalive.announce,
              "preload_app": False, "keepalive": 30, "graceful_timeout": 10,
              "accesslog": None, "worker_tmp_dir": _worker_tmp_dir()}).run()
 

@@ -14,21 +14,48 @@ poller.  It lingers only while the worker has no more connections than
 threads, so that every connection has a thread to linger on; a connection
 accepted meanwhile may wait for one for at most ``LINGER_MS``.
 
-Built on gunicorn 27's ``ThreadWorker`` (setup.cfg): its ``handle`` answers
-whether to keep the connection (23 answered a tuple), and its
-``finish_request`` queues a next request already read ahead (24 left it
-unanswered, with ``gthread`` as with this worker).
+Built on gunicorn 27's ``ThreadWorker`` and its internals (``TESTED``):
+its ``handle`` answers whether to keep the connection (23 answered a
+tuple), and its ``finish_request`` queues a next request already read
+ahead (24 left it unanswered, with ``gthread`` as with this worker).  On
+any other gunicorn release the api runs gunicorn's own ``gthread``
+worker (``worker_class``), which serves the same requests, at its own
+cost per request.
 """
 
 import select
+from typing import Any
 
 from gunicorn.workers import gthread
+
+from common import tested_versions
 
 #: How long a thread waits for the next request on the connection it just
 #: answered (milliseconds).  In attach cycles at concurrency 8, which keep
 #: this machine's CPUs busy, the next request came within 2 ms 73% of the
 #: time, within 5 ms 87%, within 20 ms 99.7%.
 LINGER_MS = 20
+
+#: The gunicorn releases whose ``ThreadWorker`` internals this worker was
+#: tested with.
+TESTED = tested_versions.ReleaseRange("gunicorn", "27.0", "28")
+#: Whether the api's workers are ``KeepAliveWorker`` (the installed
+#: gunicorn is in ``TESTED``), else gunicorn's ``gthread``.
+LINGERS = TESTED.holds()
+
+
+def worker_class() -> str:
+    """The api's gunicorn ``worker_class``."""
+    return "services.api.keepalive.KeepAliveWorker" if LINGERS else "gthread"
+
+
+def announce(server: Any) -> None:
+    """gunicorn's ``on_starting`` hook: log which worker the api runs,
+    through the master's logger (the master sets up no other)."""
+    tested_versions.announce(
+        TESTED, LINGERS, "api workers serve a connection's next request on "
+        "the thread that answered (KeepAliveWorker)",
+        "api workers are gunicorn's gthread", log=server.log.info)
 
 
 class KeepAliveWorker(gthread.ThreadWorker):

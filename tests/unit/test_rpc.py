@@ -90,11 +90,14 @@ def _names_read(fn) -> set:
     return names
 
 
+@pytest.mark.skipif(not rpc.POLL_FLOOR_RAISED, reason="oslo.messaging "
+                    "outside the tested range: its own floor stays")
 def test_listeners_back_off_from_the_poll_floor(client):
-    """The floor is oslo.messaging's private module constant (setup.cfg
-    pins the release series): this fails on the upgrade that renames it,
-    or that stops reading it where the listeners start and reset their
-    poll timeouts, instead of the tuning silently doing nothing."""
+    """The floor is oslo.messaging's private module constant (raised only
+    on the releases in ``rpc.MESSAGING_TESTED``): this fails on a tested
+    release that renames it, or that stops reading it where the listeners
+    start and reset their poll timeouts, instead of the tuning silently
+    doing nothing."""
     from oslo_messaging._drivers import amqpdriver
     assert amqpdriver.ACK_REQUEUE_EVERY_SECONDS_MIN == rpc.LISTENER_POLL_FLOOR
     for reader in (amqpdriver.AMQPListener.__init__,
@@ -102,6 +105,20 @@ def test_listeners_back_off_from_the_poll_floor(client):
                    amqpdriver.ReplyWaiter.poll):
         assert "ACK_REQUEUE_EVERY_SECONDS_MIN" in _names_read(reader), \
             reader.__qualname__
+
+
+def test_outside_the_tested_range_the_listeners_keep_their_own_floor(
+        monkeypatch):
+    """The public path: oslo.messaging's floor is left as it is; inside
+    the range it is raised."""
+    amqpdriver = pytest.importorskip("oslo_messaging._drivers.amqpdriver")
+    monkeypatch.setattr(amqpdriver, "ACK_REQUEUE_EVERY_SECONDS_MIN", 0.001)
+    monkeypatch.setattr(rpc, "POLL_FLOOR_RAISED", False)
+    rpc._raise_listener_poll_floor()
+    assert amqpdriver.ACK_REQUEUE_EVERY_SECONDS_MIN == 0.001
+    monkeypatch.setattr(rpc, "POLL_FLOOR_RAISED", True)
+    rpc._raise_listener_poll_floor()
+    assert amqpdriver.ACK_REQUEUE_EVERY_SECONDS_MIN == rpc.LISTENER_POLL_FLOOR
 
 
 def test_each_message_context_becomes_the_threads_logging_context():

@@ -18,9 +18,12 @@ connection_debug``, ``echo``) or cursor-execute listeners (SQLite's
 
 NOTE(ashlar): a plan reads what SQLAlchemy's own execution reads from a
 compiled statement (``_bind_processors``, ``_result_columns``) and raises
-through ``Connection._handle_dbapi_exception``, SQLAlchemy internals;
-``tests/unit/db/test_direct.py`` compares both ways on SQLite, PostgreSQL
-and MariaDB.
+through ``Connection._handle_dbapi_exception``, SQLAlchemy internals; so
+plans run only on the SQLAlchemy releases they were tested with
+(``TESTED``).  With any other, every statement goes through SQLAlchemy's
+public execution, as a watched connection's do: the same answers, with
+SQLAlchemy's per-execute cost.  ``tests/unit/db/test_direct.py`` compares
+both ways on SQLite, PostgreSQL and MariaDB.
 """
 
 import collections
@@ -39,8 +42,16 @@ import sqlalchemy as sa
 from sqlalchemy.engine.interfaces import DBAPICursor
 from sqlalchemy.sql.compiler import SQLCompiler
 
+from common import tested_versions
+
 #: SQLAlchemy's statement log (what ``connection_debug`` turns on).
 _SQL_LOG = logging.getLogger("sqlalchemy.engine.Engine")
+
+#: The SQLAlchemy releases whose internals the plans were tested with.
+TESTED = tested_versions.ReleaseRange("SQLAlchemy", "2.0.43", "2.2")
+#: Whether plans run (the installed SQLAlchemy is in ``TESTED``); if not,
+#: every statement goes through SQLAlchemy's own execution.
+PLANS = TESTED.holds()
 
 #: A statement's parameters: one set, or a list of several (an
 #: ``executemany``, which SQLAlchemy runs).
@@ -72,6 +83,14 @@ class _Plan:
     #: The dialect's processor of each result column (None: as is), or
     #: None when every column comes as the driver gives it.
     columns: tuple[_Processor | None, ...] | None
+
+
+def announce() -> None:
+    """Log which way statements run (once; at start, on a server database,
+    where plans would run)."""
+    tested_versions.announce(
+        TESTED, PLANS, "prebuilt statements run on the driver's cursor",
+        "every statement runs through SQLAlchemy's execution")
 
 
 @functools.lru_cache(maxsize=None)
@@ -178,7 +197,9 @@ class Connection:
         self.connection = connection
         self.dialect = connection.dialect
         dispatch = connection.dispatch
-        self._watched = bool(
+        # NOTE(ashlar): statements someone watches, and every statement
+        # outside the tested SQLAlchemy releases, go through SQLAlchemy.
+        self._watched = not PLANS or bool(
             dispatch.before_cursor_execute or dispatch.after_cursor_execute
             or connection.engine.echo or _SQL_LOG.isEnabledFor(logging.INFO))
 

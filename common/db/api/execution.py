@@ -114,6 +114,8 @@ def use_autocommit_pool(engine: sa.engine.Engine | None) -> None:
     no transaction is open; None: always under its transaction manager."""
     global _SINGLE
     _SINGLE = engine
+    if engine is not None:
+        direct.announce()
 
 
 def autocommit_pool() -> sa.engine.Engine | None:

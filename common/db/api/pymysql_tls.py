@@ -12,8 +12,10 @@ with TLS options of their own (``ssl_ca``, ``ssl_disabled``, ... in the
 URL's query) get theirs from PyMySQL as before.
 
 NOTE(ashlar): this overrides ``Connection._create_ssl_ctx``, a PyMySQL
-internal; if it goes, PyMySQL builds a context per connection again (slower,
-nothing else changes).  ``tests/unit/db/test_pymysql_tls.py`` checks it.
+internal, so it is used only with the PyMySQL releases it was tested with
+(``TESTED``); with any other, PyMySQL builds a context per connection, as
+without it (slower to connect, nothing else changes).
+``tests/unit/db/test_pymysql_tls.py`` checks both.
 """
 
 import threading
@@ -22,6 +24,13 @@ from typing import Any
 import pymysql.connections
 import sqlalchemy as sa
 from sqlalchemy.pool import ConnectionPoolEntry
+
+from common import tested_versions
+
+#: The PyMySQL releases whose ``_create_ssl_ctx`` this was tested with.
+TESTED = tested_versions.ReleaseRange("PyMySQL", "1.1", "1.3")
+#: Whether PyMySQL engines share the context (PyMySQL is in ``TESTED``).
+SHARED = TESTED.holds()
 
 
 class SharedPreferredTLS(pymysql.connections.Connection):
@@ -41,8 +50,13 @@ class SharedPreferredTLS(pymysql.connections.Connection):
 
 def share_preferred_tls(engine: sa.engine.Engine) -> None:
     """Open ``engine``'s new connections as ``SharedPreferredTLS`` when its
-    driver is PyMySQL."""
+    driver is PyMySQL of a tested release."""
     if engine.dialect.driver != "pymysql":
+        return
+    tested_versions.announce(
+        TESTED, SHARED, "preferred-mode TLS connections share one context",
+        "each connection builds its own TLS context")
+    if not SHARED:
         return
 
     @sa.event.listens_for(engine, "do_connect")

@@ -29,6 +29,9 @@ except ImportError:  # pytest put tests/unit on sys.path instead
 
 database = fixtures.database
 VOL = models.Volume
+#: What runs only on the SQLAlchemy releases tested (``direct.TESTED``).
+plans = pytest.mark.skipif(not direct.PLANS, reason="SQLAlchemy outside the "
+                           "tested range: statements run through it")
 
 
 @pytest.fixture(scope="module")
@@ -70,6 +73,7 @@ def _both(conn, statement, params):
     return through, [found._asdict() for found in answer]
 
 
+@plans
 def test_reads_answer_the_same_rows(connect):
     """Every read of the hot paths, with types processed (SQLite and
     MariaDB answer booleans as integers)."""
@@ -129,6 +133,7 @@ def _flag_and_count(through, vol):
     assert (found.bootable, found.writer_count) == (True, 1)
 
 
+@plans
 def test_an_insert_sets_the_columns_its_parameters_name(connect):
     """``INSERT`` without values of its own, as through SQLAlchemy: the
     columns not named keep their defaults (a server-side id, NULL)."""
@@ -173,6 +178,32 @@ def _fall_back(through, rows):
     assert answer.rowcount == 1
     assert connectors._connector(through, "a1") == {"host": "h1", "wwpns": ["w1"],
                                             "k1": "v", "k2": "v"}
+
+
+def test_outside_the_tested_range_statements_run_through_sqlalchemy(
+        connect, monkeypatch):
+    """The public path: with a SQLAlchemy outside ``direct.TESTED`` no plan
+    is made; every statement runs through SQLAlchemy's execution and
+    answers as a plan does."""
+    def no_plan(*_args):
+        raise AssertionError("a plan was made")
+    monkeypatch.setattr(direct, "PLANS", False)
+    monkeypatch.setattr(direct, "_plan", no_plan)
+    vol, rows = _attached_pair()
+    with connect() as conn:
+        through = direct.Connection(conn)
+        answer = through.execute(statements.WITH_VOLUME,
+                                 {"attachment_id": "a0"})
+        assert not isinstance(answer, direct.Result)
+        found = answer.one()
+        assert (found.vol__bootable, found.has_connector) == (True, True)
+        _flag_and_count(through, fixtures.make_volume())
+        _fall_back(through, rows)
+    with connect() as conn, pytest.raises(db_exc.DBDuplicateEntry):
+        direct.Connection(conn).execute(sa.insert(VOL).values(
+            id=vol.id, project_id="p1", user_id="u", size=1,
+            status="available", attach_status="detached",
+            volume_type_id=vol.volume_type_id))
 
 
 def test_watched_statements_go_through_sqlalchemy(engine):
@@ -220,6 +251,7 @@ def test_a_prebuilt_transaction_runs_on_the_driver_s_cursor():
     assert all(isinstance(conn, direct.Connection) for conn in given)
 
 
+@plans
 def test_single_statements_run_plans_on_server_databases():
     """``single_statement`` hands its function a ``direct.Connection`` on
     the autocommit pool of PostgreSQL and MariaDB (unwatched: SQLAlchemy's

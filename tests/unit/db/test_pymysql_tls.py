@@ -2,6 +2,7 @@
 
 import ssl
 
+import pytest
 import sqlalchemy as sa
 
 from common.db.api import engine as db_engine
@@ -13,6 +14,9 @@ except ImportError:  # pytest put tests/unit on sys.path instead
     from db import fixtures
 
 database = fixtures.database
+#: What runs only on the PyMySQL releases tested (``pymysql_tls.TESTED``).
+shared = pytest.mark.skipif(not pymysql_tls.SHARED, reason="PyMySQL outside "
+                            "the tested range: each connection builds its own")
 
 
 def _unconnected(**options) -> pymysql_tls.SharedPreferredTLS:
@@ -20,6 +24,7 @@ def _unconnected(**options) -> pymysql_tls.SharedPreferredTLS:
                                           defer_connect=True, **options)
 
 
+@shared
 def test_preferred_mode_connections_share_one_context_that_checks_nothing():
     first, second = _unconnected(), _unconnected()
     assert first.ctx is second.ctx
@@ -28,6 +33,7 @@ def test_preferred_mode_connections_share_one_context_that_checks_nothing():
     assert first.ssl and not first._ssl_required
 
 
+@shared
 def test_connections_with_tls_options_of_their_own_get_their_own():
     required = _unconnected(ssl={"verify_mode": "required"})
     assert required.ctx is not _unconnected().ctx
@@ -36,6 +42,7 @@ def test_connections_with_tls_options_of_their_own_get_their_own():
     assert not _unconnected(ssl_disabled=True).ssl
 
 
+@shared
 def test_pymysql_engines_open_shared_context_connections():
     """Only PyMySQL engines are changed; on MariaDB through PyMySQL (the
     functional run) the service's own pools open such connections."""
@@ -51,3 +58,14 @@ def test_pymysql_engines_open_shared_context_connections():
             raw = conn.connection.dbapi_connection
             assert isinstance(raw, pymysql_tls.SharedPreferredTLS)
             assert conn.exec_driver_sql("SELECT 1").scalar() == 1
+
+
+def test_outside_the_tested_range_pymysql_builds_each_context(monkeypatch):
+    """The public path: a PyMySQL engine's connections are PyMySQL's own."""
+    monkeypatch.setattr(pymysql_tls, "SHARED", False)
+    mysql = sa.create_engine("mysql+pymysql://nobody@127.0.0.1/none")
+    pymysql_tls.share_preferred_tls(mysql)
+    assert not mysql.dialect.dispatch.do_connect
+    monkeypatch.setattr(pymysql_tls, "SHARED", True)
+    pymysql_tls.share_preferred_tls(mysql)
+    assert mysql.dialect.dispatch.do_connect
