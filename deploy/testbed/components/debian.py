@@ -10,6 +10,9 @@ import sys
 import time
 
 APT_TIMEOUT = 900
+#: Another apt-get (a second tox env installing its engines) holds dpkg's
+#: lock for a while: wait for it rather than fail.
+WAIT_FOR_LOCK = ("-o", "DPkg::Lock::Timeout=%d" % APT_TIMEOUT)
 
 
 def missing(packages: tuple[str, ...]) -> list[str]:
@@ -45,10 +48,11 @@ def install(label: str, packages: tuple[str, ...],
     env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
     if subprocess.run(["apt-cache", "show", absent[0]],
                       capture_output=True, check=False).returncode:
-        subprocess.run(["apt-get", "update", "-q"], check=True,
-                       timeout=APT_TIMEOUT)
+        subprocess.run(["apt-get", *WAIT_FOR_LOCK, "update", "-q"],
+                       check=True, timeout=APT_TIMEOUT)
     print("%s: installing %s" % (label, " ".join(absent)), flush=True)
-    subprocess.run(["apt-get", "install", "-y", "-q", *absent], check=True,
-                   timeout=APT_TIMEOUT, env=env, stdout=subprocess.DEVNULL)
+    subprocess.run(["apt-get", *WAIT_FOR_LOCK, "install", "-y", "-q",
+                    *absent], check=True, timeout=APT_TIMEOUT, env=env,
+                   stdout=subprocess.DEVNULL)
     print("%s: installed in %.0fs" % (label, time.monotonic() - started))
     return True

@@ -36,4 +36,4 @@ def upgrade() -> None:
         sa.Column('disabled_reason', sa.String(length=255), nullable=True),
         sa.PrimaryKeyConstraint('id', name=op.f('pk_clusters')),
         sa.UniqueConstraint('name', 'binary',
-                            name=op.f('uniq_clusters0name0binary')))
+                            name=op.f('uniq_clusters0name_binary')))
