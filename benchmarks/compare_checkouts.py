@@ -1,12 +1,15 @@
 """The attach cycle (S3) on several checkouts of Ashlar, all running, in
-alternating rounds: is a change faster?
+alternating rounds: is a change faster, and does it cost more CPU?
 
 This machine's speed drifts by a third within minutes, so runs of one
 checkout after the other compare phases of the machine, not code.  Each
 checkout is served by its own ``benchmarks.ma_cluster serve`` (a fresh
 vhost and database each); every round runs S3 (this checkout's
-``attach_cycle.py``) once against each, in turn.  Prints every round and,
-per checkout, the median::
+``attach_cycle.py``) once against each, in turn, and counts the CPU of
+that deployment's own processes (api, scheduler, volume: their command
+lines name its state folder) per cycle, which a loaded machine moves far
+less than it moves cycles/s.  Prints every round and, per checkout, the
+medians::
 
     git worktree add /tmp/before <rev>
     python -m benchmarks.compare_checkouts /tmp/before . [--rounds 6]
@@ -23,11 +26,12 @@ import sys
 import tempfile
 import time
 
-from benchmarks import attach_cycle
+from benchmarks import attach_cycle, cycle_cost
 
 
 def serve(checkout: str, db: str, log: pathlib.Path) -> tuple:
-    """Start ``checkout``'s deployment; return (process, endpoint)."""
+    """Start ``checkout``'s deployment; return (process, endpoint, its
+    state folder)."""
     proc = subprocess.Popen(
         [sys.executable, "-m", "benchmarks.ma_cluster", "serve", "--db", db],
         cwd=checkout, stdout=log.open("w"), stderr=subprocess.STDOUT)
@@ -35,8 +39,9 @@ def serve(checkout: str, db: str, log: pathlib.Path) -> tuple:
     while time.monotonic() < deadline:
         text = log.read_text()
         found = re.search(r"at (http\S+)", text)
-        if found and "State and logs" in text:
-            return proc, found.group(1)
+        state = re.search(r"State and logs: (\S+)", text)
+        if found and state:
+            return proc, found.group(1), state.group(1)
         if proc.poll() is not None:
             break
         time.sleep(0.5)
@@ -44,14 +49,24 @@ def serve(checkout: str, db: str, log: pathlib.Path) -> tuple:
     raise SystemExit("%s did not start:\n%s" % (checkout, log.read_text()))
 
 
-def s3(endpoint: str, concurrency: int, cycles: int) -> float:
-    """One S3 run (``attach_cycle``); its cycles/s (it must end clean, no
-    refusal)."""
+def cpu(state: str) -> float:
+    """CPU seconds so far of the deployment whose state folder is
+    ``state``."""
+    return sum(seconds for _kind, seconds in
+               cycle_cost.cpu_seconds(((state, "ashlar"),)).values())
+
+
+def s3(endpoint: str, state: str, concurrency: int,
+       cycles: int) -> tuple[float, float]:
+    """One S3 run (``attach_cycle``): its cycles/s (it must end clean, no
+    refusal) and the deployment's CPU milliseconds per cycle."""
+    before = cpu(state)
     level = attach_cycle.run(endpoint, cycles, concurrency)
+    used = cpu(state) - before
     if (level["ok"] != cycles or not level["final_state_ok"]
             or level["refused"]):
         raise SystemExit("S3 did not end clean: %s" % level)
-    return level["cycles_per_s"]
+    return level["cycles_per_s"], used * 1000 / cycles
 
 
 def main() -> None:
@@ -60,7 +75,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=6)
     parser.add_argument("--concurrency", type=int, default=8)
     parser.add_argument("--cycles", type=int, default=400)
-    parser.add_argument("--db", choices=["postgresql", "mysql"],
+    parser.add_argument("--db", choices=["postgresql", "mysql", "mysqldb"],
                         default="postgresql")
     args = parser.parse_args()
     work = pathlib.Path(tempfile.mkdtemp(prefix="compare-checkouts-"))
@@ -70,21 +85,31 @@ def main() -> None:
         for i, checkout in enumerate(names):
             running.append(serve(checkout, args.db, work / ("serve%d" % i)))
         rates: dict[str, list[float]] = {name: [] for name in names}
+        costs: dict[str, list[float]] = {name: [] for name in names}
         for round_no in range(1, args.rounds + 1):
-            for name, (_proc, endpoint) in zip(names, running, strict=True):
-                rates[name].append(s3(endpoint, args.concurrency,
-                                      args.cycles))
+            # ABBA: who goes first alternates, so drift favours no one.
+            pairs = list(zip(names, running, strict=True))
+            for name, (_proc, endpoint, state) in (
+                    pairs if round_no % 2 else pairs[::-1]):
+                rate, cost = s3(endpoint, state, args.concurrency,
+                                args.cycles)
+                rates[name].append(rate)
+                costs[name].append(cost)
             print("round %d: %s" % (round_no, "  ".join(
-                "%s %.1f" % (name, rates[name][-1]) for name in names)),
-                flush=True)
+                "%s %.1f/s %.1f ms CPU" % (name, rates[name][-1],
+                                           costs[name][-1])
+                for name in names)), flush=True)
         for name in names:
-            print("%s: S3 c=%d median %.1f cycles/s (%.1f to %.1f)" % (
-                name, args.concurrency, statistics.median(rates[name]),
-                min(rates[name]), max(rates[name])))
+            print("%s: S3 c=%d median %.1f cycles/s (%.1f to %.1f), "
+                  "%.1f ms CPU per cycle (%.1f to %.1f)" % (
+                      name, args.concurrency, statistics.median(rates[name]),
+                      min(rates[name]), max(rates[name]),
+                      statistics.median(costs[name]), min(costs[name]),
+                      max(costs[name])))
     finally:
-        for proc, _endpoint in running:
+        for proc, _endpoint, _state in running:
             proc.terminate()
-        for proc, _endpoint in running:
+        for proc, _endpoint, _state in running:
             proc.wait()
 
 
