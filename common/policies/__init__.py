@@ -4,6 +4,7 @@ import itertools
 
 from common.policies import attachments
 from common.policies import base
+from common.policies import clusters
 from common.policies import fencing
 from common.policies import groups
 from common.policies import messages
@@ -24,4 +25,4 @@ def list_rules() -> list:
                                 snapshots.list_rules(),
                                 fencing.list_rules(), messages.list_rules(),
                                 transfers.list_rules(), qos.list_rules(),
-                                groups.list_rules()))
+                                groups.list_rules(), clusters.list_rules()))

@@ -37,6 +37,7 @@ from services.api.operations import group_types as gtype_ops
 from services.api.operations import groups as group_ops
 from services.api.operations import messages as message_ops
 from services.api.operations import backends as backend_ops
+from services.api.operations import clusters as cluster_ops
 from services.api.operations import qos as qos_ops
 from services.api.operations import quotas as quota_ops
 from services.api.operations import snapshots as snapshot_ops
@@ -65,6 +66,7 @@ OPERATIONS: tuple[tuple[str, Callable[..., object], *tuple[str, ...]],
      "conf", "volumes", "group_types", "volume_rpc"),
     ("types", type_ops.TypeOperations),
     ("backends", backend_ops.BackendOperations, "conf", "scheduler_rpc"),
+    ("clusters", cluster_ops.ClusterOperations, "conf", "volume_rpc"),
     ("usage", usage_ops.UsageOperations, "conf"),
     ("quotas", quota_ops.QuotaOperations, "conf"),
     ("snapshots", snapshot_ops.SnapshotOperations,
@@ -90,6 +92,7 @@ class Operations(SimpleNamespace):
     groups: group_ops.GroupOperations
     types: type_ops.TypeOperations
     backends: backend_ops.BackendOperations
+    clusters: cluster_ops.ClusterOperations
     usage: usage_ops.UsageOperations
     quotas: quota_ops.QuotaOperations
     snapshots: snapshot_ops.SnapshotOperations

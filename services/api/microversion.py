@@ -44,8 +44,8 @@ _HISTORY: tuple[tuple[str, str], ...] = (
             "volume)."),
     ("3.5", "Messages pagination, sorting and filters."),
     ("3.6", "Consistency group update accepts empty name (not in Ashlar)."),
-    ("3.7", "Clusters API (not in Ashlar); 'cluster' in the service list "
-            "(Ashlar: null)."),
+    ("3.7", "Clusters API: GET/PUT /clusters; 'cluster' in the service "
+            "list."),
     ("3.8", "Manageable volume/snapshot listings (not in Ashlar)."),
     ("3.9", "Backup update (not in Ashlar)."),
     ("3.10", "Volume list 'group_id' filter (Ashlar: at every version)."),
@@ -54,8 +54,7 @@ _HISTORY: tuple[tuple[str, str], ...] = (
     ("3.13", "Generic volume groups: 'group_id' on volume create and detail."),
     ("3.14", "Group snapshots, group from source."),
     ("3.15", "ETag on volume metadata (not in Ashlar)."),
-    ("3.16", "os-migrate_volume accepts 'cluster' (Ashlar refuses one: no "
-             "clusters)."),
+    ("3.16", "os-migrate_volume accepts 'cluster' (Ashlar refuses one)."),
     ("3.17", "Manageable listings accept 'cluster' (not in Ashlar)."),
     ("3.18", "Backup project attribute (not in Ashlar)."),
     ("3.19", "Group snapshot reset-status."),
@@ -63,10 +62,12 @@ _HISTORY: tuple[tuple[str, str], ...] = (
     ("3.21", "'provider_id' in volume detail (admin; Ashlar: null)."),
     ("3.22", "Snapshot list metadata filter (not in Ashlar)."),
     ("3.23", "'force' query parameter on volume delete."),
-    ("3.24", "POST /workers/cleanup (not in Ashlar)."),
+    ("3.24", "POST /workers/cleanup (Ashlar: a live volume service runs "
+             "its sweep of interrupted work now; schedulers hold none)."),
     ("3.25", "'volumes' field in group views."),
     ("3.26", "Services failover action; freeze/thaw accept 'cluster' "
-             "(not in Ashlar: no replication)."),
+             "(not in Ashlar: no replication); replication fields in "
+             "cluster views (Ashlar: disabled)."),
     ("3.27", "Attachments API: create/list/detail/show/update/delete."),
     ("3.28", "Filters on scheduler-stats/get_pools."),
     ("3.29", "Group snapshot filter/sort/pagination (Ashlar: at every "
@@ -241,7 +242,9 @@ GROUP_SNAPSHOT_RESET_STATUS = APIVersion(3, 19)
 GROUP_VOLUME_RESET_STATUS = APIVersion(3, 20)
 VOLUME_DETAIL_PROVIDER_ID = APIVersion(3, 21)
 VOLUME_DELETE_FORCE = APIVersion(3, 23)
+WORKERS_CLEANUP = APIVersion(3, 24)
 GROUP_VOLUME_LIST = APIVersion(3, 25)
+REPLICATION_CLUSTER = APIVersion(3, 26)
 NEW_ATTACH = APIVersion(3, 27)
 POOL_FILTER = APIVersion(3, 28)
 RESOURCE_FILTER_CONFIG = APIVersion(3, 33)

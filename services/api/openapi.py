@@ -19,6 +19,7 @@ from services.api import microversion
 from services.api import validation
 from services.api.schemas import Schema, Versioned
 from services.api.schemas import attachments as attachment_schemas
+from services.api.schemas import clusters as cluster_schemas
 from services.api.schemas import encryption as encryption_schemas
 from services.api.schemas import groups as group_schemas
 from services.api.schemas import metadata as metadata_schemas
@@ -74,6 +75,9 @@ def body_schemas() -> dict[str, Schema]:
         "QuotaClassSetUpdateRequest": _at_max(quota_schemas.CLASS_UPDATE),
         "ServiceActionRequest": _at_max(
             service_schemas.ACTIONS["disable-log-reason"]),
+        "ClusterUpdateRequest": {"oneOf": [_at_max(cluster_schemas.ENABLE),
+                                           _at_max(cluster_schemas.DISABLE)]},
+        "WorkersCleanupRequest": _at_max(cluster_schemas.CLEANUP),
         "SnapshotCreateRequest": _at_max(snapshot_schemas.CREATE),
         "SnapshotUpdateRequest": _at_max(snapshot_schemas.UPDATE),
         "SnapshotActionRequest": _one_of(snapshot_schemas.ACTIONS),

@@ -21,6 +21,7 @@ from services.api import microversion as mv
 from services.api.resources import attachments
 from services.api.resources import availability_zones
 from services.api.resources import backends
+from services.api.resources import clusters
 from services.api.resources import encryption
 from services.api.resources import extensions
 from services.api.resources import group_types
@@ -129,6 +130,12 @@ ROUTES: tuple[Route, ...] = (
     route("/v3/capabilities/{host}", backends.Capabilities, "backends"),
     route("/v3/os-availability-zone", availability_zones.AvailabilityZones,
           "usage"),
+    # Clusters of volume services (3.7+) and the operator's cleanup (3.24+).
+    route("/v3/clusters", clusters.Collection, "clusters"),
+    route("/v3/clusters/detail", clusters.Collection, "clusters",
+          detail=True),
+    route("/v3/clusters/{name}", clusters.Item, "clusters"),
+    route("/v3/workers/cleanup", clusters.Cleanup, "clusters"),
     # Limits and quotas.
     route("/v3/limits", limits.Limits, "usage"),
     route("/v3/os-quota-sets/{project_id}", quotas.QuotaSet, "quotas"),

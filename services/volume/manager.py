@@ -109,9 +109,19 @@ class VolumeManager(service.Manager):
 
     def _finish_lost_work(self) -> None:
         """Periodically: creates and deletes whose cast never arrived (a
-        broker restart can drop a queue), older than an RPC timeout."""
+        broker restart can drop a queue), or whose node died (a member of
+        this cluster), older than an RPC timeout."""
         resume.finish_interrupted_work(self,
                                        min_age=self.conf.rpc_call_timeout)
+
+    @messaging.expose
+    def do_cleanup(self, ctxt: Context) -> None:
+        """An operator's ``POST /workers/cleanup``: run the periodic sweeps
+        now (interrupted work, stuck attachments) rather than at their next
+        tick; what is younger than an RPC timeout is still left to its
+        message."""
+        self._finish_lost_work()
+        self.check_stuck_attachments()
 
     # -- RPC methods: volumes --------------------------------------------
     @messaging.expose
@@ -134,8 +144,9 @@ class VolumeManager(service.Manager):
     def extend_volume(self, ctxt: Context, volume_id: str,
                       new_size: int) -> None:
         """Grow the volume; ``extending`` -> what its attachments say."""
-        if extend.extend(self.here, ctxt, volume_id, new_size):
-            self.reporter.capacity_changed()
+        with self.here.in_hand(volume_id) as mine:
+            if mine and extend.extend(self.here, ctxt, volume_id, new_size):
+                self.reporter.capacity_changed()
 
     @messaging.expose
     def retype_volume(self, ctxt: Context, volume_id: str, new_type_id: str,

@@ -95,11 +95,13 @@ class VolumeAPI(rpc.RPCAPI):
         1.6 - migrate_volume, migrate_volume_in, delete_migrated (casts):
               a retype or an admin's migrate that moves the volume to
               another pool (``common.migration``).
+        1.7 - do_cleanup (cast, to a node or a cluster): resume now the
+              work the periodic sweep resumes (``POST /workers/cleanup``).
     """
 
     TOPIC = constants.VOLUME_TOPIC
     BINARY = constants.VOLUME_BINARY
-    RPC_API_VERSION = "1.6"
+    RPC_API_VERSION = "1.7"
     #: A delete that takes the volume's snapshots along.
     CASCADE_VERSION = "1.5"
 
@@ -240,3 +242,9 @@ class VolumeAPI(rpc.RPCAPI):
         self._prepare(server=backend_of(host), version="1.6").cast(
             ctxt, "delete_migrated", volume_id=volume_id, size=size,
             provider_location=provider_location)
+
+    @rpc.assert_min_rpc_version("1.7")
+    def do_cleanup(self, ctxt: RequestContext, server: str) -> None:
+        """Ask ``server`` (``host@backend``, or ``cluster@backend``: any
+        live member) to run its sweep of interrupted work now."""
+        self._prepare(server=server, version="1.7").cast(ctxt, "do_cleanup")

@@ -39,7 +39,7 @@ def _service_view(row: models.Service, up: bool, version: mv.APIVersion,
         if version >= mv.BACKEND_STATE_REPORT:
             body["backend_state"] = backend_state
     if version >= mv.CLUSTER_SUPPORT:
-        body["cluster"] = None
+        body["cluster"] = row.cluster_name
     return body
 
 

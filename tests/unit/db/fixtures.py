@@ -71,7 +71,7 @@ def clean() -> None:
                       "snapshot_metadata", "snapshots", "group_snapshots",
                       "volume_metadata", "volumes", "group_volume_types",
                       "groups", "group_types", "volume_type_extra_specs",
-                      "volume_type_projects", "services", "quotas",
+                      "volume_type_projects", "services", "clusters", "quotas",
                       "quota_classes", "project_locks", "messages"):
             conn.execute(sa.text("DELETE FROM %s" % table))
         conn.execute(sa.text("UPDATE volume_types SET qos_specs_id = NULL"))

@@ -138,9 +138,9 @@ def _conf_for_client():
         yield
 
 
-def test_rpc_version_is_one_six():
-    assert rpcapi.VolumeAPI.RPC_API_VERSION == "1.6"
-    assert manager.VolumeManager.target.version == "1.6"
+def test_rpc_version_is_one_seven():
+    assert rpcapi.VolumeAPI.RPC_API_VERSION == "1.7"
+    assert manager.VolumeManager.target.version == "1.7"
 
 
 @pytest.mark.parametrize("method, kind, args, kwargs, version", [
@@ -198,6 +198,26 @@ def test_a_create_from_a_source_is_create_volume_at_1_3(client):
     raw.can_send_version.return_value = False
     with pytest.raises(rpcapi.rpc.ServiceTooOld):
         api.create_volume_from_source("ctxt", "v1", "h@b#p")
+
+
+def test_do_cleanup_is_cast_to_a_node_or_a_cluster_at_1_7(client):
+    api, raw = client
+    api.do_cleanup("ctxt", "c1@fake")
+    raw.prepare.assert_called_with(server="c1@fake", version="1.7")
+    raw.prepare.return_value.cast.assert_called_once_with(
+        "ctxt", "do_cleanup")
+    raw.can_send_version.return_value = False
+    with pytest.raises(rpcapi.rpc.ServiceTooOld):
+        api.do_cleanup("ctxt", "c1@fake")
+
+
+def test_do_cleanup_runs_the_periodic_sweeps_now(mgr):
+    with mock.patch.object(manager.resume,
+                           "finish_interrupted_work") as sweep, \
+            mock.patch.object(mgr, "check_stuck_attachments") as stuck:
+        mgr.do_cleanup("ctxt")
+    sweep.assert_called_once_with(mgr, min_age=mgr.conf.rpc_call_timeout)
+    stuck.assert_called_once_with()
 
 
 def test_rpc_refuses_old_servers(client):
