@@ -8,6 +8,7 @@ Listings take cliff's ``-f table|json|yaml|value|csv``; every command has
     service list [--host H] [--binary B]  services: up/down, enabled, heartbeat
     service enable|disable HOST [--reason R] | service remove HOST
     pool list [--long]                    pools, report age, types they take
+    cluster list [--name N] [--services]  clusters: up/down, enabled, members
     volume reset-state VOLUME --state S [--attach-status detached]
     attachment list [--host H] [--volume V]
     attachment reset ATTACHMENT           remove the row (database only)
@@ -23,6 +24,7 @@ import bcrypt
 
 from common.db import migrations
 from services.manage import base
+from services.manage import clusters
 from services.manage import pools
 from services.manage import services
 from services.manage import volumes
@@ -145,6 +147,7 @@ class ManageApp(base.Console):
                           "service disable": services.ServiceDisable,
                           "service remove": services.ServiceRemove,
                           "pool list": pools.PoolList,
+                          "cluster list": clusters.ClusterList,
                           "volume reset-state": volumes.VolumeResetState,
                           "attachment list": volumes.AttachmentList,
                           "attachment reset": volumes.AttachmentReset})

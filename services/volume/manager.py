@@ -17,6 +17,7 @@ from typing import Callable
 
 import oslo_messaging as messaging
 from oslo_config import cfg
+from oslo_log import log as logging
 
 from common import context as ashlar_context
 from common import coordination
@@ -38,6 +39,7 @@ from services.volume import retype
 from services.volume import rpcapi as volume_rpcapi
 from services.volume import snapshots
 
+LOG = logging.getLogger(__name__)
 Context = ashlar_context.RequestContext
 
 
@@ -120,6 +122,8 @@ class VolumeManager(service.Manager):
         now (interrupted work, stuck attachments) rather than at their next
         tick; what is younger than an RPC timeout is still left to its
         message."""
+        LOG.info("Cleanup of %s requested: resuming interrupted work now",
+                 self.service_host)
         self._finish_lost_work()
         self.check_stuck_attachments()
 

@@ -8,7 +8,10 @@ The members lock through tooz's file driver here (members on one host);
 tests/functional/test_ha.py runs a cluster on a real etcd.
 """
 
+import json
 import signal
+import subprocess
+import sys
 
 import pytest
 
@@ -17,6 +20,9 @@ from deploy.testbed import harness
 #: The backend both members run (the fake driver: no shared storage is
 #: needed for what is checked here; each member's gate can stop a create).
 BACKEND = "[fake]\nvolume_driver = fake\n"
+#: The microversion of os-clusters (3.7) and of workers/cleanup (3.24).
+CLUSTERS = {"OpenStack-API-Version": "volume 3.7"}
+CLEANUP = {"OpenStack-API-Version": "volume 3.24"}
 
 
 def _member(dep, name: str, host: str, gate: str = "") -> None:
@@ -114,3 +120,73 @@ def test_a_dead_members_create_is_finished_by_a_live_one(deployment,
     # it.
     assert log.count("Created fake volume %s" % made["id"]) == 1, log
     assert "Created fake volume" not in dep.log("member1")
+
+
+def _manage(dep, *args: str) -> list[dict]:
+    conf = dep.config("manage", "manage")
+    run = subprocess.run(
+        [sys.executable, "-m", "services.manage", "--config-file", conf,
+         *args, "-f", "json"], cwd=harness.REPO, capture_output=True,
+        text=True, timeout=120)
+    assert run.returncode == 0, run.stderr[-2000:]
+    return json.loads(run.stdout)
+
+
+def _cluster(client) -> dict:
+    resp = client.get("/clusters/detail", headers=CLUSTERS)
+    assert resp.status_code == 200, resp.text
+    (cluster,) = resp.json()["clusters"]
+    return cluster
+
+
+
+def test_os_clusters_a_disabled_cluster_and_a_dead_member(deployment):
+    """os-clusters counts the members, a disabled cluster takes no new
+    volume (the scheduler finds no backend, as Cinder's), a killed member
+    counts as down once its heartbeat is older than service_down_time,
+    and a cleanup of it is resumed by the live member."""
+    dep, client = deployment
+    _member(dep, "member1", "node1")
+    _member(dep, "member2", "node2")
+    harness.wait_for(lambda: set(client.pools()) == {"c1@fake#fake"},
+                     timeout=60, what="the cluster's one pool")
+    cluster = _cluster(client)
+    assert (cluster["name"], cluster["state"], cluster["status"],
+            cluster["num_hosts"], cluster["num_down_hosts"]) == (
+        "c1@fake", "up", "enabled", 2, 0)
+    services = client.get("/os-services", headers=CLUSTERS).json()[
+        "services"]
+    assert {s["host"]: s["cluster"] for s in services
+            if s["binary"] == "cinder-volume"} == {
+        "node1@fake": "c1@fake", "node2@fake": "c1@fake"}
+    (listed,) = _manage(dep, "cluster", "list", "--services")
+    assert (listed["Name"], listed["Hosts"], listed["Down hosts"]) == (
+        "c1@fake", 2, 0)
+    assert listed["Services"] == "node1@fake, node2@fake"
+
+    resp = client.put("/clusters/disable", {
+        "name": "c1@fake", "disabled_reason": "maintenance"},
+        headers=CLUSTERS)
+    assert resp.status_code == 200, resp.text
+    assert resp.json()["cluster"]["status"] == "disabled"
+    refused = client.create_volume()
+    client.wait_status(refused["id"], "error")
+    assert "Created fake volume %s" % refused["id"] not in (
+        dep.log("member1") + dep.log("member2"))
+    resp = client.put("/clusters/enable", {"name": "c1@fake"},
+                      headers=CLUSTERS)
+    assert resp.json()["cluster"]["status"] == "enabled"
+    made = client.create_volume()
+    client.wait_status(made["id"], "available")
+
+    dep.stop("member1", signal.SIGKILL)
+    harness.wait_for(lambda: _cluster(client)["num_down_hosts"] == 1,
+                     timeout=30, what="member1 seen down")
+    assert _cluster(client)["state"] == "up"
+    resp = client.post("/workers/cleanup", {}, headers=CLEANUP)
+    assert resp.status_code == 202, resp.text
+    assert [(s["host"], s["cluster_name"]) for s in resp.json()[
+        "cleaning"]] == [("node1@fake", "c1@fake")]
+    assert resp.json()["unavailable"] == []
+    harness.wait_for(lambda: "Cleanup of c1@fake requested" in dep.log(
+        "member2"), timeout=30, what="member2 running the cleanup")
