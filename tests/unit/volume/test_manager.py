@@ -64,6 +64,22 @@ def test_extend_failure_is_error_extending(mgr):
     assert _told(vol.id) == ["VOLUME_VOLUME_007_010"]
 
 
+def test_an_extend_in_hand_elsewhere_is_left_to_it(mgr):
+    """A sweep, a cleanup or another member of the cluster does not
+    extend a volume a late cast is extending now (or the reverse)."""
+    vol = fixtures.make_volume_on(mgr.driver, status="extending",
+                                  pending_size=5)
+    with mgr.here.in_hand(vol.id) as mine:
+        assert mine
+        mgr.extend_volume(fixtures.admin(), vol.id, 5)
+        resume.finish_interrupted_work(mgr)
+    row = _get(vol)
+    assert (row.status, row.size, mgr.driver.volumes[vol.id]) == (
+        "extending", 1, 1)
+    resume.finish_interrupted_work(mgr)
+    assert (_get(vol).size, mgr.driver.volumes[vol.id]) == (5, 5)
+
+
 def test_extend_ignores_other_statuses(mgr):
     vol = fixtures.make_volume_on(mgr.driver, status="available")
     mgr.extend_volume(fixtures.admin(), vol.id, 5)
