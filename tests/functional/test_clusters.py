@@ -3,6 +3,8 @@ two members of cluster ``c1`` serve one backend, reported and placed once
 as ``c1@fake``; any live member takes a message for the cluster's volumes,
 and a member killed in the middle of a create leaves it to a live member,
 which finishes it once the dead one's lock lapses, exactly once.
+Operators see and switch the cluster through os-clusters (3.7),
+``ashlar-manage cluster list`` and ``POST /workers/cleanup`` (3.24).
 
 The members lock through tooz's file driver here (members on one host);
 tests/functional/test_ha.py runs a cluster on a real etcd.

@@ -114,7 +114,7 @@ def test_an_admin_migrates_an_available_volume_to_a_named_pool(api):
     def migrate(volume_id, **body):
         return api.action(volume_id, {"os-migrate_volume": body})
     for body, words in (({}, "Must specify host or cluster"),
-                        ({"cluster": "c1"}, "Ashlar has no clusters"),
+                        ({"cluster": "c1"}, "Migrating to a cluster is not served"),
                         ({"host": "node1@b1#b1"}, "must be different"),
                         ({"host": "node9@b9#b9"},
                          "No available service named node9@b9#b9")):

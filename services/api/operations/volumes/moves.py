@@ -149,7 +149,7 @@ class Moves(base.VolumeBase):
         type, to pool (or backend) ``host``; ``maintenance`` until it is
         there (``common.migration``).
 
-        :raises InvalidInput: no host, or a cluster (Ashlar has none).
+        :raises InvalidInput: no host, or a cluster (not served).
         :raises InvalidHost: the volume's own backend, or one the
             capability view knows nothing of.
         :raises InvalidVolume: several attachments (a copy cannot follow
@@ -162,8 +162,8 @@ class Moves(base.VolumeBase):
         attach_rules.check_migration(volume_id, row.attachment_count)
         if cluster or not host:
             raise exception.InvalidInput(
-                reason="Ashlar has no clusters: name the destination "
-                       "host@backend#pool." if cluster
+                reason="Migrating to a cluster is not served: name the "
+                       "destination host@backend#pool." if cluster
                 else "Must specify host or cluster.")
         self._check_destination(row, host)
         if (row.status != STATUS.AVAILABLE or not migration.copy_carries(row)
