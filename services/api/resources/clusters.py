@@ -21,33 +21,21 @@ _BOOLS = ("is_up", "disabled", "frozen")
 _INTS = ("num_hosts", "num_down_hosts")
 
 
-def list_filters(params: validation.Params,
-                 version: mv.APIVersion) -> dict[str, object]:
+def list_filters(req: falcon.Request) -> dict[str, object]:
     """The list filters of a request, parsed as Cinder parses them.
 
-    :raises InvalidInput: a filter Cinder does not accept at ``version``.
+    :raises InvalidInput: a filter Cinder does not accept at the request's
+        version.
     :raises ValidationError: a boolean or count that is not one.
     """
-    allowed = _FILTERS + (_REPLICATION_FILTERS
-                          if version >= mv.REPLICATION_CLUSTER else ())
-    unknown = sorted(set(params) - set(allowed))
+    allowed = _FILTERS + (_REPLICATION_FILTERS if base.version(req)
+                          >= mv.REPLICATION_CLUSTER else ())
+    unknown = sorted(set(req.params) - set(allowed))
     if unknown:
         raise exception.InvalidInput(
             reason="Invalid filter keys: %s" % ", ".join(unknown))
-    result: dict[str, object] = {}
-    for key, given in params.items():
-        value = given[-1] if isinstance(given, list) else given
-        if key in _BOOLS:
-            result[key] = validation.parse_bool_param(key, value)
-        elif key in _INTS:
-            if not value.isdigit():
-                raise exception.ValidationError(
-                    detail="Invalid filter %s: '%s' is not an integer."
-                    % (key, value))
-            result[key] = int(value)
-        else:
-            result[key] = value
-    return result
+    return base.filters(req, {key: key for key in allowed}, bools=_BOOLS,
+                        ints=_INTS)
 
 
 class Collection:
@@ -60,11 +48,9 @@ class Collection:
 
     def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
         base.require(req, mv.CLUSTER_SUPPORT)
-        version = base.version(req)
-        found = self.ops.clusters(base.ctxt(req),
-                                  list_filters(req.params, version))
+        found = self.ops.clusters(base.ctxt(req), list_filters(req))
         view = views.detail if self.detail else views.summary
-        replication = version >= mv.REPLICATION_CLUSTER
+        replication = base.version(req) >= mv.REPLICATION_CLUSTER
         resp.media = {"clusters": [view(state, replication)
                                    for state in found]}
 
