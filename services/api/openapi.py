@@ -75,7 +75,8 @@ def body_schemas() -> dict[str, Schema]:
         "QuotaClassSetUpdateRequest": _at_max(quota_schemas.CLASS_UPDATE),
         "ServiceActionRequest": _at_max(
             service_schemas.ACTIONS["disable-log-reason"]),
-        "ClusterUpdateRequest": {"oneOf": [_at_max(cluster_schemas.ENABLE),
+        # NOTE: anyOf: an enable's body is a valid disable's too.
+        "ClusterUpdateRequest": {"anyOf": [_at_max(cluster_schemas.ENABLE),
                                            _at_max(cluster_schemas.DISABLE)]},
         "WorkersCleanupRequest": _at_max(cluster_schemas.CLEANUP),
         "SnapshotCreateRequest": _at_max(snapshot_schemas.CREATE),
