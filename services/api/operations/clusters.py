@@ -104,7 +104,7 @@ class ClusterOperations:
                ) -> dict[str, str | None]:
         """``cluster_name`` and ``host`` of the request; with only a
         ``resource_id``, the backend that volume (snapshot) is on."""
-        kind = request.get("resource_type")
+        kind = request.get("resource_type") or None
         if kind and kind.title() not in RESOURCE_TYPES:
             raise exception.InvalidInput(
                 reason="Resource type %s not valid, must be %s" % (

@@ -313,7 +313,8 @@ def test_cleanup_by_resource_finds_its_backend(client, rpc):
     assert resp.json["unavailable"] == []
     snapshot = fixtures.make_snapshot(fixtures.make_volume(
         host="n3@lvm#lvm"))
-    resp = cleanup(client, {"resource_id": snapshot.id})
+    resp = cleanup(client, {"resource_id": snapshot.id,
+                            "resource_type": ""})
     assert (resp.json["cleaning"], _hosts(resp.json["unavailable"])) == (
         [], ["n3@lvm"])
 
