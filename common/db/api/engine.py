@@ -9,11 +9,12 @@ pool ``single_statement`` runs on (``autocommit_engine``,
 ``common.db.api.execution``).
 """
 
+import functools
 import os
 from collections.abc import Callable
 from typing import Any
-from typing import Protocol
 from typing import TypeVar
+from typing import cast
 
 import sqlalchemy as sa
 from oslo_config import cfg
@@ -27,21 +28,40 @@ from common.db.api import execution
 _F = TypeVar("_F", bound=Callable[..., Any])
 
 
-class _Retry(Protocol):
-    """A decorator that keeps the signature of what it decorates."""
-
-    def __call__(self, fn: _F, /) -> _F:
-        """``fn``, run again while it raises what is to be retried."""
-
-
 context_manager = enginefacade.transaction_context()
 reader: execution.TransactionManager = context_manager.reader
 writer: execution.TransactionManager = context_manager.writer
 
-#: Retry writer transactions that lost a deadlock or a SQLite lock race.
-retry_on_deadlock: _Retry = oslo_db_api.wrap_db_retry(
+#: oslo.db's retry of a writer transaction that lost a deadlock: InnoDB's,
+#: a Galera certification failure or brute-force abort (MariaDB's error
+#: 1213, which oslo.db raises as ``DBDeadlock``), or an SQLite lock race.
+_RETRY = oslo_db_api.wrap_db_retry(
     max_retries=10, retry_on_deadlock=True, retry_interval=0.01,
     inc_retry_interval=True, max_retry_interval=0.2)
+
+
+def retry_on_deadlock(fn: _F) -> _F:
+    """Run ``fn(context, ...)``, a whole writer transaction, again when it
+    lost a deadlock (``DBDeadlock``), up to 10 times.
+
+    NOTE(ashlar): only a whole transaction is run again.  A deadlock rolls
+    the whole transaction back (InnoDB), and Galera fails a transaction
+    whose write set lost certification at its ``COMMIT`` (or aborts it
+    under a replicated one): when ``fn`` joins a transaction the context
+    already has open, running ``fn`` alone again would redo its part of a
+    transaction that is gone, so the error goes up to the code that opened
+    it.  Every function wrapped here changes nothing but the database, so a
+    transaction that was rolled back is safe to run again.
+    """
+    retried = _RETRY(fn)
+
+    @functools.wraps(fn)
+    def wrapper(context: Any, *args: Any, **kwargs: Any) -> Any:
+        if execution.transaction_open(context):
+            return fn(context, *args, **kwargs)
+        return retried(context, *args, **kwargs)
+    return cast(_F, wrapper)
+
 
 _CONFIGURED = False
 

@@ -123,7 +123,7 @@ def autocommit_pool() -> sa.engine.Engine | None:
     return _SINGLE
 
 
-def _in_transaction(context: RequestContext) -> bool:
+def transaction_open(context: RequestContext) -> bool:
     """Whether the context has a transaction of ``context_manager`` open."""
     try:
         return context.transaction_ctx is not None
@@ -172,7 +172,7 @@ def single_statement(manager: TransactionManager) -> Callable[
         @functools.wraps(fn)
         def wrapper(context: RequestContext, *args: _P.args,
                     **kwargs: _P.kwargs) -> _R:
-            if _SINGLE is None or _in_transaction(context):
+            if _SINGLE is None or transaction_open(context):
                 return in_transaction(context, *args, **kwargs)
             with _SINGLE.connect() as conn:
                 return fn(direct.Connection(conn), *args, **kwargs)

@@ -225,6 +225,7 @@ def attachment_cas(context: RequestContext, volume_id: str, attachment_id: str,
     return True
 
 
+@retry_on_deadlock
 @single_statement(writer)
 def attachment_record(conn: Conn, volume_id: str, attachment_id: str,
                       expected: dict[str, Any], values: dict[str, Any]
