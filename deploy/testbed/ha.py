@@ -1,0 +1,183 @@
+"""The "ha" deployment: Ashlar on the clustered engines of deploy/ha.
+
+``HA`` starts the three engine clusters of ``components`` (RabbitMQ,
+MariaDB Galera behind haproxy, etcd; at once, each on its own loopback
+ports and folders), then Ashlar as ``harness.Deployment`` starts it (the
+same config files and processes): the api (gunicorn), a scheduler and two
+volume nodes, members of one cluster ``c1`` whose file backend is a folder
+both share, locking through tooz on etcd (each member on another etcd
+member).  Every process's ``transport_url`` names the three RabbitMQ nodes
+with quorum queues; the database is Galera through haproxy (one writer).
+
+The single-node path (``harness.Deployment`` on the machine's broker and
+database) and the embedded mode are untouched: this module only adds
+configuration.
+
+    python -m deploy.testbed.ha up DIR     # until Ctrl-C; prints the endpoint
+"""
+
+import argparse
+import signal
+import sys
+import time
+from concurrent import futures
+from pathlib import Path
+
+from benchmarks import procmem
+from deploy.testbed import harness
+from deploy.testbed.components import etcd as etcd_component
+from deploy.testbed.components import galera as galera_component
+from deploy.testbed.components import rabbit_cluster
+
+#: The volume cluster, its members (volume node host names) and backend.
+CLUSTER = "c1"
+MEMBERS = ("node1", "node2")
+BACKEND = "file"
+POOL = "%s@%s#%s" % (CLUSTER, BACKEND, BACKEND)
+#: oslo.messaging on the RabbitMQ cluster (deploy/ha/README.md): quorum
+#: queues for topics, and for replies and fanouts, so a reply whose queue
+#: led on a dead node is not lost.
+RPC_OPTIONS = "\n".join((
+    "[oslo_messaging_rabbit]",
+    "rabbit_quorum_queue = true",
+    "rabbit_transient_quorum_queue = true", ""))
+POOLS_TIMEOUT = 120.0
+
+
+class HA:
+    """The whole deployment as a context manager: ``start_seconds``,
+    ``pss_mib()``, the engine clusters (``rabbit``, ``galera``, ``etcd``),
+    Ashlar's processes (``dep``: a ``harness.Deployment``) and a
+    ``client``.
+
+    :param options: ``harness.Deployment``'s (``quota_volumes``, ...).
+    """
+
+    def __init__(self, workdir: Path, **options: object) -> None:
+        self.dir = Path(workdir)
+        self.options = options
+        self.rabbit = rabbit_cluster.RabbitCluster(self.dir / "rabbitmq")
+        self.galera = galera_component.Galera(self.dir / "galera")
+        self.etcd = etcd_component.Etcd(self.dir / "etcd")
+        self.dep: harness.Deployment | None = None
+        self.client: harness.Client | None = None
+        self.start_seconds: float | None = None
+        self.engine_seconds: dict[str, float] = {}
+
+    @staticmethod
+    def available() -> None:
+        """Raise ``harness.Unavailable`` unless every engine is here."""
+        for component in (rabbit_cluster, galera_component, etcd_component):
+            component.available()
+
+    def __enter__(self) -> "HA":
+        started = time.monotonic()
+        self.available()
+        engines = (self.rabbit, self.galera, self.etcd)
+        try:
+            with futures.ThreadPoolExecutor(len(engines)) as pool:
+                for done in [pool.submit(engine.__enter__)
+                             for engine in engines]:
+                    done.result()
+            self.engine_seconds = {engine.label: round(
+                engine.start_seconds, 1) for engine in engines}
+            self._start_ashlar()
+        except BaseException:
+            self.__exit__()
+            raise
+        self.start_seconds = time.monotonic() - started
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        if self.dep is not None:
+            self.dep.stop_all()
+        for engine in (self.rabbit, self.galera, self.etcd):
+            engine.stop()
+
+    # -- Ashlar -----------------------------------------------------------------
+    def _start_ashlar(self) -> None:
+        self.dep = harness.Deployment(
+            self.dir / "ashlar", self.rabbit.transport_url(),
+            self.galera.url(), **self.options)
+        self.dep.tmp.mkdir(parents=True, exist_ok=True)
+        self.dep.db_sync()
+        self.dep.start("scheduler", "services.scheduler", "sched",
+                       extra=RPC_OPTIONS)
+        for index in range(len(MEMBERS)):
+            self.start_member(index)
+        self.dep.start("api", "services.api", "api", extra=RPC_OPTIONS)
+        self.client = harness.Client(self.dep.endpoint)
+        harness.wait_for(lambda: set(self.client.pools()) == {POOL},
+                         timeout=POOLS_TIMEOUT, what="the cluster's pool")
+
+    def member_config(self, index: int) -> str:
+        """The extra config of volume member ``index``: the cluster, the
+        shared backend folder, tooz on one etcd member, the RPC options."""
+        shared = self.dir / "ashlar" / "shared-volumes"
+        shared.mkdir(parents=True, exist_ok=True)
+        etcd_member = self.etcd.names[index % len(self.etcd.names)]
+        return "\n".join((
+            "[DEFAULT]", "cluster = %s" % CLUSTER,
+            "[coordination]",
+            "backend_url = %s" % self.etcd.tooz_url(etcd_member),
+            "[%s]" % BACKEND, "file_volume_dir = %s" % shared,
+            RPC_OPTIONS))
+
+    def start_member(self, index: int) -> None:
+        """(Re)start volume member ``index`` (``volume1``, ...)."""
+        assert self.dep is not None
+        self.dep.start("volume%d" % (index + 1), "services.volume",
+                       MEMBERS[index], backends=BACKEND,
+                       extra=self.member_config(index))
+
+    # -- what it costs --------------------------------------------------------
+    def pss_mib(self) -> dict[str, float]:
+        """Pss (MiB, benchmarks/procmem.py) of each engine cluster, of
+        Ashlar's processes and in all."""
+        assert self.dep is not None
+        usage = {engine.label: engine.pss_mib()
+                 for engine in (self.rabbit, self.galera, self.etcd)}
+        usage["Ashlar"] = procmem.group_usage({"ashlar": [
+            proc.pid for proc in self.dep.procs.values()
+            if proc.poll() is None]})["ashlar"]["pss_mib"]
+        usage["total"] = round(sum(usage.values()), 1)
+        return usage
+
+    def volume_members_on(self) -> dict[str, str]:
+        """The RabbitMQ node each volume member's connections are on
+        (oslo.messaging names a connection ``<process>:<pid>:<uuid>``)."""
+        assert self.dep is not None
+        pids = {"volume%d" % (index + 1): self.dep.procs[
+            "volume%d" % (index + 1)].pid for index in range(len(MEMBERS))
+            if "volume%d" % (index + 1) in self.dep.procs}
+        live = [name for name in self.rabbit.names
+                if self.rabbit.alive(name)]
+        found = {}
+        for connection, node in self.rabbit.connections(live[0]).items():
+            parts = connection.split(":")
+            for name, pid in pids.items():
+                if len(parts) > 1 and parts[1] == str(pid):
+                    found.setdefault(name, node)
+        return found
+
+
+def main(argv: list[str] | None = None) -> None:
+    """``up DIR``: the ha deployment in DIR until Ctrl-C or SIGTERM."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    sub.add_parser("up").add_argument("dir")
+    args = parser.parse_args(argv)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    with HA(Path(args.dir)) as ha:
+        assert ha.dep is not None
+        print("endpoint %s (up in %.1fs, engines %s, Pss %s)" % (
+            ha.dep.endpoint, ha.start_seconds, ha.engine_seconds,
+            ha.pss_mib()), flush=True)
+        try:
+            signal.pause()
+        except KeyboardInterrupt:
+            pass
+
+
+if __name__ == "__main__":
+    main()
