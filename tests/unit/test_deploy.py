@@ -24,7 +24,10 @@ def _console_scripts():
 
 SECRETS = {"RABBITMQ_PASSWORD": "rabbit-s3cret",
            "POSTGRES_PASSWORD": "pg-s3cret",
-           "ASHLAR_OPERATOR_PASSWORD": "op-s3cret"}
+           "ASHLAR_OPERATOR_PASSWORD": "op-s3cret",
+           "RABBITMQ_ERLANG_COOKIE": "cookie-s3cret",
+           "MARIADB_PASSWORD": "maria-s3cret",
+           "MARIADB_ROOT_PASSWORD": "root-s3cret"}
 
 
 def _compose():
@@ -80,7 +83,7 @@ def test_make_env_writes_private_random_secrets_once(tmp_path):
     assert set(values) == set(SECRETS) | {"ASHLAR_API_BIND"}
     assert values["ASHLAR_API_BIND"] == "127.0.0.1"
     assert all(len(values[name]) == 48 for name in SECRETS)
-    assert len({values[name] for name in SECRETS}) == 3
+    assert len({values[name] for name in SECRETS}) == len(SECRETS)
     assert oct(env_file.stat().st_mode & 0o777) == "0o600"
 
 
