@@ -143,21 +143,20 @@ class HA:
         usage["total"] = round(sum(usage.values()), 1)
         return usage
 
-    def volume_members_on(self) -> dict[str, str]:
-        """The RabbitMQ node each volume member's connections are on
-        (oslo.messaging names a connection ``<process>:<pid>:<uuid>``)."""
+    def volume_members_on(self) -> dict[str, list[str]]:
+        """The RabbitMQ nodes each live volume member's connections are on,
+        as the first live node lists them (oslo.messaging names a
+        connection ``<process>:<pid>:<uuid>``)."""
         assert self.dep is not None
-        pids = {"volume%d" % (index + 1): self.dep.procs[
-            "volume%d" % (index + 1)].pid for index in range(len(MEMBERS))
-            if "volume%d" % (index + 1) in self.dep.procs}
-        live = [name for name in self.rabbit.names
-                if self.rabbit.alive(name)]
-        found = {}
-        for connection, node in self.rabbit.connections(live[0]).items():
+        pids = {str(proc.pid): name for name, proc in self.dep.procs.items()
+                if name.startswith("volume") and proc.poll() is None}
+        live = next(name for name in self.rabbit.names
+                    if self.rabbit.alive(name))
+        found: dict[str, list[str]] = {}
+        for connection, node in self.rabbit.connections(live).items():
             parts = connection.split(":")
-            for name, pid in pids.items():
-                if len(parts) > 1 and parts[1] == str(pid):
-                    found.setdefault(name, node)
+            if len(parts) > 1 and parts[1] in pids:
+                found.setdefault(pids[parts[1]], []).append(node)
         return found
 
 
