@@ -13,12 +13,10 @@ The single-node path (``harness.Deployment`` on the machine's broker and
 database) and the embedded mode are untouched: this module only adds
 configuration.
 
+    python -m deploy.testbed.ha install    # the engines' Debian packages
     python -m deploy.testbed.ha up DIR     # until Ctrl-C; prints the endpoint
 """
 
-import argparse
-import signal
-import sys
 import time
 from concurrent import futures
 from pathlib import Path
@@ -27,6 +25,7 @@ from benchmarks import procmem
 from deploy.testbed import harness
 from deploy.testbed.components import etcd as etcd_component
 from deploy.testbed.components import galera as galera_component
+from deploy.testbed.components import members
 from deploy.testbed.components import rabbit_cluster
 
 #: The volume cluster, its members (volume node host names) and backend.
@@ -46,14 +45,14 @@ POOLS_TIMEOUT = 120.0
 
 class HA:
     """The whole deployment as a context manager: ``start_seconds``,
-    ``pss_mib()``, the engine clusters (``rabbit``, ``galera``, ``etcd``),
-    Ashlar's processes (``dep``: a ``harness.Deployment``) and a
-    ``client``.
+    ``pss_mib()`` (``pss_parts()``), the engine clusters (``rabbit``,
+    ``galera``, ``etcd``), Ashlar's processes (``dep``: a
+    ``harness.Deployment``) and a ``client``.
 
     :param options: ``harness.Deployment``'s (``quota_volumes``, ...).
     """
 
-    def __init__(self, workdir: Path, **options: object) -> None:
+    def __init__(self, workdir: Path | str, **options: object) -> None:
         self.dir = Path(workdir)
         self.options = options
         self.rabbit = rabbit_cluster.RabbitCluster(self.dir / "rabbitmq")
@@ -131,17 +130,20 @@ class HA:
                        extra=self.member_config(index))
 
     # -- what it costs --------------------------------------------------------
-    def pss_mib(self) -> dict[str, float]:
-        """Pss (MiB, benchmarks/procmem.py) of each engine cluster, of
-        Ashlar's processes and in all."""
+    def pss_parts(self) -> dict[str, float]:
+        """Pss (MiB, benchmarks/procmem.py) of each engine cluster and of
+        Ashlar's processes."""
         assert self.dep is not None
         usage = {engine.label: engine.pss_mib()
                  for engine in (self.rabbit, self.galera, self.etcd)}
         usage["Ashlar"] = procmem.group_usage({"ashlar": [
             proc.pid for proc in self.dep.procs.values()
             if proc.poll() is None]})["ashlar"]["pss_mib"]
-        usage["total"] = round(sum(usage.values()), 1)
         return usage
+
+    def pss_mib(self) -> float:
+        """Pss of the whole deployment, in MiB."""
+        return round(sum(self.pss_parts().values()), 1)
 
     def volume_members_on(self) -> dict[str, list[str]]:
         """The RabbitMQ nodes each live volume member's connections are on,
@@ -160,22 +162,18 @@ class HA:
         return found
 
 
+def install() -> None:
+    """Install what the three engine clusters need (Debian packages)."""
+    for component in (rabbit_cluster, galera_component, etcd_component):
+        component.install()
+
+
 def main(argv: list[str] | None = None) -> None:
-    """``up DIR``: the ha deployment in DIR until Ctrl-C or SIGTERM."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    sub = parser.add_subparsers(dest="command", required=True)
-    sub.add_parser("up").add_argument("dir")
-    args = parser.parse_args(argv)
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
-    with HA(Path(args.dir)) as ha:
-        assert ha.dep is not None
-        print("endpoint %s (up in %.1fs, engines %s, Pss %s)" % (
-            ha.dep.endpoint, ha.start_seconds, ha.engine_seconds,
-            ha.pss_mib()), flush=True)
-        try:
-            signal.pause()
-        except KeyboardInterrupt:
-            pass
+    """``install``, or ``up DIR``: the ha deployment in DIR until Ctrl-C
+    or SIGTERM."""
+    members.main(argv, __doc__, install, HA, lambda ha: (
+        "endpoint %s, engines up in %s s, Pss %s MiB"
+        % (ha.dep.endpoint, ha.engine_seconds, ha.pss_parts())))
 
 
 if __name__ == "__main__":

@@ -54,7 +54,8 @@ def ha(tmp_path_factory):
     with ha_deployment.HA(tmp_path_factory.mktemp("ha"),
                           rpc_call_timeout=RPC_CALL_TIMEOUT) as deployment:
         report("deployment up", seconds=round(deployment.start_seconds, 1),
-               engines=deployment.engine_seconds, pss_mib=deployment.pss_mib())
+               engines=deployment.engine_seconds,
+               pss_mib=dict(deployment.pss_parts(), total=deployment.pss_mib()))
         yield deployment
 
 

@@ -1,9 +1,9 @@
-"""deploy/docker-compose.ha.yml (profile "ha") is what deploy/testbed/ha.py starts:
-checked with ``docker-compose config`` (offline; no Docker engine)."""
+"""deploy/docker-compose.ha.yml (profile "ha") is the topology that
+deploy/testbed/ha.py starts: checked with ``docker-compose config``
+(offline; no Docker engine)."""
 
 import configparser
 import os
-import shutil
 import subprocess
 from urllib import parse
 
@@ -12,24 +12,20 @@ import yaml
 
 from deploy.testbed import ha as ha_deployment
 
+try:
+    from tests.unit import test_deploy
+except ImportError:  # pytest put tests/unit on sys.path instead
+    import test_deploy
+
+SECRETS = test_deploy.SECRETS
+
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
 HA_FILE = os.path.join(REPO, "deploy", "docker-compose.ha.yml")
-SECRETS = {"RABBITMQ_PASSWORD": "rabbit-s3cret",
-           "POSTGRES_PASSWORD": "pg-s3cret",
-           "ASHLAR_OPERATOR_PASSWORD": "op-s3cret",
-           "RABBITMQ_ERLANG_COOKIE": "cookie-s3cret",
-           "MARIADB_PASSWORD": "maria-s3cret",
-           "MARIADB_ROOT_PASSWORD": "root-s3cret"}
 
 
 def _config(tmp_path, secrets, *args):
-    if shutil.which("docker-compose") is None:
-        message = ("docker-compose is not installed (Debian: apt-get install "
-                   "docker-compose)")
-        if os.environ.get("CI", "").lower() == "true":
-            pytest.fail(message, pytrace=False)
-        pytest.skip(message)
+    test_deploy.need_docker_compose()
     clean = {k: v for k, v in os.environ.items() if k not in SECRETS}
     return subprocess.run(
         ["docker-compose", "--project-directory", str(tmp_path), "-f",
