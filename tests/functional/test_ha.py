@@ -89,7 +89,8 @@ def _available(client, **fields) -> str:
 
 def test_the_deployment_runs_on_every_engine(ha):
     """The members serve one pool of the cluster, on Galera's writer,
-    connected to the RabbitMQ cluster with quorum queues."""
+    connected to the RabbitMQ cluster with quorum queues, locking on
+    etcd."""
     assert set(ha.client.pools()) == {ha_deployment.POOL}
     services = ha.client.services_up()
     assert {host for binary, host in services
@@ -102,6 +103,14 @@ def test_the_deployment_runs_on_every_engine(ha):
         constants.VOLUME_TOPIC)]
     assert volume_queues and {q["type"] for q in volume_queues} == {
         "quorum"}
+    # The member that makes a volume locks it through its etcd member.
+    client = _project_client(ha)
+    volume_id = _available(client)
+    assert client.delete("/volumes/%s" % volume_id).status_code == 202
+    client.wait_status(volume_id, None)
+    assert any("Cluster locks at %s" % ha.etcd.tooz_url(ha.etcd.names[i])
+               in ha.dep.log("volume%d" % (i + 1))
+               for i in range(len(ha_deployment.MEMBERS)))
 
 
 def test_a_certification_failure_is_a_deadlock_to_oslo_db(ha):
