@@ -24,6 +24,7 @@ LIBRARY = "libiscsi.so.7"
 STATUS_GOOD = 0x00
 STATUS_CHECK_CONDITION = 0x02
 STATUS_RESERVATION_CONFLICT = 0x18
+STATUS_TASK_ABORTED = 0x40
 SENSE_UNIT_ATTENTION = 6
 #: ASC/ASCQ of the UNIT ATTENTION a preempted nexus gets first.
 ASCQ_RESERVATIONS_PREEMPTED = 0x2a03
@@ -116,6 +117,8 @@ def library() -> Any:
             getattr(lib, name).argtypes = args
             getattr(lib, name).restype = ptr
         lib.iscsi_get_error.restype = ctypes.c_char_p
+        lib.iscsi_set_noautoreconnect.argtypes = [ptr, c_int]
+        lib.iscsi_set_noautoreconnect.restype = None
         text = ctypes.c_char_p
         for name, args in {
                 "iscsi_set_targetname": [ptr, text],
@@ -145,7 +148,7 @@ class Session:
 
     def __init__(self, portal: str, target_iqn: str, lun: int,
                  initiator_iqn: str, chap: tuple[str, str] | None = None,
-                 timeout: int = TIMEOUT) -> None:
+                 timeout: int = TIMEOUT, reconnect: bool = False) -> None:
         self._lib = library()
         self.lun = lun
         #: ASC/ASCQ of the last UNIT ATTENTION (then the command was retried)
@@ -154,6 +157,11 @@ class Session:
         if not self._ctx:
             raise Error("iscsi_create_context failed")
         try:
+            # NOTE(ashlar): libiscsi reconnects forever by default, and a
+            # new login is a new I_T nexus without this one's registration;
+            # a caller that may be fenced reconnects itself.
+            self._lib.iscsi_set_noautoreconnect(self._ctx,
+                                                int(not reconnect))
             self._login(portal, target_iqn, chap, timeout)
             self.blocks, self.block_size = self.capacity()
         except BaseException:
@@ -215,6 +223,9 @@ class Session:
                 self.unit_attention = ascq
                 continue
             break
+        if status > STATUS_TASK_ABORTED:
+            # libiscsi's own: the connection failed, timed out, was closed
+            raise Error("%s: %s" % (op, self._error()))
         cls = (ReservationConflict if status == STATUS_RESERVATION_CONFLICT
                else ScsiError)
         raise cls(op, status, key, ascq, self._error())

@@ -48,15 +48,21 @@ def tgt(tmp_path_factory):
 
 
 @pytest.fixture
-def lun(tgt, tmp_path):
-    """A target whose LUN only hosts A and B may use: its IQN."""
+def target(tgt, tmp_path):
+    """A target whose LUN only hosts A and B may use: (its tid, IQN)."""
     backing = tmp_path / "lun.img"
     with open(backing, "wb") as out:
         out.truncate(LUN_BYTES)
     iqn = "%s:vol-%s" % (IQN, tmp_path.name[-8:].lower().replace("_", "-"))
     tid = tgt.add_target(iqn, str(backing), [HOST_A, HOST_B])
-    yield iqn
+    yield tid, iqn
     tgt.delete_target(tid)
+
+
+@pytest.fixture
+def lun(target):
+    """The IQN of ``target``."""
+    return target[1]
 
 
 def test_target_admits_only_bound_initiators(tgt, lun):
@@ -101,6 +107,25 @@ def test_preempt_fences_the_old_writer(tgt, lun):
            p95_ms=round(took[int(0.95 * (FENCE_RUNS - 1))] * 1e3, 2),
            max_ms=round(took[-1] * 1e3, 2))
     assert statistics.median(took) < FENCE_P50_LIMIT
+
+
+def test_acl_removal_and_disconnect_cut_a_host_off(tgt, target):
+    """The durable half of a fence (tgt forgets reservations at a
+    restart): the host's IQN leaves the ACL and its connection is
+    closed; its open session's next write fails and it cannot log in
+    again, while the other host writes on."""
+    tid, lun = target
+    with libiscsi.Session(tgt.portal, lun, 1, HOST_A) as host_a, \
+            libiscsi.Session(tgt.portal, lun, 1, HOST_B) as host_b:
+        host_a.write(0, b"a" * 512)
+        tgt.unbind(tid, HOST_A)
+        assert tgt.disconnect(tid, HOST_A) == 1
+        with pytest.raises(libiscsi.Error):
+            host_a.write(0, b"A" * 512)
+        host_b.write(512, b"b" * 512)
+        assert host_b.read(0, 1024) == b"a" * 512 + b"b" * 512
+    with pytest.raises(libiscsi.Error, match="refused"):
+        libiscsi.Session(tgt.portal, lun, 1, HOST_A)
 
 
 def test_tgt_refuses_preempt_and_abort(tgt, lun):

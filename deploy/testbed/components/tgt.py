@@ -135,6 +135,22 @@ class Tgt(members.Members):
         self.admin("--mode", "target", "--op", "unbind", "--tid", str(tid),
                    "--initiator-name", initiator)
 
+    def disconnect(self, tid: int, initiator: str) -> int:
+        """Close every connection of ``initiator`` to target ``tid``;
+        how many."""
+        shown = self.admin("--mode", "conn", "--op", "show", "--tid",
+                           str(tid))
+        closed = 0
+        for block in shown.split("Session: ")[1:]:
+            if "Initiator: %s\n" % initiator not in block + "\n":
+                continue
+            sid = block.split()[0]
+            for part in block.split("Connection: ")[1:]:
+                self.admin("--mode", "conn", "--op", "delete", "--tid",
+                           str(tid), "--sid", sid, "--cid", part.split()[0])
+                closed += 1
+        return closed
+
     def delete_target(self, tid: int) -> None:
         self.admin("--mode", "target", "--op", "delete", "--force",
                    "--tid", str(tid))
