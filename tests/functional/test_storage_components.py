@@ -76,6 +76,24 @@ def test_target_admits_only_bound_initiators(tgt, lun):
         assert host_b.read(8192, 4096) == block
 
 
+def test_chap_per_target(tgt, target):
+    """Cinder's tgtadm helper gives each volume's target a CHAP account:
+    a bound initiator still needs the secret."""
+    tid, lun = target
+    user = "user-%d" % tid
+    tgt.admin("--mode", "account", "--op", "new", "--user", user,
+              "--password", "secret-%d-0123" % tid)
+    tgt.admin("--mode", "account", "--op", "bind", "--tid", str(tid),
+              "--user", user)
+    for chap in (None, (user, "wrong-secret-0123")):
+        with pytest.raises(libiscsi.Error, match="Authentication"):
+            libiscsi.Session(tgt.portal, lun, 1, HOST_A, chap=chap)
+    with libiscsi.Session(tgt.portal, lun, 1, HOST_A, chap=(
+            user, "secret-%d-0123" % tid)) as host_a:
+        assert host_a.read(0, 512) == bytes(512)
+    tgt.admin("--mode", "account", "--op", "delete", "--user", user)
+
+
 def test_preempt_fences_the_old_writer(tgt, lun):
     """A reserves (Write Exclusive, Registrants Only) and writes; B
     preempts A's key; A's next write is refused with RESERVATION
