@@ -159,6 +159,37 @@ def test_tgt_refuses_preempt_and_abort(tgt, lun):
         host_a.reserve_out(libiscsi.PR_CLEAR, KEY_A)
 
 
+def test_rbd_backed_lun(tgt, ceph):
+    """tgt-rbd serves an RBD image: what an initiator writes, librbd
+    reads, and the fence works there too."""
+    import rados
+    import rbd
+    image = "tgt-%d" % os.getpid()
+    with rados.Rados(rados_id=ceph.client, conffile=str(ceph.conf)) as rc, \
+            rc.open_ioctx(ceph.pool) as ioctx:
+        rbd.RBD().create(ioctx, image, LUN_BYTES)
+        iqn = "%s:%s" % (IQN, image)
+        tid = tgt.add_target(iqn, "%s/%s" % (ceph.pool, image),
+                             [HOST_A, HOST_B], bstype="rbd",
+                             bsopts="conf=%s;id=%s" % (ceph.conf, ceph.client))
+        try:
+            block = os.urandom(1 << 20)
+            with libiscsi.Session(tgt.portal, iqn, 1, HOST_A) as host_a, \
+                    libiscsi.Session(tgt.portal, iqn, 1, HOST_B) as host_b:
+                host_a.write(0, block)
+                with rbd.Image(ioctx, image, read_only=True) as direct:
+                    assert direct.read(0, 1 << 20) == block
+                host_a.register(KEY_A)
+                host_b.register(KEY_B)
+                host_a.reserve(KEY_A)
+                host_b.preempt(KEY_B, KEY_A)
+                with pytest.raises(libiscsi.ReservationConflict):
+                    host_a.write(0, bytes(512))
+        finally:
+            tgt.delete_target(tid)
+            rbd.RBD().remove(ioctx, image)
+
+
 @pytest.fixture(scope="module")
 def ganesha(tmp_path_factory):
     ganesha_component.available()

@@ -110,9 +110,11 @@ class Tgt(members.Members):
                 if line.strip()]
 
     def add_target(self, iqn: str, backing: str, initiators: list[str],
-                   bstype: str = "rdwr", lun: int = 1) -> int:
+                   bstype: str = "rdwr", lun: int = 1,
+                   bsopts: str | None = None) -> int:
         """A target with one LUN that only ``initiators`` may log in to;
-        its tid."""
+        its tid.  An RBD LUN: ``bstype="rbd"``, ``backing`` ``pool/image``,
+        ``bsopts`` ``conf=<ceph.conf>;id=<cephx user>``."""
         tid = max(self._tids, default=0) + 1
         self.admin("--mode", "target", "--op", "new", "--tid", str(tid),
                    "--targetname", iqn)
@@ -120,9 +122,10 @@ class Tgt(members.Members):
         for name, value in TARGET_PARAMS.items():
             self.admin("--mode", "target", "--op", "update", "--tid",
                        str(tid), "--name", name, "--value", str(value))
+        options = ("--bsopts", bsopts) if bsopts else ()
         self.admin("--mode", "logicalunit", "--op", "new", "--tid", str(tid),
                    "--lun", str(lun), "--backing-store", backing,
-                   "--bstype", bstype)
+                   "--bstype", bstype, *options)
         for initiator in initiators:
             self.bind(tid, initiator)
         return tid
