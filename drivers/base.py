@@ -241,14 +241,17 @@ class VolumeDriver(abc.ABC):
         """Create an empty volume of ``volume.size`` GiB.
 
         Called once the scheduler placed the volume on this backend.  A
-        volume that exists already is never overwritten.
+        volume with this id that exists already is adopted, never
+        overwritten: the call returns its model update (the service
+        resumes a create whose node died after the backend made the
+        volume and before its row said so).
 
         :returns: A model update for the volume row, such as
             ``{'provider_location': ...}``; may be empty.
         :raises InvalidInput: The size is not a positive integer, or the id
             is not one this backend can store.
-        :raises VolumeBackendAPIException: A volume with this id exists, or
-            the backend failed; nothing is left behind.
+        :raises VolumeBackendAPIException: The backend failed; nothing is
+            left behind.
         """
 
     @abc.abstractmethod
@@ -304,14 +307,15 @@ class VolumeDriver(abc.ABC):
                                     ) -> dict[str, Any]:
         """Create a volume holding the snapshot's data, grown to
         ``volume.size`` GiB, shared or not as ``volume.multiattach`` says
-        (as :meth:`create_volume`).  Never overwrites a volume.
+        (as :meth:`create_volume`, which also says why a volume with this
+        id that exists is adopted).
 
         :returns: A model update for the volume row; may be empty.
         :raises InvalidInput: ``volume.size`` is not a size, or is smaller
             than ``snapshot.size``.
         :raises SnapshotNotFound: The backend does not have the snapshot.
-        :raises VolumeBackendAPIException: A volume with this id exists, or
-            the backend failed; nothing is left behind.
+        :raises VolumeBackendAPIException: The backend failed; nothing is
+            left behind.
         """
 
     @abc.abstractmethod
@@ -325,8 +329,8 @@ class VolumeDriver(abc.ABC):
         :raises InvalidInput: ``volume.size`` is smaller than
             ``source.size``.
         :raises VolumeNotFound: The backend does not have ``source``.
-        :raises VolumeBackendAPIException: A volume with this id exists, or
-            the backend failed; nothing is left behind.
+        :raises VolumeBackendAPIException: The backend failed; nothing is
+            left behind.
         """
 
     @abc.abstractmethod
@@ -362,6 +366,10 @@ class VolumeDriver(abc.ABC):
         described with :meth:`copy_source` (a volume moving here), as
         :meth:`create_cloned_volume` does.
 
+        A volume with this id that exists already is refused, not adopted:
+        it may be a stale copy the volume left here when it moved away
+        earlier.
+
         The default: this backend copies from no other.
 
         :returns: A model update for the volume row; may be empty.
@@ -372,6 +380,19 @@ class VolumeDriver(abc.ABC):
         raise exception.VolumeBackendAPIException(
             data="backend %s cannot copy a volume from %s"
             % (self.backend_name, source.get("protocol")))
+
+    def volume_locations(self) -> dict[str, str | None]:
+        """The volumes this backend holds, by id, with the
+        ``provider_location`` each would have: what the service compares
+        with the rows to remove copies no row refers to any more (a
+        volume's source copy whose ``delete_migrated`` was lost).
+
+        The default: this backend cannot list its volumes (nothing is
+        removed).
+
+        :raises VolumeBackendAPIException: The backend failed.
+        """
+        return {}
 
     def retype(self, volume: DriverVolume, multiattach: bool) -> None:
         """Make an available volume fit a new type whose multiattach flag

@@ -116,16 +116,14 @@ class FakeDriver(base.VolumeDriver):
             self.fenced.get(volume.id, set()).difference_update(clients)
 
     def create_volume(self, volume: base.DriverVolume) -> dict[str, Any]:
-        """Record the volume (once past the gate, if one is set)."""
+        """Record the volume (once past the gate, if one is set); adopt
+        one recorded already."""
         base.validate_size(volume.size)
         self._wait_at_gate(volume.id)
         with self._lock:
-            if volume.id in self.volumes:
-                raise exception.VolumeBackendAPIException(
-                    data=f"volume {volume.id} already exists")
-            self.volumes[volume.id] = volume.size
+            self.volumes.setdefault(volume.id, volume.size)
         LOG.info("Created fake volume %(id)s", {"id": volume.id})
-        return {"provider_location": f"fake://{volume.id}"}
+        return {"provider_location": self._location(volume.id)}
 
     def _wait_at_gate(self, volume_id: str) -> None:
         gate = self.conf.fake_gate
@@ -181,7 +179,8 @@ class FakeDriver(base.VolumeDriver):
         with self._lock:
             if snapshot.id not in self.snapshots:
                 raise exception.SnapshotNotFound(snapshot_id=snapshot.id)
-            return self._add_copy(volume, ("snapshot", snapshot.id))
+            return self._add_copy(volume, ("snapshot", snapshot.id),
+                                  adopt=True)
 
     def create_cloned_volume(self, volume: base.DriverVolume,
                              source: base.DriverVolume) -> dict[str, Any]:
@@ -189,7 +188,8 @@ class FakeDriver(base.VolumeDriver):
         base.validate_clone_size(volume, source.size)
         with self._lock:
             self._require(source.id)
-            return self._add_copy(volume, ("volume", source.id))
+            return self._add_copy(volume, ("volume", source.id),
+                                  adopt=True)
 
     def revert_to_snapshot(self, volume: base.DriverVolume,
                            snapshot: base.DriverSnapshot) -> None:
@@ -214,14 +214,29 @@ class FakeDriver(base.VolumeDriver):
         with self._lock:
             return self._add_copy(volume, ("copy", source["volume_id"]))
 
-    def _add_copy(self, volume: base.DriverVolume,
-                  origin: tuple[str, str]) -> dict[str, Any]:
+    def _add_copy(self, volume: base.DriverVolume, origin: tuple[str, str],
+                  adopt: bool = False) -> dict[str, Any]:
+        """Record a copy; one recorded already is adopted when ``adopt``
+        (a resumed create), else refused (a stale copy of a move)."""
+        if volume.id in self.volumes and adopt:
+            return {"provider_location": self._location(volume.id)}
         if volume.id in self.volumes:
             raise exception.VolumeBackendAPIException(
                 data=f"volume {volume.id} already exists")
         self.volumes[volume.id] = volume.size
         self.origins[volume.id] = origin
-        return {"provider_location": f"fake://{volume.id}"}
+        return {"provider_location": self._location(volume.id)}
+
+    def volume_locations(self) -> dict[str, str | None]:
+        """The recorded volumes and their locations."""
+        with self._lock:
+            return {volume_id: self._location(volume_id)
+                    for volume_id in self.volumes}
+
+    def _location(self, volume_id: str) -> str:
+        """Where a volume is: on this backend (two fake backends hold
+        different copies of a volume that moved)."""
+        return f"fake://{self.backend_name}/{volume_id}"
 
     def initialize_connection(self, volume: base.DriverVolume,
                               connector: dict[str, Any]) -> dict[str, Any]:

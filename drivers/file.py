@@ -112,7 +112,8 @@ class FileDriver(base.VolumeDriver):
         """Create a volume file in ``file_volume_format``.
 
         The file is written under a hidden temporary name and hard-linked
-        into place, which fails rather than replaces an existing volume.
+        into place, which fails rather than replaces an existing volume; a
+        volume's file that exists already (in either format) is adopted.
 
         :raises InvalidInput: Bad size or id (a file name needs 1-128
             letters, digits, ``-`` or ``_``).
@@ -120,8 +121,7 @@ class FileDriver(base.VolumeDriver):
         base.validate_size(volume.size)
         existing = self._find(volume.id)
         if existing is not None:
-            raise exception.VolumeBackendAPIException(
-                data=f"volume {volume.id} already exists at {existing[0]}")
+            return _adopted(volume.id, existing[0])
         path = self._path(volume.id, self.volume_format)
         size_bytes = volume.size * units.Gi
         self._write_atomically(
@@ -199,7 +199,7 @@ class FileDriver(base.VolumeDriver):
         found = self._find(snapshot.id, "snapshot")
         if found is None:
             raise exception.SnapshotNotFound(snapshot_id=snapshot.id)
-        return self._create_copy(volume, *found)
+        return self._create_copy(volume, *found, adopt=True)
 
     def create_cloned_volume(self, volume: base.DriverVolume,
                              source: base.DriverVolume) -> dict[str, Any]:
@@ -209,7 +209,8 @@ class FileDriver(base.VolumeDriver):
         attached volume at one point in time.
         """
         base.validate_clone_size(volume, source.size)
-        return self._create_copy(volume, *self._require(source.id))
+        return self._create_copy(volume, *self._require(source.id),
+                                 adopt=True)
 
     def copy_source(self, volume: base.DriverVolume) -> dict[str, Any]:
         """The volume's file: another file backend that sees it (on this
@@ -249,14 +250,18 @@ class FileDriver(base.VolumeDriver):
                  {"id": volume.id, "snap": snapshot.id})
 
     def _create_copy(self, volume: base.DriverVolume, source: str,
-                     fmt: str) -> dict[str, Any]:
+                     fmt: str, adopt: bool = False) -> dict[str, Any]:
         """Make volume ``volume`` a copy of the file ``source``, grown to
-        its size; a raw copy stays raw, so it may be shared.
+        its size; a raw copy stays raw, so it may be shared.  A volume's
+        file that exists already is adopted when ``adopt`` (a resumed
+        create), else refused (a stale copy a move left here).
 
         NOTE(ashlar): a qcow2 copy is whole too; a qcow2 overlay on a
         backing file would be cheaper, once chains are tracked.
         """
         existing = self._find(volume.id)
+        if existing is not None and adopt:
+            return _adopted(volume.id, existing[0])
         if existing is not None:
             raise exception.VolumeBackendAPIException(
                 data=f"volume {volume.id} already exists at {existing[0]}")
@@ -282,6 +287,20 @@ class FileDriver(base.VolumeDriver):
             if size_bytes is not None:
                 _EXTENDERS[fmt](fd, path, size_bytes)
         self._write_atomically(path, fill, replace=replace)
+
+    def volume_locations(self) -> dict[str, str | None]:
+        """The volume files in ``file_volume_dir``, by volume id."""
+        found: dict[str, str | None] = {}
+        try:
+            with os.scandir(self.volume_dir) as entries:
+                for entry in entries:
+                    match = _NAME_RE.match(entry.name)
+                    if match is not None and match["kind"] == "volume":
+                        found[match["id"]] = entry.path
+        except OSError as exc:
+            raise exception.VolumeBackendAPIException(
+                data=f"cannot list {self.volume_dir}: {exc}") from exc
+        return found
 
     def initialize_connection(self, volume: base.DriverVolume,
                               connector: dict[str, Any]) -> dict[str, Any]:
@@ -411,6 +430,14 @@ class FileDriver(base.VolumeDriver):
                     LOG.warning("Removing %(path)s, left by an interrupted "
                                 "create", {"path": entry.path})
                     os.unlink(entry.path)
+
+
+def _adopted(volume_id: str, path: str) -> dict[str, Any]:
+    """The model update of a volume's file made before (a create resumed
+    after its node died between making the file and saying so)."""
+    LOG.info("Volume %(id)s exists at %(path)s; adopting it",
+             {"id": volume_id, "path": path})
+    return {"provider_location": path}
 
 
 def _unlink(path: str) -> bool:

@@ -223,8 +223,12 @@ class RBDDriver(base.VolumeDriver):
 
     # -- volumes ----------------------------------------------------------
     def create_volume(self, volume: base.DriverVolume) -> dict[str, Any]:
-        """Create the image, with the features its sharing allows."""
+        """Create the image, with the features its sharing allows; adopt
+        the volume's image if it exists already."""
         base.validate_size(volume.size)
+        adopted = self._adopt(volume)
+        if adopted is not None:
+            return adopted
         name = NAME_FORMAT % volume.id
         size = volume.size * units.Gi
         try:
@@ -366,8 +370,12 @@ class RBDDriver(base.VolumeDriver):
                                     ) -> dict[str, Any]:
         """Clone the snapshot, grown to the volume's size; flattened when
         ``rbd_flatten_volume_from_snapshot`` is set or the chain of clones
-        would pass ``rbd_max_clone_depth``."""
+        would pass ``rbd_max_clone_depth``.  The volume's image that exists
+        already is adopted."""
         base.validate_clone_size(volume, snapshot.size)
+        adopted = self._adopt(volume)
+        if adopted is not None:
+            return adopted
         parent = NAME_FORMAT % snapshot.volume.id
         snap = SNAP_FORMAT % snapshot.id
         try:
@@ -389,14 +397,18 @@ class RBDDriver(base.VolumeDriver):
         """Clone the source through the hidden snapshot
         ``volume-<new id>.clone_snap``, grown to the volume's size.  A clone
         that would pass ``rbd_max_clone_depth`` is flattened and the hidden
-        snapshot removed again."""
+        snapshot removed again.  The volume's image (or hidden snapshot)
+        that exists already is adopted."""
         base.validate_clone_size(volume, source.size)
+        adopted = self._adopt(volume)
+        if adopted is not None:
+            return adopted
         parent = NAME_FORMAT % source.id
         snap = NAME_FORMAT % volume.id + CLONE_SNAP_SUFFIX
         with self._image(parent) as image:
             with self._failing("inspect image %s" % parent):
                 depth = self._clones.clone_depth(image)
-            self._clones.protected_snap(image, parent, snap)
+            self._clones.protected_snap(image, parent, snap, adopt=True)
         flatten = depth >= self.conf.rbd_max_clone_depth
         try:
             self._clone(volume, parent, snap, flatten)
@@ -490,6 +502,38 @@ class RBDDriver(base.VolumeDriver):
                   "size": volume.size, "flat": flatten,
                   "ma": volume.multiattach})
 
+    def _adopt(self, volume: base.DriverVolume) -> dict[str, Any] | None:
+        """The model update of the volume's image if it exists already (a
+        create resumed after its node died between making the image and
+        saying so), grown to the volume's size; None when it does not.
+
+        NOTE(ashlar): a clone made before the node died may not be
+        flattened as asked; it stays a clone, which reads the same.
+        """
+        name = NAME_FORMAT % volume.id
+        try:
+            image = self._rbd.Image(self._ioctx, name)
+        except self._rbd.ImageNotFound:
+            return None
+        except self._rbd.Error as exc:
+            raise exception.VolumeBackendAPIException(
+                data="cannot open image %s: %s" % (name, exc)) from exc
+        with image, self._failing("adopt image %s" % name):
+            if image.size() < volume.size * units.Gi:
+                image.resize(volume.size * units.Gi)
+            self._set_size(name, image.size())
+        LOG.info("Image %(pool)s/%(name)s exists; adopting it",
+                 {"pool": self.conf.rbd_pool, "name": name})
+        return self._location(volume)
+
+    def volume_locations(self) -> dict[str, str | None]:
+        """This pool's volume images, by volume id."""
+        prefix = NAME_FORMAT % ""
+        with self._failing("list pool %s" % self.conf.rbd_pool):
+            names = self._rbd.RBD().list(self._ioctx)
+        return {name[len(prefix):]: "%s/%s" % (self.conf.rbd_pool, name)
+                for name in names if name.startswith(prefix)}
+
     def _failing(self, what: str) -> contextlib.AbstractContextManager[None]:
         """Turn librbd errors into VolumeBackendAPIException."""
         return rbd_clones.failing(self._rbd, what)
@@ -502,9 +546,8 @@ class RBDDriver(base.VolumeDriver):
         return rbd_clones.open_image(self._rbd, self._ioctx, name)
 
     def _location(self, volume: base.DriverVolume) -> dict[str, Any]:
-        """The model update of a made image: ``provider_location`` says the
-        backend holds something (the api deletes a volume without one
-        without asking its node)."""
+        """The model update of a made image: ``provider_location`` names
+        it."""
         return {"provider_location": "%s/%s" % (self.conf.rbd_pool,
                                                 NAME_FORMAT % volume.id)}
 

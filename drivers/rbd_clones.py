@@ -67,13 +67,22 @@ class Clones:
         self._pool_name = pool
         self._remove_image = remove_image
 
-    def protected_snap(self, image: "rbd.Image", name: str, snap: str) -> None:
-        """Make and protect snapshot ``snap``; nothing is left on failure."""
+    def protected_snap(self, image: "rbd.Image", name: str, snap: str,
+                       adopt: bool = False) -> None:
+        """Make and protect snapshot ``snap``; nothing is left on failure.
+        One that exists already is refused, or with ``adopt`` (a clone's
+        hidden snapshot, made before its node died) protected and kept."""
         try:
             image.create_snap(snap)
         except self._rbd.ImageExists as exc:
-            raise exception.VolumeBackendAPIException(
-                data="snapshot %s@%s already exists" % (name, snap)) from exc
+            if not adopt:
+                raise exception.VolumeBackendAPIException(
+                    data="snapshot %s@%s already exists" % (name,
+                                                            snap)) from exc
+            with failing(self._rbd, "protect %s@%s" % (name, snap)):
+                if not image.is_protected_snap(snap):
+                    image.protect_snap(snap)
+            return
         except self._rbd.Error as exc:
             raise exception.VolumeBackendAPIException(
                 data="cannot snapshot %s@%s: %s" % (name, snap, exc)) from exc

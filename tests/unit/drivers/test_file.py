@@ -115,22 +115,22 @@ def test_raw_extend_refuses_to_shrink_a_larger_file(tmp_path):
     assert os.stat(path).st_size == 5 * units.Gi
 
 
-def test_create_twice_keeps_data(tmp_path):
+def test_create_twice_adopts_the_file_and_keeps_data(tmp_path):
     driver = make_driver(tmp_path)
     volume, path = create(driver)
     with open(path, "r+b") as handle:
         handle.write(b"precious")
-    with pytest.raises(exception.VolumeBackendAPIException):
-        driver.create_volume(volume)
+    assert driver.create_volume(volume) == {"provider_location": path}
     with open(path, "rb") as handle:
         assert handle.read(8) == b"precious"
 
 
-def test_create_refuses_same_id_in_other_format(tmp_path):
-    volume, _ = create(make_driver(tmp_path, "raw"))
+def test_create_adopts_the_file_in_its_own_format(tmp_path):
+    volume, path = create(make_driver(tmp_path, "raw"))
     qcow2_driver = make_driver(tmp_path, "qcow2")
-    with pytest.raises(exception.VolumeBackendAPIException):
-        qcow2_driver.create_volume(volume)
+    assert qcow2_driver.create_volume(volume) == {"provider_location": path}
+    assert sorted(os.listdir(qcow2_driver.volume_dir)) == [
+        os.path.basename(path)]
 
 
 def test_failed_create_leaves_nothing(tmp_path, monkeypatch):
@@ -571,10 +571,12 @@ def test_copy_never_overwrites(tmp_path):
     write_blocks(other_path, {0: b"precious"})
     snapshot = snapshot_of(volume)
     driver.create_snapshot(snapshot)
+    # NOTE(ashlar): a copy onto an existing volume adopts it (a resumed
+    # create), which keeps its data.
+    driver.create_cloned_volume(other, volume)
+    driver.create_volume_from_snapshot(other, snapshot)
     with pytest.raises(exception.VolumeBackendAPIException):
-        driver.create_cloned_volume(other, volume)
-    with pytest.raises(exception.VolumeBackendAPIException):
-        driver.create_volume_from_snapshot(other, snapshot)
+        driver.create_volume_from_copy(other, driver.copy_source(other))
     with pytest.raises(exception.VolumeBackendAPIException):
         driver.create_snapshot(snapshot_of(other, snapshot.id))
     assert read_blocks(other_path, {0: b"precious"}) == {0: b"precious"}

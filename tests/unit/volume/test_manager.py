@@ -16,6 +16,7 @@ from common.db.api import engine as db_engine
 from common.db.api import messages as messages_db
 from common.db.api import timestamps
 from common.db.api import volumes as volumes_db
+from services.volume import backend as volume_backend
 from services.volume import manager
 from services.volume import resume
 from services.volume import rpcapi
@@ -355,3 +356,15 @@ def test_interrupted_extends_and_retypes_are_finished_at_start(mgr):
     row = _get(retyped)
     assert (row.status, row.volume_type_id, row.multiattach) == (
         "available", shared.id, True)
+
+
+def test_a_create_resumed_after_the_backend_made_it_completes(mgr):
+    """A node killed between the driver's create and the swap to
+    available resumes into a volume that exists: it adopts it."""
+    vol = fixtures.make_volume(status="creating", provider_location=None)
+    made = mgr.driver.create_volume(volume_backend.driver_volume(vol))
+    with mock.patch.object(mgr.reporter, "capacity_changed"):
+        resume.finish_interrupted_work(mgr)
+    row = _get(vol)
+    assert (row.status, row.provider_location, row.error_reason) == (
+        "available", made["provider_location"], None)
