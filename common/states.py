@@ -36,7 +36,9 @@ connection and rolls the row back (``connecting`` -> reserved,
 never reaped, with one exception: a row a compute agent made through the RPC
 door and did not complete before its lease lapsed (the agent vanished, or
 its call timed out and it never learnt the id) is removed like a delete
-(``reap_lapsed_leases``).  A fence that died is finished, not undone
+(``reap_lapsed_leases``); a REST row left ``attaching`` (connected, at
+rest, no lease) as long is completed, not undone, since a host may use its
+connection (``complete_unconfirmed``).  A fence that died is finished, not undone
 (``fencing`` -> fenced): revoking a host's I/O twice is harmless, and a
 fence once asked for must not silently lapse.
 
@@ -69,6 +71,7 @@ recomputes ``status`` the same way.
 
 from collections.abc import Iterable
 from typing import Protocol
+from typing import TypeGuard
 from typing import TypeVar
 
 from common import constants
@@ -93,6 +96,17 @@ VOLUME_STATUSES = tuple(value for name, value in vars(VOL).items()
 #: A volume may be deleted (not by force) in these, as in Cinder.
 VOLUME_DELETABLE = (VOL.AVAILABLE, VOL.ERROR, VOL.ERROR_RESTORING,
                     VOL.ERROR_EXTENDING, VOL.ERROR_MANAGING)
+
+
+def backend_may_hold(host: str | None) -> TypeGuard[str]:
+    """Whether the backend of a volume placed on ``host`` may hold its
+    data, so that its delete must go through its volume node: any volume
+    ever placed.  (Without a ``provider_location`` it may still: its node
+    may have been killed, or the scheduler's sweep may have failed its
+    slow create, after the backend made it.)"""
+    return host is not None
+
+
 #: A volume may be extended in these; ``in-use`` from 3.42 (policy
 #: ``volume:extend_attached_volume``).
 VOLUME_EXTENDABLE = (VOL.AVAILABLE,)

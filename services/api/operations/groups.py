@@ -220,11 +220,10 @@ class GroupOperations:
                     else {"status": states.GROUP_DELETABLE})
         for vol in groups_db.group_delete(ctxt, group_id, expected,
                                           delete_volumes):
-            if vol.host is None or (vol.status == constants.VolumeStatus.ERROR
-                                    and vol.provider_location is None):
-                volumes_db.volume_destroy(ctxt, vol.id)
-            else:
+            if states.backend_may_hold(vol.host):
                 self.volume.delete_volume(ctxt, vol.id, vol.host)
+            else:
+                volumes_db.volume_destroy(ctxt, vol.id)
         LOG.info("Group %s deleting", group_id)
 
     def reset_status(self, ctxt: RequestContext, group_id: str,

@@ -168,3 +168,22 @@ def test_a_retype_to_a_type_of_other_zones_must_move(api):
                                           "migration_policy": "on-demand"}})
     assert resp.status_code == 202, resp.json
     assert api.show_volume(vid)["migration_status"] == "starting"
+
+
+def _delete_casts(api):
+    return [args[1:3] for cast, args in api.rpc.casts
+            if cast == "delete_volume"]
+
+
+def test_a_volume_ever_placed_is_deleted_by_its_node(api):
+    """An ``error`` volume without a location may still be on its
+    backend (its node made it after the scheduler's sweep failed its
+    slow create): its node deletes it.  One never placed goes at once."""
+    placed = api.volume(status="error", provider_location=None)
+    never = fixtures.make_volume(status="error", host=None,
+                                 provider_location=None).id
+    for vid in (placed, never):
+        assert api.call("DELETE", "/volumes/%s" % vid).status_code == 202
+    assert _delete_casts(api) == [(placed, apitest.HOST + "#b1")]
+    assert api.show_volume(placed)["status"] == "deleting"
+    assert api.call("GET", "/volumes/%s" % never).status_code == 404

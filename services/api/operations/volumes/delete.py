@@ -1,6 +1,6 @@
 """The delete path: one compare-and-swap to ``deleting`` (its snapshots
 with it for a cascade, in the same transaction), then the cast to the
-volume service, or the row destroyed when no backend holds anything."""
+volume service, or the row destroyed when the volume was never placed."""
 
 from typing import Any
 
@@ -72,10 +72,8 @@ class Deleting(base.VolumeBase):
                     session, snaps, force)):
             raise exception.InvalidVolume(
                 reason=_DELETE_REFUSED % ("" if not force else " "))
-        if row.host is None or (row.status == STATUS.ERROR
-                                and row.provider_location is None):
-            # Nothing was made on a backend (drivers give a location to
-            # what they make): no volume service is needed.
+        if not states.backend_may_hold(row.host):
+            # Never placed: no volume service is needed.
             volumes_db.volume_destroy(ctxt, volume_id)
         else:
             self.volume.delete_volume(ctxt, volume_id, row.host,
