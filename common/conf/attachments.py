@@ -31,7 +31,9 @@ opts = [
                     "connect the volume service did not answer in time "
                     "gets the same lease (its client never learnt the "
                     "id); other attachments made over REST are never "
-                    "reaped (a shelved server keeps its reservations). "
+                    "reaped (a shelved server keeps its reservations), "
+                    "but one left attaching (connected, never completed) "
+                    "this long is completed: a host may use it. "
                     "0: never."),
 ]
 

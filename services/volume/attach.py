@@ -14,6 +14,7 @@ then records it; a fence whose api died is finished here, never undone.
 
 import contextlib
 import datetime
+import functools
 import ipaddress
 import json
 import threading
@@ -320,6 +321,40 @@ class Attacher:
                 ctxt, volume.id, lapsed.id, {"transition": T.DISCONNECTING})
         return 1
 
+    # -- REST rows never completed ------------------------------------------
+    def complete_unconfirmed(self, ctxt: RequestContext) -> int:
+        """Complete the rows made over REST that hold a live connection
+        but that no one completed within ``agent_attachment_lease``
+        (their caller vanished after the connect).
+
+        NOTE(ashlar): Cinder leaves such a row ``attaching`` for good.
+        Completing it (``attached``, the volume ``in-use``) says what the
+        backend does, a host may use the volume, and never cuts I/O that
+        may be live; its owner detaches it as any attachment.
+
+        :returns: how many rows were completed.
+        """
+        lease = self.conf.agent_attachment_lease
+        if not lease:
+            return 0
+        older = utcnow() - datetime.timedelta(seconds=lease)
+        done = 0
+        for row in attachments_db.attachments_unconfirmed(
+                ctxt, self.service_host, older):
+            try:
+                attachments_db.attachment_change(
+                    ctxt, row.id, functools.partial(_unconfirmed, row))
+            except (attachments_db.Lost, exception.NotFound):
+                continue  # changed or gone meanwhile
+            LOG.warning("Attachment %(att)s of volume %(vol)s (host "
+                        "%(host)s) was connected at %(at)s and never "
+                        "completed; completing it",
+                        {"att": row.id, "vol": row.volume_id,
+                         "host": row.attached_host,
+                         "at": row.updated_at or row.created_at})
+            done += 1
+        return done
+
     # -- fencing ------------------------------------------------------------
     def fence(self, ctxt: RequestContext,
               snap: volume_rpcapi.AttachmentSnapshot) -> dict:
@@ -390,6 +425,24 @@ class Attacher:
         """Lift what a fence of ``volume_id`` revoked."""
         volume = attachments_db.volume_brief(ctxt, volume_id)
         self.driver.unfence(driver_volume(volume), clients)
+
+
+def _unconfirmed(seen: models.VolumeAttachment, row: Any,
+                 volume: Any) -> attachments_db.Change:
+    """Complete ``row`` if it is still as ``seen``: attaching, at rest,
+    without a lease, not fenced, not touched since.
+
+    :raises Lost: it changed.
+    """
+    if (row.attach_status, row.transition, row.lease_expires_at,
+            row.fenced_at, row.updated_at) != (
+            seen.attach_status, None, None, None, seen.updated_at):
+        raise attachments_db.Lost()
+    return attachments_db.Change(
+        expected={"attach_status": row.attach_status, "transition": None,
+                  "lease_expires_at": None, "fenced_at": None},
+        values={"attach_status": states.on_complete(
+            row.id, row.attach_status, row.transition)})
 
 
 def _is_loopback(ip: str) -> bool:

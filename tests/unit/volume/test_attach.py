@@ -252,3 +252,27 @@ def test_front_end_qos_turns_per_gb_keys_into_fixed_values():
         "total_bytes_sec": "1000"}
     assert attach.front_end_qos(types.SimpleNamespace(
         size=1, front_end_qos=None)) is None
+
+
+def test_a_rest_row_connected_and_never_completed_is_completed(attacher,
+                                                               driver):
+    """A REST attachment left attaching (connected, at rest, no lease)
+    past ``agent_attachment_lease`` is completed, its connection kept;
+    a recent one, a reservation and an agent's leased row stay."""
+    vol = _volume(driver, multiattach=True)
+    forgotten = _row(vol, host="h1", transition=None)
+    recent = _row(vol, host="h2", transition=None)
+    reserved = _row(vol, host=None, status="reserved", transition=None)
+    leased = _row(vol, host="h3", transition=None)
+    db.attachment_record(fixtures.admin(), vol.id, leased.id, {}, {
+        "lease_expires_at": timestamps.utcnow() + datetime.timedelta(
+            hours=1)})
+    for row in (forgotten, reserved, leased):
+        _age(row, attacher.conf.agent_attachment_lease + 5)
+    assert attacher.complete_unconfirmed(fixtures.admin()) == 1
+    assert [_get(row).attach_status for row in (
+        forgotten, recent, reserved, leased)] == [
+        "attached", "attaching", "reserved", "attaching"]
+    shown = volumes_db.volume_get(fixtures.admin(), vol.id)
+    assert (shown.status, shown.attach_status) == ("in-use", "attached")
+    assert attacher.complete_unconfirmed(fixtures.admin()) == 0

@@ -80,6 +80,7 @@ from common.db.api.attachments.reads import attachment_list
 from common.db.api.attachments.reads import attachment_with_volume
 from common.db.api.attachments.reads import attachments_in_transition
 from common.db.api.attachments.reads import attachments_of_volume
+from common.db.api.attachments.reads import attachments_unconfirmed
 from common.db.api.attachments.reads import attachments_with_lapsed_lease
 from common.db.api.attachments.reads import connection_holders
 from common.db.api.attachments.reads import disconnect_state
@@ -94,7 +95,8 @@ __all__ = [
     "attachment_destroy", "attachment_get", "attachment_list",
     "attachment_record", "attachment_reserve", "attachment_with_volume",
     "attachments_in_transition", "attachments_of_volume",
-    "attachments_with_lapsed_lease", "connection_holders",
+    "attachments_with_lapsed_lease", "attachments_unconfirmed",
+    "connection_holders",
     "connection_info_of", "connector", "disconnect_state",
     "replace_connector", "volume_and_specs", "volume_brief",
     "volume_leave_status",

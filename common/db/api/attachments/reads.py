@@ -207,3 +207,17 @@ def attachments_with_lapsed_lease(context: RequestContext, backend: str,
         context, backend, VA.lease_expires_at < now, VA.transition.is_(None),
         VA.fenced_at.is_(None),
         VA.attach_status.in_(states.UNCOMPLETED))
+
+
+@reader
+def attachments_unconfirmed(context: RequestContext, backend: str,
+                            older_than: datetime.datetime
+                            ) -> list[models.VolumeAttachment]:
+    """Rows of ``backend``'s volumes connected and at rest since before
+    ``older_than`` that no one completed and no lease covers (made over
+    REST: ``attaching``, no transition, no lease, not fenced)."""
+    return _rows_of_backend(
+        context, backend, VA.lease_expires_at.is_(None),
+        VA.transition.is_(None), VA.fenced_at.is_(None),
+        VA.attach_status == states.ATT.ATTACHING,
+        sa.func.coalesce(VA.updated_at, VA.created_at) < older_than)
