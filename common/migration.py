@@ -30,6 +30,7 @@ from common import constants
 from common import exception
 from common.context import RequestContext
 from common.db.api import attachments as attachments_db
+from common.db.api import timestamps
 from common.db.api import types as types_db
 from common.db.api import volumes as volumes_db
 
@@ -71,6 +72,32 @@ def moving_volume(ctxt: RequestContext, volume_id: str, type_id: str,
     except exception.VolumeTypeNotFound:
         give_up(ctxt, row, "Its new type was deleted.")
         return None
+
+
+def touch(ctxt: RequestContext, volume_id: str, source_host: str) -> bool:
+    """Sign progress of the move of volume ``volume_id`` from
+    ``source_host`` (its ``updated_at``), which ``end_stalled`` reads.
+
+    :returns: whether it still moves.
+    """
+    return volumes_db.volume_cas(ctxt, volume_id, dict(
+        moving(source_host), status=MOVE_STATUSES), {})
+
+
+def stalled(ctxt: RequestContext, source_host: str,
+            older_than: float) -> list[Any]:
+    """The volumes moving from backend ``source_host`` (``host@backend``)
+    with no sign of progress for ``older_than`` seconds."""
+    found = []
+    for status in MOVE_STATUSES:
+        for row in volumes_db.volume_list(ctxt, filters={
+                "status": status, "migration_status": MIGRATION.MIGRATING}):
+            changed = row.updated_at or row.created_at
+            if ((row.host or "").partition("#")[0] == source_host
+                    and changed is not None
+                    and timestamps.older_than(changed, older_than)):
+                found.append(row)
+    return found
 
 
 def give_up(ctxt: RequestContext, row: Any, reason: str,

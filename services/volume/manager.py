@@ -74,6 +74,8 @@ class VolumeManager(service.Manager):
         self.driver.do_setup()
         self.driver.check_for_setup_error()
         resume.finish_interrupted_work(self)
+        migrate.remove_leftovers(self.here, ashlar_context.get_admin_context(),
+                                 self.conf.rpc_call_timeout)
         self.check_stuck_attachments()
 
     def after_start(self) -> None:
@@ -103,18 +105,30 @@ class VolumeManager(service.Manager):
         self.reporter.report()
 
     def check_stuck_attachments(self) -> None:
-        """Resolve attachments left in flight by a process that died, and
-        remove those whose compute agent's lease lapsed."""
+        """Resolve attachments left in flight by a process that died,
+        remove those whose compute agent's lease lapsed, and complete those
+        made over REST and never completed."""
         ctxt = ashlar_context.get_admin_context()
         self.attacher.resolve_stuck(ctxt)
         self.attacher.reap_lapsed_leases(ctxt)
+        self.attacher.complete_unconfirmed(ctxt)
 
     def _finish_lost_work(self) -> None:
         """Periodically: creates and deletes whose cast never arrived (a
         broker restart can drop a queue), or whose node died (a member of
-        this cluster), older than an RPC timeout."""
+        this cluster), older than an RPC timeout, and copies left here by
+        volumes that moved away."""
         resume.finish_interrupted_work(self,
                                        min_age=self.conf.rpc_call_timeout)
+        self.remove_leftovers()
+
+    def remove_leftovers(self) -> None:
+        """Remove copies of volumes that moved away (``delete_migrated``
+        lost) or whose move here ended, once older than an RPC timeout."""
+        if migrate.remove_leftovers(
+                self.here, ashlar_context.get_admin_context(),
+                self.conf.rpc_call_timeout):
+            self.reporter.capacity_changed()
 
     @messaging.expose
     def do_cleanup(self, ctxt: Context) -> None:

@@ -9,6 +9,9 @@ the source's node then removes its copy (``delete_migrated``).  A move that
 cannot go on ends with the volume where it was (``migration.give_up``).
 """
 
+import contextlib
+import threading
+from collections.abc import Iterator
 from typing import Any
 
 from oslo_log import log as logging
@@ -22,6 +25,7 @@ from common import migration
 from common import zones
 from common.db.api import attachments as attachments_db
 from common.db.api import volumes as volumes_db
+from common.db.api.timestamps import older_than
 from drivers import base as driver_base
 from services.volume import backend as volume_backend
 from services.volume import rpcapi as volume_rpcapi
@@ -98,7 +102,8 @@ def move_in(here: volume_backend.Backend, ctxt: ashlar_context.RequestContext,
                                       name=row.display_name,
                                       multiattach=multiattach)
     try:
-        update = here.driver.create_volume_from_copy(target, source)
+        with _signing(here, volume_id, source_host):
+            update = here.driver.create_volume_from_copy(target, source)
     except Exception as exc:
         LOG.exception("Driver failed to copy volume %s", volume_id)
         migration.give_up(ctxt, row, "Backend %s failed to copy the "
@@ -148,6 +153,99 @@ def delete_migrated(here: volume_backend.Backend,
     _driver_delete(here, driver_base.DriverVolume(
         id=volume_id, size=size, provider_location=provider_location))
     return True
+
+
+@contextlib.contextmanager
+def _signing(here: volume_backend.Backend, volume_id: str,
+             source_host: str) -> Iterator[None]:
+    """While a copy runs, sign the move's progress every third of
+    ``migration_stall_timeout`` (``migration.touch``), so that its
+    source's sweep does not end it (``resume.end_stalled``)."""
+    stop = threading.Event()
+    interval = here.conf.migration_stall_timeout / 3.0
+
+    def sign() -> None:
+        ctxt = ashlar_context.get_admin_context()
+        while not stop.wait(interval):
+            try:
+                if not migration.touch(ctxt, volume_id, source_host):
+                    return
+            except Exception:
+                LOG.exception("Could not sign the move of volume %s",
+                              volume_id)
+    signer = threading.Thread(target=sign, daemon=True,
+                              name="move-%s" % volume_id)
+    signer.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        signer.join()
+
+
+def remove_leftovers(here: volume_backend.Backend,
+                     ctxt: ashlar_context.RequestContext,
+                     min_age: float) -> bool:
+    """Remove the copies this backend holds of volumes that moved away
+    (their source's copy, when ``delete_migrated`` was lost) or whose move
+    ended while this backend copied them, changed at least ``min_age``
+    seconds ago.
+
+    Only a copy of a volume whose row says it moved (``migration_status``
+    ``success`` or ``error``), lives on another backend and is somewhere
+    else (another ``provider_location``) goes: never a copy a row refers
+    to, nor one of a volume with no row (this backend's storage may be
+    shared with others).
+
+    :returns: whether a removal was attempted (capacity may have changed).
+    """
+    try:
+        held = here.driver.volume_locations()
+    except Exception:
+        LOG.exception("Backend %s cannot list its volumes",
+                      here.service_host)
+        return False
+    removed = False
+    for status in (MIGRATION.SUCCESS, MIGRATION.ERROR):
+        for row in volumes_db.volume_list(
+                ctxt, filters={"migration_status": status}):
+            if row.id not in held or not _left_here(here, row, held[row.id],
+                                                    min_age):
+                continue
+            with here.in_hand(row.id) as mine:
+                if not mine or not _left_here(
+                        here, _reread(ctxt, row.id), held[row.id], min_age):
+                    continue
+                LOG.warning("Removing the copy of volume %(id)s left on "
+                            "%(here)s; it moved to %(host)s",
+                            {"id": row.id, "here": here.service_host,
+                             "host": row.host})
+                _driver_delete(here, driver_base.DriverVolume(
+                    id=row.id, size=row.size, provider_location=held[row.id]))
+                removed = True
+    return removed
+
+
+def _left_here(here: volume_backend.Backend, row: Any,
+               location: str | None, min_age: float) -> bool:
+    """Whether this backend's copy (at ``location``) of volume ``row`` is
+    one no row refers to: see ``remove_leftovers``."""
+    if row is None:
+        return False
+    changed = row.updated_at or row.created_at
+    return (row.migration_status in (MIGRATION.SUCCESS, MIGRATION.ERROR)
+            and volume_rpcapi.backend_of(row.host or "") != here.service_host
+            and row.provider_location is not None
+            and row.provider_location != location
+            and changed is not None and older_than(changed, min_age))
+
+
+def _reread(ctxt: ashlar_context.RequestContext, volume_id: str
+            ) -> Any | None:
+    try:
+        return volumes_db.volume_get(ctxt, volume_id)
+    except exception.VolumeNotFound:
+        return None
 
 
 def _driver_delete(here: volume_backend.Backend,

@@ -2,7 +2,9 @@
 
 Creates, deletes, snapshots, reverts, extends and retypes that no message
 will bring are finished (an extend or retype from the size or type the api
-recorded as pending); an admin's migrate whose message was lost ends.  At
+recorded as pending); an admin's migrate whose message was lost ends, and
+so does a move with no sign of progress for ``migration_stall_timeout``
+(its message was lost or its destination died: ``end_stalled``).  At
 start the sweep takes everything a previous run began: RPC messages are
 acknowledged before they are handled, so work in hand when the process
 died is not redelivered.  Periodically it takes what is older than an RPC
@@ -15,6 +17,7 @@ it is claimed as a late cast would be and never done twice.
 import functools
 from typing import Protocol
 
+from oslo_config import cfg
 from oslo_log import log as logging
 
 from common import constants
@@ -37,6 +40,7 @@ Context = ashlar_context.RequestContext
 class Endpoint(Protocol):
     """What the sweep uses of the volume manager."""
 
+    conf: cfg.ConfigOpts
     service_host: str
     snapshots: snapshots.SnapshotWorker
 
@@ -89,6 +93,22 @@ def finish_interrupted_work(mgr: Endpoint, min_age: float = 0.0) -> None:
             LOG.info("Resuming %(status)s %(kind)s %(id)s",
                      {"status": row.status, "kind": kind, "id": row.id})
             method(ctxt, row.id)
+    end_stalled(mgr, ctxt)
+
+
+def end_stalled(mgr: Endpoint, ctxt: Context) -> None:
+    """End the moves from this backend with no sign of progress for
+    ``migration_stall_timeout``: the message of a step was lost, or the
+    destination died while it copied.  The volume stays here, with its
+    type, ``migration_status`` ``error``; a destination that still copies
+    finds the move ended and removes its copy."""
+    bound = mgr.conf.migration_stall_timeout
+    for row in migration.stalled(ctxt, mgr.service_host, bound):
+        migration.give_up(
+            ctxt, row, "Its move made no progress for %d seconds: a "
+            "message was lost or its destination died. Move it again."
+            % bound, expected=dict(migration.moving(row.host),
+                                   updated_at=row.updated_at))
 
 
 def _my_volumes(service_host: str, status: str) -> list:

@@ -2,11 +2,17 @@
 side: the source starts the move, the destination copies and takes the
 volume, the source removes what it left (``common.migration``)."""
 
+import datetime
 from unittest import mock
 
 import pytest
+import sqlalchemy as sa
 
 from common import exception
+from common import migration
+from common.db import models
+from common.db.api import engine as db_engine
+from common.db.api import timestamps
 from common.db.api import volumes as volumes_db
 from services.volume import backend as volume_backend
 from services.volume import resume
@@ -99,7 +105,7 @@ def test_the_destination_copies_and_takes_the_volume(mgr, dest):
             row.migration_status, row.pending_type_id,
             row.provider_location) == (
         "available", DEST, vtype.id, True, "success", None,
-        "fake://%s" % vol.id)
+        "fake://b2/%s" % vol.id)
     assert dest.driver.origins[vol.id] == ("copy", vol.id)
     (_ctxt, volume_id, host, size, location), _kw = (
         dest.here.volume_rpcapi.delete_migrated.call_args)
@@ -283,3 +289,80 @@ def test_a_moved_volume_takes_the_zone_of_its_new_pool(mgr):
                            vtype.id)
     row = _get(vol)
     assert (row.host, row.availability_zone) == (DEST, "east")
+
+
+def _age_volume(vol, seconds):
+    with db_engine.writer.using(fixtures.admin()) as session:
+        session.execute(sa.update(models.Volume).where(
+            models.Volume.id == vol.id).values(
+            updated_at=timestamps.utcnow()
+            - datetime.timedelta(seconds=seconds)))
+
+
+@pytest.mark.parametrize("status", ["retyping", "maintenance"])
+def test_a_move_with_no_sign_of_progress_ends_where_it_was(mgr, status):
+    """A move whose message was lost, or whose destination died while it
+    copied, ends on its source's sweep; one that signed lately goes on."""
+    vtype = _elsewhere()
+    values = dict(status=status, previous_status="available",
+                  migration_status="migrating")
+    if status == "retyping":
+        values["pending_type_id"] = vtype.id
+    stalled = fixtures.make_volume_on(mgr.driver, **values)
+    signed = fixtures.make_volume_on(mgr.driver, **values)
+    bound = mgr.conf.migration_stall_timeout
+    for vol in (stalled, signed):
+        _age_volume(vol, bound + 5)
+    assert migration.touch(fixtures.admin(), signed.id, SOURCE)
+    with mock.patch.object(mgr.reporter, "capacity_changed"):
+        mgr._finish_lost_work()
+    row = _get(stalled)
+    assert (row.status, row.host, row.volume_type_id, row.migration_status,
+            row.pending_type_id) == ("available", SOURCE,
+                                     stalled.volume_type_id, "error", None)
+    assert "no progress" in row.error_reason
+    assert stalled.id in mgr.driver.volumes
+    row = _get(signed)
+    assert (row.status, row.migration_status) == (status, "migrating")
+
+
+def test_a_touch_signs_only_a_moving_volume(mgr):
+    vol = fixtures.make_volume_on(mgr.driver)
+    assert not migration.touch(fixtures.admin(), vol.id, SOURCE)
+
+
+def test_copies_a_lost_delete_migrated_left_are_removed(mgr, dest):
+    """The source's copy of a volume that moved away, whose
+    ``delete_migrated`` was lost, goes on the source's sweep; a live
+    volume here, and a copy the moved row names (shared storage), stay."""
+    vtype = _elsewhere()
+    moved = _moving(mgr, vtype)
+    dest.migrate_volume_in(fixtures.admin(), moved.id, DEST, SOURCE,
+                           mgr.driver.copy_source(
+                               volume_backend.driver_volume(moved)),
+                           vtype.id)
+    assert _get(moved).host == DEST and moved.id in mgr.driver.volumes
+    live = fixtures.make_volume_on(mgr.driver, migration_status="success")
+    shared = fixtures.make_volume_on(
+        mgr.driver, host=DEST, migration_status="success",
+        provider_location="fake://b1/placeholder")
+    volumes_db.volume_cas(fixtures.admin(), shared.id, {}, {
+        "provider_location": mgr.driver.volume_locations()[shared.id]})
+    for vol in (moved, live, shared):
+        _age_volume(vol, mgr.conf.rpc_call_timeout + 5)
+    with mock.patch.object(mgr.reporter, "capacity_changed") as changed:
+        mgr.remove_leftovers()
+    assert moved.id not in mgr.driver.volumes
+    assert moved.id in dest.driver.volumes
+    assert live.id in mgr.driver.volumes and shared.id in mgr.driver.volumes
+    changed.assert_called_once_with()
+
+
+def test_a_recent_move_keeps_its_source_copy_for_delete_migrated(mgr, dest):
+    vtype = _elsewhere()
+    moved = _moving(mgr, vtype)
+    dest.migrate_volume_in(fixtures.admin(), moved.id, DEST, SOURCE,
+                           {"protocol": "fake", "volume_id": moved.id},
+                           vtype.id)
+    mgr.remove_leftovers()
+    assert moved.id in mgr.driver.volumes
