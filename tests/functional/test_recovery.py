@@ -4,9 +4,14 @@
   completed (the agent vanished, or its call timed out) is removed by the
   volume node once its lease lapsed; a REST reservation stays.
 - A create whose cast was lost is placed by exactly one of two schedulers.
+- A volume node killed after its backend made a volume and before the row
+  said so resumes into that volume (adopts it), not into an error; a
+  volume the scheduler's sweep failed meanwhile is deleted by its node,
+  file included, not by the api alone.
 """
 
 import os
+import signal
 import subprocess
 import uuid
 
@@ -19,16 +24,21 @@ from tests.functional import door
 LEASE = "[DEFAULT]\nagent_attachment_lease = 2\nattachment_check_interval = 1\n"
 
 
-@pytest.fixture
-def deployment(tmp_path, vhost):
+def _deployed(tmp_path, vhost, **options):
     db_url, drop = harness.database("postgresql")
-    dep = harness.Deployment(tmp_path, vhost, db_url, rpc_call_timeout=3)
+    dep = harness.Deployment(tmp_path, vhost, db_url, rpc_call_timeout=3,
+                             **options)
     dep.db_sync()
     try:
         yield dep
     finally:
         dep.stop_all()
         drop()
+
+
+@pytest.fixture
+def deployment(tmp_path, vhost):
+    yield from _deployed(tmp_path, vhost)
 
 
 
@@ -100,3 +110,53 @@ def test_a_lost_create_is_placed_once_by_two_schedulers(deployment):
     created = [line for line in dep.log("volume1").splitlines()
                if "Created volume %s" % volume["id"] in line]
     assert len(created) == 1, created
+
+
+@pytest.fixture
+def slow_down(tmp_path, vhost):
+    """A deployment whose services count as down after 15 seconds, so a
+    killed volume node's pool still takes a create."""
+    yield from _deployed(tmp_path, vhost, service_down_time=15)
+
+
+def _made_by_a_dead_node(dep, client):
+    """Kill the volume node, create a volume the scheduler places on it,
+    and make its file as the node would have before it died; the volume
+    and the file's path."""
+    dep.stop("volume1", signal.SIGKILL)
+    volume = client.create_volume(size=1)
+    host = "os-vol-host-attr:host"
+    harness.wait_for(lambda: client.get("/volumes/%s" % volume["id"]).json()[
+        "volume"].get(host), timeout=30, what="the volume's placement")
+    path = dep.tmp / "state-node1" / "volumes" / (
+        "volume-%s.raw" % volume["id"])
+    with open(path, "wb") as made:
+        made.write(b"precious")
+        made.truncate(1 << 30)
+    return volume, path
+
+
+def test_a_create_killed_after_its_file_was_made_resumes(slow_down):
+    dep = slow_down
+    client = _start(dep)
+    volume, path = _made_by_a_dead_node(dep, client)
+    dep.start("volume1", "services.volume", "node1", extra=LEASE)
+    harness.wait_for(lambda: client.volume_status(volume["id"]) != "creating",
+                     timeout=60, what="the resumed create")
+    shown = client.get("/volumes/%s" % volume["id"]).json()["volume"]
+    assert shown["status"] == "available", shown
+    assert "adopting it" in dep.log("volume1")
+    with open(path, "rb") as adopted:
+        assert adopted.read(8) == b"precious"
+
+
+def test_a_create_the_sweep_failed_is_deleted_by_its_node(slow_down):
+    dep = slow_down
+    client = _start(dep)
+    volume, path = _made_by_a_dead_node(dep, client)
+    client.wait_status(volume["id"], "error", timeout=90)
+    assert client.delete("/volumes/%s" % volume["id"]).status_code == 202
+    assert client.volume_status(volume["id"]) == "deleting"
+    dep.start("volume1", "services.volume", "node1", extra=LEASE)
+    client.wait_status(volume["id"], None, timeout=60)
+    assert not path.exists()
