@@ -8,7 +8,12 @@
   said so resumes into that volume (adopts it), not into an error; a
   volume the scheduler's sweep failed meanwhile is deleted by its node,
   file included, not by the api alone.
+- A move whose destination died ends where it was; a copy a lost
+  ``delete_migrated`` left is removed; a REST attachment connected and
+  never completed is completed.
 """
+
+import shutil
 
 import os
 import signal
@@ -160,3 +165,102 @@ def test_a_create_the_sweep_failed_is_deleted_by_its_node(slow_down):
     dep.start("volume1", "services.volume", "node1", extra=LEASE)
     client.wait_status(volume["id"], None, timeout=60)
     assert not path.exists()
+
+
+MOVES = LEASE + "migration_stall_timeout = 10\n"
+
+
+def _two_nodes(dep):
+    """A scheduler, node1 and node2 (file backends) and the api."""
+    dep.start("scheduler0", "services.scheduler", "sched0")
+    for i in (1, 2):
+        dep.start("volume%d" % i, "services.volume", "node%d" % i,
+                  extra=MOVES)
+    dep.start("api", "services.api", "api", extra=LEASE)
+    client = harness.Client(dep.endpoint)
+    harness.wait_for(lambda: len(client.pools()) == 2, timeout=60,
+                     what="the volume nodes' pools")
+    return client
+
+
+def _volume_on_a_node(client):
+    """An available volume, its node's number and the other's."""
+    volume = client.create_volume(size=1)
+    client.wait_status(volume["id"], "available")
+    shown = client.get("/volumes/%s" % volume["id"]).json()["volume"]
+    here = shown["os-vol-host-attr:host"].split("@")[0][-1]
+    return shown, here, {"1": "2", "2": "1"}[here]
+
+
+def _copy_on(dep, node, volume_id):
+    return dep.tmp / ("state-node%s" % node) / "volumes" / (
+        "volume-%s.raw" % volume_id)
+
+
+def _migrate(client, volume_id, node):
+    resp = client.post("/volumes/%s/action" % volume_id, {
+        "os-migrate_volume": {"host": "node%s@file#file" % node,
+                              "force_host_copy": False,
+                              "lock_volume": False}})
+    assert resp.status_code == 202, resp.text
+
+
+def test_a_move_whose_destination_died_ends_where_it_was(slow_down):
+    dep = slow_down
+    client = _two_nodes(dep)
+    volume, here, there = _volume_on_a_node(client)
+    dep.stop("volume%s" % there, signal.SIGKILL)
+    _migrate(client, volume["id"], there)
+    harness.wait_for(lambda: client.volume_status(volume["id"])
+                     != "maintenance", timeout=60, what="the move's end")
+    after = client.get("/volumes/%s" % volume["id"]).json()["volume"]
+    assert (after["status"], after["migration_status"],
+            after["os-vol-host-attr:host"]) == (
+        "available", "error", volume["os-vol-host-attr:host"]), after
+    assert "made no progress" in dep.log("volume%s" % here)
+    assert _copy_on(dep, here, volume["id"]).exists()
+
+
+def test_a_copy_a_lost_delete_migrated_left_is_removed(deployment):
+    dep = deployment
+    client = _two_nodes(dep)
+    volume, here, there = _volume_on_a_node(client)
+    live = client.create_volume(size=1)
+    client.wait_status(live["id"], "available")
+    _migrate(client, volume["id"], there)
+    harness.wait_for(lambda: client.get("/volumes/%s" % volume["id"]).json()[
+        "volume"]["migration_status"] == "success", timeout=60,
+        what="the move")
+    left = _copy_on(dep, here, volume["id"])
+    harness.wait_for(lambda: not left.exists(), timeout=30,
+                     what="delete_migrated")
+    # NOTE(ashlar): what a delete_migrated lost on its way leaves.
+    shutil.copyfile(_copy_on(dep, there, volume["id"]), left)
+    harness.wait_for(lambda: not left.exists(), timeout=30,
+                     what="the sweep to remove the copy left behind")
+    assert "Removing the copy of volume %s" % volume["id"] in dep.log(
+        "volume%s" % here)
+    assert _copy_on(dep, there, volume["id"]).exists()
+    shown = client.get("/volumes/%s" % live["id"]).json()["volume"]
+    node = shown["os-vol-host-attr:host"].split("@")[0][-1]
+    assert _copy_on(dep, node, live["id"]).exists()
+
+
+def test_a_rest_attachment_never_completed_is_completed(deployment):
+    dep = deployment
+    client = _start(dep)
+    volume = client.create_volume(size=1)
+    client.wait_status(volume["id"], "available")
+    made = client.post("/attachments", {"attachment": {
+        "volume_uuid": volume["id"], "instance_uuid": str(uuid.uuid4()),
+        "connector": harness.connector("compute1")}})
+    assert made.status_code == 200, made.text
+    attachment = made.json()["attachment"]
+    assert attachment["status"] == "attaching"
+    assert attachment["connection_info"]
+    harness.wait_for(
+        lambda: client.get("/attachments/%s" % attachment["id"]).json()[
+            "attachment"]["status"] == "attached", timeout=30,
+        what="the attachment's completion")
+    assert client.volume_status(volume["id"]) == "in-use"
+    assert "never completed; completing it" in dep.log("volume1")
