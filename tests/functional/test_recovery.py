@@ -27,6 +27,7 @@ from deploy.testbed import harness
 from tests.functional import door
 
 LEASE = "[DEFAULT]\nagent_attachment_lease = 2\nattachment_check_interval = 1\n"
+MOVES = LEASE + "migration_stall_timeout = 10\n"
 
 
 def _deployed(tmp_path, vhost, **options):
@@ -47,14 +48,17 @@ def deployment(tmp_path, vhost):
 
 
 
-def _start(dep, schedulers=1):
+def _start(dep, schedulers=1, nodes=1):
+    """Schedulers, volume nodes node1.. (file backends) and the api."""
     for i in range(schedulers):
         dep.start("scheduler%d" % i, "services.scheduler", "sched%d" % i)
-    dep.start("volume1", "services.volume", "node1", extra=LEASE)
+    for i in range(1, nodes + 1):
+        dep.start("volume%d" % i, "services.volume", "node%d" % i,
+                  extra=MOVES)
     dep.start("api", "services.api", "api", extra=LEASE)
     client = harness.Client(dep.endpoint)
-    harness.wait_for(lambda: len(client.pools()) == 1, timeout=60,
-                     what="the volume node's pool")
+    harness.wait_for(lambda: len(client.pools()) == nodes, timeout=60,
+                     what="the volume nodes' pools")
     return client
 
 
@@ -145,7 +149,7 @@ def test_a_create_killed_after_its_file_was_made_resumes(slow_down):
     dep = slow_down
     client = _start(dep)
     volume, path = _made_by_a_dead_node(dep, client)
-    dep.start("volume1", "services.volume", "node1", extra=LEASE)
+    dep.start("volume1", "services.volume", "node1", extra=MOVES)
     harness.wait_for(lambda: client.volume_status(volume["id"]) != "creating",
                      timeout=60, what="the resumed create")
     shown = client.get("/volumes/%s" % volume["id"]).json()["volume"]
@@ -162,25 +166,9 @@ def test_a_create_the_sweep_failed_is_deleted_by_its_node(slow_down):
     client.wait_status(volume["id"], "error", timeout=90)
     assert client.delete("/volumes/%s" % volume["id"]).status_code == 202
     assert client.volume_status(volume["id"]) == "deleting"
-    dep.start("volume1", "services.volume", "node1", extra=LEASE)
+    dep.start("volume1", "services.volume", "node1", extra=MOVES)
     client.wait_status(volume["id"], None, timeout=60)
     assert not path.exists()
-
-
-MOVES = LEASE + "migration_stall_timeout = 10\n"
-
-
-def _two_nodes(dep):
-    """A scheduler, node1 and node2 (file backends) and the api."""
-    dep.start("scheduler0", "services.scheduler", "sched0")
-    for i in (1, 2):
-        dep.start("volume%d" % i, "services.volume", "node%d" % i,
-                  extra=MOVES)
-    dep.start("api", "services.api", "api", extra=LEASE)
-    client = harness.Client(dep.endpoint)
-    harness.wait_for(lambda: len(client.pools()) == 2, timeout=60,
-                     what="the volume nodes' pools")
-    return client
 
 
 def _volume_on_a_node(client):
@@ -207,7 +195,7 @@ def _migrate(client, volume_id, node):
 
 def test_a_move_whose_destination_died_ends_where_it_was(slow_down):
     dep = slow_down
-    client = _two_nodes(dep)
+    client = _start(dep, nodes=2)
     volume, here, there = _volume_on_a_node(client)
     dep.stop("volume%s" % there, signal.SIGKILL)
     _migrate(client, volume["id"], there)
@@ -223,7 +211,7 @@ def test_a_move_whose_destination_died_ends_where_it_was(slow_down):
 
 def test_a_copy_a_lost_delete_migrated_left_is_removed(deployment):
     dep = deployment
-    client = _two_nodes(dep)
+    client = _start(dep, nodes=2)
     volume, here, there = _volume_on_a_node(client)
     live = client.create_volume(size=1)
     client.wait_status(live["id"], "available")
