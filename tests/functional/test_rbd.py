@@ -117,8 +117,15 @@ def test_driver_makes_shared_images_without_the_lock_features(driver, ceph):
     assert _features(ceph, shared.id) == {"layering", "deep-flatten"}
     assert _features(ceph, plain.id) >= {"layering", "exclusive-lock",
                                          "object-map", "fast-diff"}
-    with pytest.raises(exception.VolumeBackendAPIException):
-        driver.create_volume(shared)
+    with driver._image("volume-%s" % shared.id) as image:
+        image.write(b"kept", 0)
+    # a resumed create adopts the image, data and all
+    assert driver.create_volume(shared) == {
+        "provider_location": "%s/volume-%s" % (ceph.pool, shared.id)}
+    with driver._image("volume-%s" % shared.id) as image:
+        assert image.read(0, 4) == b"kept"
+    assert driver.volume_locations()[shared.id] == "%s/volume-%s" % (
+        ceph.pool, shared.id)
     # retype both ways on an available volume
     driver.retype(plain, True)
     assert not _features(ceph, plain.id) & LOCK_FEATURES

@@ -104,8 +104,10 @@ def test_volume_from_snapshot_has_the_data_of_then(driver, ioctx):
     pool, parent, snap = _parent(ioctx, copy)
     assert (parent, snap) == ("volume-%s" % source.id,
                               "snapshot-%s" % snapshot.id)
-    with pytest.raises(exception.VolumeBackendAPIException):
-        driver.create_volume_from_snapshot(copy, snapshot)  # never overwrites
+    # a resumed create adopts the image, never overwrites it
+    assert driver.create_volume_from_snapshot(copy, snapshot) == {
+        "provider_location": "volumes/volume-%s" % copy.id}
+    assert _read(ioctx, copy, 6) == b"before"
     with pytest.raises(exception.InvalidInput):
         driver.create_volume_from_snapshot(
             _volume(size=1), base.DriverSnapshot(snapshot.id, source, 2))
@@ -204,6 +206,31 @@ def test_clone_of_a_live_volume_survives_its_source(driver, ioctx):
         assert image.size() == 3 * GIB
     driver.delete_volume(clone)
     driver.delete_volume(source)  # idempotent
+
+
+def test_a_clone_resumed_after_its_node_died_is_adopted(driver, ioctx):
+    """A node killed after the hidden snapshot (or the clone) was made
+    and before its row said so: the resumed create adopts what is there,
+    data and all, and protects a hidden snapshot left unprotected."""
+    source = _volume()
+    driver.create_volume(source)
+    _write(ioctx, source, b"original")
+    half, whole = _volume(), _volume(size=2)
+    hidden = "volume-%s.clone_snap" % half.id
+    with _image(ioctx, source) as image:
+        image.create_snap(hidden)
+    assert driver.create_cloned_volume(half, source) == {
+        "provider_location": "volumes/volume-%s" % half.id}
+    with _image(ioctx, source, read_only=True) as image:
+        assert image.is_protected_snap(hidden)
+    made = driver.create_cloned_volume(whole, source)
+    _write(ioctx, whole, b"written!", 8)
+    assert driver.create_cloned_volume(whole, source) == made
+    assert _read(ioctx, whole, 16) == b"originalwritten!"
+    assert _read(ioctx, half, 8) == b"original"
+    for volume in (half, whole, source):
+        driver.delete_volume(volume)
+    assert not _exists(ioctx, source)
 
 
 def test_deleting_a_clone_drops_its_hidden_snapshot(driver, ioctx):
