@@ -206,23 +206,20 @@ def remove_leftovers(here: volume_backend.Backend,
                       here.service_host)
         return False
     removed = False
-    for status in (MIGRATION.SUCCESS, MIGRATION.ERROR):
-        for row in volumes_db.volume_list(
-                ctxt, filters={"migration_status": status}):
-            if row.id not in held or not _left_here(here, row, held[row.id],
-                                                    min_age):
+    for row in volumes_db.moved_volumes(ctxt, held) if held else []:
+        if not _left_here(here, row, held[row.id], min_age):
+            continue
+        with here.in_hand(row.id) as mine:
+            if not mine or not _left_here(
+                    here, _reread(ctxt, row.id), held[row.id], min_age):
                 continue
-            with here.in_hand(row.id) as mine:
-                if not mine or not _left_here(
-                        here, _reread(ctxt, row.id), held[row.id], min_age):
-                    continue
-                LOG.warning("Removing the copy of volume %(id)s left on "
-                            "%(here)s; it moved to %(host)s",
-                            {"id": row.id, "here": here.service_host,
-                             "host": row.host})
-                _driver_delete(here, driver_base.DriverVolume(
-                    id=row.id, size=row.size, provider_location=held[row.id]))
-                removed = True
+            LOG.warning("Removing the copy of volume %(id)s left on "
+                        "%(here)s; it moved to %(host)s",
+                        {"id": row.id, "here": here.service_host,
+                         "host": row.host})
+            _driver_delete(here, driver_base.DriverVolume(
+                id=row.id, size=row.size, provider_location=held[row.id]))
+            removed = True
     return removed
 
 

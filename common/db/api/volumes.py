@@ -2,6 +2,7 @@
 
 import functools
 from collections.abc import Callable
+from collections.abc import Collection
 from collections.abc import Mapping
 from typing import Any
 
@@ -325,4 +326,28 @@ def usage_on_host(context: RequestContext,
             .join(vol, snap.volume_id == vol.id)
             .where(on_host).group_by(snap.project_id)):
         found.setdefault(project, [0, 0, 0, 0])[2:] = [count, int(size)]
+    return found
+
+
+#: Ids a read of moved volumes names in one statement.
+_MOVED_CHUNK = 500
+
+
+@reader
+def moved_volumes(context: RequestContext, volume_ids: Collection[str]
+                  ) -> list[Any]:
+    """Of the volumes ``volume_ids``, those whose ``migration_status``
+    says they moved (``success``, or ``error`` of an ended move): their
+    id, size, host, provider_location, migration_status and times."""
+    vol = models.Volume
+    ids = sorted(volume_ids)
+    found: list[Any] = []
+    for start in range(0, len(ids), _MOVED_CHUNK):
+        found += context.session.execute(sa.select(
+            vol.id, vol.size, vol.host, vol.provider_location,
+            vol.migration_status, vol.updated_at, vol.created_at).where(
+            vol.id.in_(ids[start:start + _MOVED_CHUNK]),
+            vol.migration_status.in_((constants.MigrationStatus.SUCCESS,
+                                      constants.MigrationStatus.ERROR))
+        )).all()
     return found
