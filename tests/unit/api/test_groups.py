@@ -452,3 +452,18 @@ def test_an_accept_refuses_a_snapshot_that_joined_a_group_snapshot(api):
     assert (volume.project_id, volume.status) == ("p1", "awaiting-transfer")
     assert snapshots_db.snapshot_get(fixtures.admin(), snap_id
                                      ).project_id == "p1"
+
+
+def test_delete_sends_a_failed_volume_ever_placed_to_its_node(api):
+    """An ``error`` volume without a location may be on its backend: the
+    group's delete sends it to its node rather than dropping the row."""
+    group_id = _group(api)
+    volume_id = _in_group(api, group_id)
+    assert volumes_db.volume_cas(fixtures.admin(), volume_id, {}, {
+        "status": "error", "provider_location": None})
+    assert api.call("POST", "/groups/%s/action" % group_id, {
+        "delete": {"delete-volumes": True}}).status_code == 202
+    assert volumes_db.volume_get(fixtures.admin(), volume_id).status == \
+        "deleting"
+    assert [args[1:] for args in _casts(api, "delete_volume")] == [
+        (volume_id, apitest.HOST + "#b1")]
