@@ -106,7 +106,9 @@ class ProjectInUrl:
     gives a plain 404 there.  Ashlar takes any first segment that is not a
     collection name, which serves keystone project ids and names alike.  As
     in Cinder, ``/v3/{project}`` and ``/v3/{project}/`` alone are 404s, and
-    a ``.json`` suffix is tolerated on resource paths.
+    a ``.json`` suffix is tolerated on resource paths.  A collection's
+    name with a trailing slash (``GET /v3/volumes/``) is an empty id, a 404
+    as in Cinder, not the collection.
     """
 
     def __init__(self, collections: Collection[str]) -> None:
@@ -125,6 +127,10 @@ class ProjectInUrl:
                 and parts[2] not in self.collections):
             req.context.url_project = parts[2]
             path = "/".join(parts[:2] + parts[3:])
+        if (req.env.get("PATH_INFO", "").endswith("/")
+                and path.count("/") == 2 and path.startswith("/v3/")
+                and path[len("/v3/"):] in self.collections):
+            raise falcon.HTTPNotFound(description=faults.GENERIC_NOT_FOUND)
         req.path = path
 
 

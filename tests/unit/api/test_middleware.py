@@ -137,6 +137,24 @@ def test_project_segment_is_optional(client, path, project, routed):
     assert resp.json["path"] == routed
 
 
+@pytest.mark.parametrize("method", ["GET", "PUT", "DELETE", "POST"])
+@pytest.mark.parametrize("path", ["/v3/volumes/", "/v3/p0/volumes/"])
+def test_a_collection_with_a_trailing_slash_is_an_empty_id(client, method,
+                                                           path):
+    """Tempest's test_get_volume_without_passing_volume_id: Cinder's 404,
+    not the list."""
+    resp = client.simulate_request(method, path,
+                                   headers={"X-Auth-Token": "u:p0"})
+    assert _fault(resp, "itemNotFound", 404) == \
+        "The resource could not be found."
+
+
+def test_a_trailing_slash_elsewhere_is_still_stripped(client):
+    for path in ("/v3/", "/v3/volumes/abc/", "/v3/p0/volumes/abc/"):
+        resp = client.simulate_get(path, headers={"X-Auth-Token": "u:p0"})
+        assert resp.status_code == 200, path
+
+
 def test_every_collection_routed_is_known_to_the_project_segment():
     """A collection missing from COLLECTIONS would be taken for a project
     in ``/v3/<collection>/<id>``."""
