@@ -111,6 +111,10 @@ def backend_may_hold(host: str | None) -> TypeGuard[str]:
 #: ``volume:extend_attached_volume``).
 VOLUME_EXTENDABLE = (VOL.AVAILABLE,)
 VOLUME_EXTENDABLE_ATTACHED = (VOL.AVAILABLE, VOL.IN_USE)
+#: The legacy ``os-reserve`` takes a volume from these to ``attaching``;
+#: a multiattach one from either of the second pair, as in Cinder.
+VOLUME_LEGACY_RESERVABLE = (VOL.AVAILABLE,)
+VOLUME_LEGACY_RESERVABLE_MULTIATTACH = (VOL.AVAILABLE, VOL.IN_USE)
 #: A volume may be retyped, or be the source of a copy, in these.
 VOLUME_RETYPABLE = (VOL.AVAILABLE, VOL.IN_USE)
 VOLUME_COPYABLE = (VOL.AVAILABLE, VOL.IN_USE)

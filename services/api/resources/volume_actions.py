@@ -3,7 +3,8 @@
 os-extend, os-retype, os-set_bootable, os-update_readonly_flag,
 os-reset_status, os-force_delete, os-migrate_volume (an available
 volume to a named pool, ``common.migration``), revert (3.40: to the
-latest snapshot), and the legacy os-detach / os-force_detach, which
+latest snapshot), the legacy os-reserve / os-unreserve (a status only,
+as in Cinder), and the legacy os-detach / os-force_detach, which
 delete one attachment and refuse to guess which one when several exist.
 os-reimage (3.68) is refused: Ashlar has no images;
 os-extend_volume_completion (3.71) too: no extend waits for a compute host
@@ -80,6 +81,7 @@ class Action:
             "os-force_delete": self._force_delete,
             "os-migrate_volume": self._migrate,
             "os-detach": self._detach, "os-force_detach": self._force_detach,
+            "os-reserve": self._reserve, "os-unreserve": self._unreserve,
             "revert": self._revert,
             "os-reimage": self._reimage,
             "os-extend_volume_completion": self._extend_completion,
@@ -151,6 +153,14 @@ class Action:
     def _revert(self, req: falcon.Request, volume_id: str,
                 value: Any) -> None:
         self.volumes.revert(base.ctxt(req), volume_id, value["snapshot_id"])
+
+    def _reserve(self, req: falcon.Request, volume_id: str,
+                 value: Any) -> None:
+        self.volumes.reserve(base.ctxt(req), volume_id)
+
+    def _unreserve(self, req: falcon.Request, volume_id: str,
+                   value: Any) -> None:
+        self.volumes.unreserve(base.ctxt(req), volume_id)
 
     def _detach(self, req: falcon.Request, volume_id: str,
                 value: Any) -> None:

@@ -187,3 +187,45 @@ def test_a_volume_ever_placed_is_deleted_by_its_node(api):
     assert _delete_casts(api) == [(placed, apitest.HOST + "#b1")]
     assert api.show_volume(placed)["status"] == "deleting"
     assert api.call("GET", "/volumes/%s" % never).status_code == 404
+
+
+def test_legacy_reserve_and_unreserve(api):
+    """Cinder's os-reserve: available -> attaching (202); again, or from
+    any other status, a 400 that leaves it; os-unreserve back to
+    available.  Tempest's VolumesNegativeTest reserve/unreserve tests."""
+    vid = api.volume()
+    member = {"token": "u:p1", "roles": "member"}
+    assert api.action(vid, {"os-reserve": None}, **member).status_code == 202
+    assert api.show_volume(vid)["status"] == "attaching"
+    resp = api.action(vid, {"os-reserve": {}}, **member)
+    assert resp.status_code == 400
+    assert apitest.message(resp) == (
+        "Invalid volume: Volume status must be available to reserve, but "
+        "the status is attaching.")
+    assert api.action(vid, {"os-unreserve": {}}, **member).status_code == 202
+    assert api.show_volume(vid)["status"] == "available"
+    # Not reserved: nothing to undo, as in Cinder.
+    assert api.action(vid, {"os-unreserve": {}}, **member).status_code == 202
+    assert api.show_volume(vid)["status"] == "available"
+
+
+def test_legacy_reserve_of_a_multiattach_volume_in_use(api):
+    vid = api.volume(multiattach=True, status="in-use", attachment_count=1)
+    assert api.action(vid, {"os-reserve": {}}).status_code == 202
+    assert api.show_volume(vid)["status"] == "attaching"
+    assert api.action(vid, {"os-unreserve": {}}).status_code == 202
+    assert api.show_volume(vid)["status"] == "in-use"
+    single = api.volume(status="in-use", attachment_count=1)
+    resp = api.action(single, {"os-reserve": {}})
+    assert resp.status_code == 400
+    assert "must be available to reserve" in apitest.message(resp)
+
+
+def test_legacy_reserve_needs_the_volume_and_a_member(api):
+    for name in ("os-reserve", "os-unreserve"):
+        resp = api.action(str(uuid.uuid4()), {name: {}})
+        assert resp.status_code == 404, name
+        vid = api.volume()
+        resp = api.action(vid, {name: {}}, token="u:p1", roles="reader")
+        assert resp.status_code == 403, name
+        assert api.show_volume(vid)["status"] == "available"

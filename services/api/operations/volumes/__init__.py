@@ -8,7 +8,8 @@ per responsibility, each in its module:
 - :mod:`.create`: the create path (source, group, size, type, zones, the
   early check, one transaction for the quota check and the row, the cast);
 - :mod:`.delete`: the delete path (and a cascade's snapshots);
-- :mod:`.actions`: extend, revert, bootable, read-only, reset-status;
+- :mod:`.actions`: extend, revert, bootable, read-only, the legacy
+  reserve and unreserve, reset-status;
 - :mod:`.moves`: retype and migrate, which may move the data;
 - :mod:`.metadata`: ``/volumes/{id}/metadata``.
 

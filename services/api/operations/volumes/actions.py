@@ -1,6 +1,6 @@
 """Actions on an existing volume that leave it where it is
 (``POST /volumes/{id}/action``): extend, revert to a snapshot, bootable,
-read-only and the admin's reset-status.  Each is a compare-and-swap on the
+read-only, the legacy reserve and unreserve, and the admin's reset-status.  Each is a compare-and-swap on the
 value read, then, where a node has work to do, a cast to it."""
 
 from typing import Any
@@ -155,6 +155,40 @@ class Actions(base.VolumeBase):
                        "flag.")
         self._cas(row, {"status": STATUS.AVAILABLE},
                   {"readonly": readonly}, "a read-only change", ctxt)
+
+    def reserve(self, ctxt: RequestContext, volume_id: str) -> None:
+        """Legacy ``os-reserve``: ``available`` (a multiattach volume also
+        ``in-use``) -> ``attaching``, with no attachment row, as in Cinder.
+
+        :raises InvalidVolume: the status does not allow it.
+        """
+        row = self.get(ctxt, volume_id)
+        ctxt.can("volume_extension:volume_actions:reserve",
+                 {"project_id": row.project_id})
+        allowed = (states.VOLUME_LEGACY_RESERVABLE_MULTIATTACH
+                   if row.multiattach else states.VOLUME_LEGACY_RESERVABLE)
+        if row.status not in allowed:
+            raise exception.InvalidVolume(
+                reason="Volume status must be %s to reserve, but the status "
+                       "is %s." % (" or ".join(allowed), row.status))
+        self._cas(row, {"status": row.status,
+                        "multiattach": row.multiattach},
+                  {"status": STATUS.ATTACHING}, "a reserve", ctxt)
+
+    def unreserve(self, ctxt: RequestContext, volume_id: str) -> None:
+        """Legacy ``os-unreserve``: ``attaching`` -> ``in-use`` when the
+        volume has attachments, else ``available``; any other status is
+        left alone (Cinder: nothing to do)."""
+        row = self.get(ctxt, volume_id)
+        ctxt.can("volume_extension:volume_actions:unreserve",
+                 {"project_id": row.project_id})
+        status = STATUS.IN_USE if row.attachment_count else STATUS.AVAILABLE
+        if not volumes_db.volume_cas(
+                ctxt, volume_id, {"status": STATUS.ATTACHING,
+                                  "attachment_count": row.attachment_count},
+                {"status": status}):
+            LOG.debug("Volume %s was not reserved: nothing to unreserve",
+                      volume_id)
 
     def reset_status(self, ctxt: RequestContext, volume_id: str,
                      attachments: attachment_ops.AttachmentOperations,
