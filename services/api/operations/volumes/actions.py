@@ -1,7 +1,8 @@
 """Actions on an existing volume that leave it where it is
 (``POST /volumes/{id}/action``): extend, revert to a snapshot, bootable,
-read-only, the legacy reserve and unreserve, and the admin's reset-status.  Each is a compare-and-swap on the
-value read, then, where a node has work to do, a cast to it."""
+read-only, the legacy reserve and unreserve, and the admin's
+reset-status.  Each is a compare-and-swap on the value read, then, where
+a node has work to do, a cast to it."""
 
 from typing import Any
 
@@ -25,7 +26,7 @@ SNAP = constants.SnapshotStatus
 
 
 class Actions(base.VolumeBase):
-    """Extend, revert, bootable, read-only, reset-status."""
+    """Extend, revert, bootable, read-only, reserve, reset-status."""
 
     def extend(self, ctxt: RequestContext, volume_id: str, new_size: int,
                attached_ok: bool = False) -> None:
