@@ -13,10 +13,13 @@ without waiting knows nobody works on the volume any more, and resumes it.
 
 import contextlib
 import threading
+import time
 from collections.abc import Hashable, Iterator
 from typing import TYPE_CHECKING
 
 from oslo_log import log as logging
+
+from common import exception
 
 if TYPE_CHECKING:
     from tooz import coordination as tooz_coordination
@@ -26,6 +29,14 @@ LOG = logging.getLogger(__name__)
 
 #: Prefix of every tooz lock name Ashlar takes.
 PREFIX = "ashlar-"
+#: How long a lock is asked for again while the lock service cannot be
+#: reached (seconds), and the pause between two asks.  NOTE(ashlar): an
+#: etcd member's death costs its clients an election (about a second,
+#: etcd answering 503 meanwhile) and, behind a front, a new connection;
+#: 10 s covers both with room on a loaded host (tests/functional/
+#: test_ha.py kills the leader).
+UNREACHABLE_PATIENCE = 10.0
+UNREACHABLE_PAUSE = 0.2
 
 
 class KeyedLocks:
@@ -106,23 +117,63 @@ class Locks:
         """Hold the lock ``name``; yields whether it was taken (always,
         when ``blocking``).
 
-        :raises tooz.coordination.ToozError: the lock service failed; the
-            lock is not held.
+        :raises exception.LockServiceUnavailable: the lock service failed;
+            the lock is not held (a 503 to the api: nothing was done).
         """
         with self._local.hold(name, blocking) as taken:
             if not taken or not self.distributed:
                 yield taken
                 return
-            self.start()
-            assert self._coordinator is not None
-            lock = self._coordinator.get_lock((PREFIX + name).encode())
-            if not lock.acquire(blocking=blocking):
+            lock = self._take(name, blocking)
+            if lock is None:
                 yield False
                 return
             try:
                 yield True
             finally:
                 _release(lock, name)
+
+    def _take(self, name: str,
+              blocking: bool) -> "tooz_locking.Lock | None":
+        """The tooz lock ``name`` once taken (None: held by another).
+
+        :raises exception.LockServiceUnavailable: the service failed.
+        """
+        from tooz import coordination
+        try:
+            self.start()
+            assert self._coordinator is not None
+            lock = self._coordinator.get_lock((PREFIX + name).encode())
+            return lock if _acquire(lock, name, blocking) else None
+        except coordination.ToozError as exc:
+            LOG.error("Lock service failed taking %s: %s", name, exc)
+            raise exception.LockServiceUnavailable() from exc
+
+
+def _acquire(lock: "tooz_locking.Lock", name: str, blocking: bool,
+             patience: float | None = None) -> bool:
+    """``lock.acquire``, asked again while the lock service cannot be
+    reached, for ``patience`` seconds (``UNREACHABLE_PATIENCE``).
+
+    An ask whose answer was lost may have taken the lock: asked again, it
+    finds it taken (by the lost ask's lease), so a non-blocking ask says
+    no and a blocking one waits for that lease to lapse (``lock_timeout``)
+    -- later, never twice.
+
+    :raises tooz.coordination.ToozConnectionError: still unreachable.
+    """
+    from tooz import coordination
+    deadline = time.monotonic() + (UNREACHABLE_PATIENCE if patience is None
+                                   else patience)
+    while True:
+        try:
+            return bool(lock.acquire(blocking=blocking))
+        except coordination.ToozConnectionError as exc:
+            if time.monotonic() >= deadline:
+                raise
+            LOG.warning("Lock service unreachable taking %s (%s); asking "
+                        "again", name, exc)
+        time.sleep(UNREACHABLE_PAUSE)
 
 
 def _release(lock: "tooz_locking.Lock", name: str) -> None:

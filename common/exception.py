@@ -368,6 +368,14 @@ class AuthenticationUnavailable(ServiceUnavailable):
     safe = True
 
 
+class LockServiceUnavailable(ServiceUnavailable):
+    """A member of a cluster cannot reach its lock service (tooz): it did
+    nothing, and the request may be asked again."""
+
+    msg_fmt = "The volume service cannot take its locks now; try again."
+    safe = True
+
+
 class ConnectUnanswered(ServiceUnavailable):
     """A connect the volume service did not answer: the caller learns the
     attachment's id and what becomes of it (no host names)."""

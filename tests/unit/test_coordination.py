@@ -76,3 +76,54 @@ def test_a_dead_members_lock_lapses(url):
             holder.kill()
         holder.communicate(timeout=30)
         survivor.stop()
+
+
+class _Flaky:
+    """A tooz lock whose service is unreachable for its first asks."""
+
+    def __init__(self, failures: int) -> None:
+        self.failures = failures
+        self.asks = 0
+
+    def acquire(self, blocking=True):
+        from tooz import coordination as tooz_coordination
+        self.asks += 1
+        if self.asks <= self.failures:
+            raise tooz_coordination.ToozConnectionError("Service Unavailable")
+        return True
+
+
+def test_a_lock_is_asked_again_while_its_service_is_unreachable(monkeypatch):
+    """An etcd member's death (an election, a front moving) fails a few
+    asks; the lock is taken once the service answers."""
+    monkeypatch.setattr(coordination, "UNREACHABLE_PAUSE", 0)
+    lock = _Flaky(failures=3)
+    assert coordination._acquire(lock, "volume-x", blocking=False)
+    assert lock.asks == 4
+
+
+def test_a_lock_service_unreachable_for_too_long_fails_the_ask(monkeypatch):
+    from tooz import coordination as tooz_coordination
+    monkeypatch.setattr(coordination, "UNREACHABLE_PAUSE", 0)
+    lock = _Flaky(failures=10 ** 9)
+    with pytest.raises(tooz_coordination.ToozConnectionError):
+        coordination._acquire(lock, "volume-x", blocking=True, patience=0.05)
+    assert lock.asks > 1
+
+
+def test_a_lock_service_failure_is_a_503_of_the_member(url, monkeypatch):
+    """A member whose lock service stays unreachable did nothing: it
+    raises what the api answers as a 503, not tooz's error (a 500)."""
+    from common import exception
+    monkeypatch.setattr(coordination, "UNREACHABLE_PAUSE", 0)
+    monkeypatch.setattr(coordination, "UNREACHABLE_PATIENCE", 0.05)
+    locks = coordination.Locks(url, "node1@file")
+    locks.start()
+    try:
+        monkeypatch.setattr(locks._coordinator, "get_lock",
+                            lambda name: _Flaky(failures=10 ** 9))
+        with pytest.raises(exception.LockServiceUnavailable):
+            with locks.hold("volume-x"):
+                pass
+    finally:
+        locks.stop()

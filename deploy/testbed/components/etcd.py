@@ -6,7 +6,9 @@ starts three members on ports of their own, their data in a caller's
 folder, without systemd; tooz reaches it through etcd's gRPC gateway
 (``etcd3+http://`` URLs, tooz's etcd3gw driver: ``pip install
 'ashlar[ha]'``).  ``kill(member)`` is a ``kill -9``; ``start(member)``
-brings it back on its data.
+brings it back on its data.  ``front`` is an haproxy in front of the
+three (``tooz_url()``), so that a lock client outlives the member it was
+talking to.
 """
 
 import shutil
@@ -21,6 +23,31 @@ from deploy.testbed.components import members
 PACKAGES = ("etcd-server",)
 INSTALL_COMMAND = "python -m deploy.testbed.components.etcd install"
 HTTP_TIMEOUT = 2
+FRONT = "front"
+#: haproxy in front of the members, for clients that take one endpoint
+#: (tooz's etcd3gw driver).  NOTE(ashlar): a TCP check, not
+#: ``httpchk GET /health``: etcd answers 503 on ``/health`` while it
+#: elects a leader, and checks that fail on every member at once would
+#: leave no server at all; a request during an election waits for it
+#: instead.  A connection refused by a dead member is sent to the next
+#: one at once (``redispatch``), before the check marks it down.
+FRONT_CONFIG = """\
+global
+    maxconn 256
+    nbthread 1
+defaults
+    mode tcp
+    timeout connect 1s
+    timeout client 300s
+    timeout server 300s
+    retries 3
+    option redispatch 1
+listen etcd
+    bind 127.0.0.1:{port}
+    balance roundrobin
+    default-server inter 500 rise 2 fall 2 on-marked-down shutdown-sessions
+{servers}
+"""
 
 
 def install() -> None:
@@ -36,8 +63,9 @@ def available() -> None:
     try:
         import etcd3gw  # noqa: F401
         import tooz  # noqa: F401
-        if not shutil.which("etcd"):
-            raise FileNotFoundError("etcd not found")
+        for tool in ("etcd", "haproxy"):
+            if not shutil.which(tool):
+                raise FileNotFoundError("%s not found" % tool)
     except (ImportError, FileNotFoundError) as exc:
         harness.unavailable("etcd", FileNotFoundError(
             "%s; install it with `%s` and `pip install -e '.[ha]'`"
@@ -60,6 +88,7 @@ class Etcd(members.Members):
         super().__init__(workdir, size)
         self.client_ports, self.peer_ports = members.port_maps(self.names, 2)
         self.token = "ashlar-%s" % uuid.uuid4().hex[:8]
+        self.front_port = members.ports(1)[0]
 
     def client_url(self, member: str) -> str:
         return "http://127.0.0.1:%d" % self.client_ports[member]
@@ -68,16 +97,31 @@ class Etcd(members.Members):
         """Every member's client URL (etcdctl's ``--endpoints``)."""
         return [self.client_url(name) for name in self.names]
 
-    def tooz_url(self, member: str) -> str:
-        """tooz's etcd3gw URL of ``member``.  NOTE(ashlar): the driver
-        takes one endpoint; a client that must outlive its member needs
-        a front that moves (deploy/ha/README.md)."""
-        return "etcd3+http://127.0.0.1:%d" % self.client_ports[member]
+    def tooz_url(self, member: str | None = None) -> str:
+        """tooz's etcd3gw URL of ``member`` (None: the front).
+        NOTE(ashlar): the driver takes one endpoint; a client that must
+        outlive its member needs the front (deploy/ha/README.md)."""
+        port = self.front_port if member is None else self.client_ports[
+            member]
+        return "etcd3+http://127.0.0.1:%d" % port
+
+    def prepare(self) -> None:
+        servers = "\n".join("    server %s 127.0.0.1:%d check" % (
+            name, self.client_ports[name]) for name in self.names)
+        (self.dir / "front.cfg").write_text(FRONT_CONFIG.format(
+            port=self.front_port, servers=servers))
+
+    def start_all(self) -> None:
+        super().start_all()
+        self.start(FRONT)
 
     def _peer_url(self, member: str) -> str:
         return "http://127.0.0.1:%d" % self.peer_ports[member]
 
     def command(self, member: str) -> list[str]:
+        if member == FRONT:
+            return [shutil.which("haproxy") or "haproxy", "-db", "-f",
+                    str(self.dir / "front.cfg")]
         initial = ",".join("%s=%s" % (name, self._peer_url(name))
                            for name in self.names)
         return ["etcd", "--name", member,
@@ -102,8 +146,10 @@ class Etcd(members.Members):
         return resp.json()
 
     def member_ready(self, member: str) -> bool:
+        url = "http://127.0.0.1:%d" % self.front_port if member == FRONT \
+            else self.client_url(member)
         try:
-            resp = requests.get(self.client_url(member) + "/health",
+            resp = requests.get(url + "/health",
                                 timeout=HTTP_TIMEOUT)
         except requests.RequestException:
             return False

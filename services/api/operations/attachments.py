@@ -323,7 +323,10 @@ class AttachmentOperations:
             done = self.volume.attachment_connect(
                 ctxt, operations.placed(volume.host, volume.id), row.id,
                 volume_rpcapi.snapshot(row, volume, connector))
-        except messaging.MessagingTimeout:
+        except (messaging.MessagingTimeout,
+                exception.LockServiceUnavailable):
+            # NOTE(ashlar): a 503 of the volume service (its lock service
+            # failing over) left the row in its transition, as a timeout.
             return self._unanswered(ctxt, volume, row, created)
         return volume_rpcapi.connected(row, done)
 

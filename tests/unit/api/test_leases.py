@@ -11,6 +11,7 @@ import pytest
 import sqlalchemy as sa
 
 from common import context
+from common import exception
 from common.db import models
 from common.db.api import attachments as attachments_db
 from common.db.api import engine as db_engine
@@ -214,3 +215,20 @@ def test_an_update_that_times_out_leases_nothing(api, monkeypatch):
     assert resp.status_code == 503
     assert "removed" not in apitest.message(resp)
     assert _lease(att["id"]) is None
+
+
+def test_a_connect_refused_by_the_lock_service_is_a_503_and_leased(
+        api, monkeypatch):
+    """The volume service could not take its cluster lock (its etcd
+    failing over): the api answers 503, as for a connect not answered,
+    never a 500, and the row it cannot return gets a lease."""
+    def refused(ctxt, host, attachment_id, snap):
+        raise exception.LockServiceUnavailable()
+
+    monkeypatch.setattr(api.rpc, "attachment_connect", refused)
+    vid = api.volume()
+    resp = api.create(vid, connector=connector("h2"))
+    assert resp.status_code == 503
+    [row] = attachments_db.attachment_list(fixtures.admin())
+    assert row.id in apitest.message(resp)
+    assert _lease(row.id) > timestamps.utcnow()
