@@ -17,6 +17,7 @@ from common import migration
 from common import service
 from common import warmup
 from common import zones
+from common.db.api import engine as db_engine
 from common.db.api import messages as messages_db
 from common.db.api import services as services_db
 from common.db.api import timestamps
@@ -310,7 +311,19 @@ class SchedulerManager(service.Manager):
     @messaging.expose
     def create_volume(self, ctxt: ashlar_context.RequestContext, volume_id: str
                       ) -> None:
-        """Choose a pool for a ``creating`` volume and cast it there."""
+        """Choose a pool for a ``creating`` volume and cast it there.
+
+        NOTE(ashlar): asked again while the database cannot be reached (a
+        Galera writer's failover): the placement is a compare-and-swap on
+        the volume's host, so a second run after a lost connection finds
+        it placed; without it the create waited for the lost-create
+        sweep (``rpc_call_timeout`` and more).
+        """
+        self._place_retried(ctxt, volume_id)
+
+    @db_engine.retry_on_disconnect
+    def _place_retried(self, ctxt: ashlar_context.RequestContext,
+                       volume_id: str) -> None:
         self._place_and_cast(ctxt, volume_id)
 
     @messaging.expose
@@ -437,3 +450,4 @@ class SchedulerManager(service.Manager):
                  "it again", {"id": volume_id, "host": host})
         self.up_hosts.refresh()
         return self._place_and_cast(ctxt, volume_id, swept, retries - 1)
+

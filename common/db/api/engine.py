@@ -63,6 +63,24 @@ def retry_on_deadlock(fn: _F) -> _F:
     return cast(_F, wrapper)
 
 
+#: A database that cannot be reached is asked again for about 15 s: a
+#: Galera writer's failover behind haproxy took 6-7 s (deploy/ha).
+_RETRY_DISCONNECT = oslo_db_api.wrap_db_retry(
+    max_retries=30, retry_on_disconnect=True, retry_interval=0.5,
+    inc_retry_interval=False)
+
+
+def retry_on_disconnect(fn: _F) -> _F:
+    """Run ``fn`` again while the database cannot be reached
+    (``DBConnectionError``), for about 15 s.
+
+    Only for work that is safe to run again from its start whatever it
+    did before the connection was lost: reads, and compare-and-swaps that
+    re-read what they compare (a scheduler's placement of a create).
+    """
+    return cast(_F, _RETRY_DISCONNECT(fn))
+
+
 _CONFIGURED = False
 
 

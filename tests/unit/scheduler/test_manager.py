@@ -536,3 +536,27 @@ def test_creates_racing_right_after_start_are_all_placed(mgr):
         thread.join()
     assert sorted(v for v, _host in mgr.volume_rpcapi.creates) == sorted(
         v.id for v in volumes)
+
+
+def test_a_create_is_placed_after_the_database_comes_back(mgr, monkeypatch):
+    """The database cannot be reached for a moment (a Galera writer's
+    failover): the create is placed then, not left to the lost-create
+    sweep."""
+    from oslo_db import exception as db_exc
+    monkeypatch.setattr(db_engine._RETRY_DISCONNECT, "retry_interval", 0)
+    register("node1@file")
+    mgr.update_service_capabilities(fixtures.admin(), "node1@file",
+                                    report(True), time.time())
+    volume = creating()
+    real = volumes_db.volume_get
+    failures = iter([db_exc.DBConnectionError("2013"),
+                     db_exc.DBConnectionError("2013")])
+
+    def flaky(*args, **kwargs):
+        for failure in failures:
+            raise failure
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(volumes_db, "volume_get", flaky)
+    mgr.create_volume(fixtures.admin(), volume.id)
+    assert mgr.volume_rpcapi.creates == [(volume.id, "node1@file#file")]
