@@ -21,6 +21,9 @@ LOG = logging.getLogger(__name__)
 
 ALLOWED_EXMODS = [exception.__name__]
 EMBEDDED_TRANSPORT_URL = "fake:/"
+#: What a service that lost the database raises, as its RPC caller sees
+#: it (oslo.db is not in ``ALLOWED_EXMODS``: a ``RemoteError`` of it).
+REMOTE_DATABASE_DOWN = "DBConnectionError"
 
 #: Seconds a rabbit listener first waits for the broker after a message
 #: before it looks up again (oslo.messaging's own floor is 1 ms).

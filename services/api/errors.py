@@ -3,10 +3,12 @@
 from typing import Any
 
 import falcon
+import oslo_messaging as messaging
 from oslo_db import exception as db_exc
 from oslo_log import log as logging
 
 from common import exception
+from common import rpc
 from services.api import faults
 
 LOG = logging.getLogger(__name__)
@@ -75,6 +77,20 @@ def handle_database_down(req: falcon.Request, resp: falcon.Response,
     _respond(resp, 503, DATABASE_DOWN)
 
 
+def handle_remote(req: falcon.Request, resp: falcon.Response,
+                  ex: messaging.RemoteError, params: dict[str, Any]) -> None:
+    """An error of the service that answered a call: a 503 when it lost
+    the database (a writer's failover), else a 500."""
+    if ex.exc_type == rpc.REMOTE_DATABASE_DOWN:
+        LOG.error("Database unreachable behind %(method)s %(path)s: "
+                  "%(err)s", {"method": req.method, "path": req.path,
+                              "err": ex.value})
+        resp.set_header("Retry-After", "1")
+        _respond(resp, 503, DATABASE_DOWN)
+        return
+    handle_unexpected(req, resp, ex, params)
+
+
 #: A 400's message for a value the database refused to store.
 DATA_REFUSED = ("A value cannot be stored: it is too long, out of range, or "
                 "holds characters the database cannot keep.")
@@ -96,3 +112,4 @@ def register(app: falcon.App) -> None:
     app.add_error_handler(exception.AshlarException, handle_domain)
     app.add_error_handler(db_exc.DBConnectionError, handle_database_down)
     app.add_error_handler(db_exc.DBDataError, handle_data_error)
+    app.add_error_handler(messaging.RemoteError, handle_remote)

@@ -22,6 +22,7 @@ from oslo_log import log as logging
 
 from common import attach_rules
 from common import exception
+from common import rpc
 from common import states
 from common.context import RequestContext
 from common.db import models
@@ -327,6 +328,12 @@ class AttachmentOperations:
                 exception.LockServiceUnavailable):
             # NOTE(ashlar): a 503 of the volume service (its lock service
             # failing over) left the row in its transition, as a timeout.
+            return self._unanswered(ctxt, volume, row, created)
+        except messaging.RemoteError as exc:
+            if exc.exc_type != rpc.REMOTE_DATABASE_DOWN:
+                raise
+            # The volume service lost the database (a writer's failover)
+            # recording the connect: the row is left as by a timeout.
             return self._unanswered(ctxt, volume, row, created)
         return volume_rpcapi.connected(row, done)
 

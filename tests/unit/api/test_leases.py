@@ -232,3 +232,42 @@ def test_a_connect_refused_by_the_lock_service_is_a_503_and_leased(
     [row] = attachments_db.attachment_list(fixtures.admin())
     assert row.id in apitest.message(resp)
     assert _lease(row.id) > timestamps.utcnow()
+
+
+def test_a_connect_whose_volume_service_lost_the_database_is_a_503(
+        api, monkeypatch):
+    """The volume service's database failed over while it recorded the
+    connect (oslo.db's error reaches the api as a ``RemoteError``): a
+    503 with a lease, as for a connect not answered, never a 500."""
+    def lost(ctxt, host, attachment_id, snap):
+        raise messaging.RemoteError("DBConnectionError", "(2013, 'Lost')")
+
+    monkeypatch.setattr(api.rpc, "attachment_connect", lost)
+    vid = api.volume()
+    resp = api.create(vid, connector=connector("h2"))
+    assert resp.status_code == 503
+    [row] = attachments_db.attachment_list(fixtures.admin())
+    assert _lease(row.id) > timestamps.utcnow()
+
+
+def test_another_remote_error_of_a_connect_is_still_a_500(api, monkeypatch):
+    def broken(ctxt, host, attachment_id, snap):
+        raise messaging.RemoteError("KeyError", "'x'")
+
+    monkeypatch.setattr(api.rpc, "attachment_connect", broken)
+    resp = api.create(api.volume(), connector=connector("h2"))
+    assert resp.status_code == 500
+
+
+def test_a_disconnect_whose_volume_service_lost_the_database_is_a_503(
+        api, monkeypatch):
+    vid = api.volume()
+    att = api.create(vid, connector=connector("h2")).json["attachment"]
+
+    def lost(ctxt, host, attachment_id, snap):
+        raise messaging.RemoteError("DBConnectionError", "(2013, 'Lost')")
+
+    monkeypatch.setattr(api.rpc, "attachment_disconnect", lost)
+    resp = api.call("DELETE", "/attachments/" + att["id"])
+    assert resp.status_code == 503, resp.json
+    assert resp.headers["Retry-After"] == "1"
