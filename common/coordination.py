@@ -14,7 +14,7 @@ without waiting knows nobody works on the volume any more, and resumes it.
 import contextlib
 import threading
 import time
-from collections.abc import Hashable, Iterator
+from collections.abc import Callable, Hashable, Iterator
 from typing import TYPE_CHECKING
 
 from oslo_log import log as logging
@@ -162,28 +162,45 @@ def _acquire(lock: "tooz_locking.Lock", name: str, blocking: bool,
 
     :raises tooz.coordination.ToozConnectionError: still unreachable.
     """
+    return _patiently(lambda: lock.acquire(blocking=blocking),
+                      "taking %s" % name, patience)
+
+
+def _release(lock: "tooz_locking.Lock", name: str,
+             patience: float | None = None) -> None:
+    """Release a tooz lock, asked again while the service cannot be
+    reached (as ``_acquire``).
+
+    NOTE(ashlar): tooz keeps refreshing the lease of a lock whose release
+    failed (it stays among the coordinator's acquired locks), so a lock
+    given up after one failed release was held for good: the volume's
+    next operation and every sweep found it taken (tests/functional/
+    test_ha.py, the etcd leader's kill).
+    """
+    try:
+        if not _patiently(lock.release, "releasing %s" % name, patience):
+            LOG.warning("Lock %s was no longer held (its lease lapsed)",
+                        name)
+    except Exception:  # noqa: BLE001 - the lease lapses by itself
+        LOG.exception("Could not release lock %s; its lease lapses", name)
+
+
+def _patiently(ask: Callable[[], bool], what: str,
+               patience: float | None) -> bool:
+    """``ask()``, asked again while the lock service cannot be reached,
+    for ``patience`` seconds (``UNREACHABLE_PATIENCE``)."""
     from tooz import coordination
     deadline = time.monotonic() + (UNREACHABLE_PATIENCE if patience is None
                                    else patience)
     while True:
         try:
-            return bool(lock.acquire(blocking=blocking))
+            return bool(ask())
         except coordination.ToozConnectionError as exc:
             if time.monotonic() >= deadline:
                 raise
-            LOG.warning("Lock service unreachable taking %s (%s); asking "
-                        "again", name, exc)
+            LOG.warning("Lock service unreachable %s (%s); asking again",
+                        what, exc)
         time.sleep(UNREACHABLE_PAUSE)
-
-
-def _release(lock: "tooz_locking.Lock", name: str) -> None:
-    """Release a tooz lock; one the service lost lapses with its lease."""
-    try:
-        if not lock.release():
-            LOG.warning("Lock %s was no longer held (its lease lapsed)",
-                        name)
-    except Exception:  # noqa: BLE001 - the lease lapses by itself
-        LOG.exception("Could not release lock %s; its lease lapses", name)
 
 
 def _shown(url: str) -> str:

@@ -361,6 +361,8 @@ class _Faulted:
         self.volumes: set[str] = set()
         self.attachments: set[str] = set()
         self.duplicates: list[str] = []
+        self.creates: list[float] = []
+        self.reached = float("inf")
         self.stop = threading.Event()
         self.lock = threading.Lock()
 
@@ -406,9 +408,12 @@ class _Faulted:
             "volume"]
         with self.lock:
             self.volumes.add(volume["id"])
+        asked = time.monotonic()
         harness.wait_for(lambda: self._status(volume["id"]) == "available",
                          timeout=CREATE_LIMIT,
                          what="volume %s available" % volume["id"])
+        with self.lock:
+            self.creates.append(time.monotonic() - asked)
         return volume["id"]
 
     def _named(self, name: str) -> dict | None:
@@ -482,6 +487,7 @@ class _Faulted:
                              + FAULT_AFTER or self.failures,
                              timeout=STREAM_LIMIT,
                              what="cycles after %s" % what)
+            self.reached = time.monotonic()
             self.stop.set()
             for worker in workers:
                 worker.result()
@@ -506,16 +512,18 @@ class _Faulted:
                 "volume_id": self.shared})["attachments"] == []
 
     def figures(self, struck: float) -> dict[str, object]:
-        """The longest time without an ended cycle, and without an
-        answered write, across the fault; the errors clients saw."""
+        """From the fault until the cycles asked for had ended: the
+        longest time without an ended cycle, and without an answered
+        write; the slowest create; the errors clients saw."""
         def gap(times: list[float]) -> float:
-            times = sorted(times)
+            times = sorted(t for t in times if t <= self.reached)
             return round(max((b - a for a, b in zip(times, times[1:],
                                                     strict=False)
                               if b > struck), default=0.0), 2)
         return {"cycles": len(self.ends), "cycle_gap": gap(self.ends),
-                "write_gap": gap(self.writes), "refused": self.refused,
-                "answers": dict(self.answers)}
+                "write_gap": gap(self.writes),
+                "slowest_create": round(max(self.creates, default=0.0), 2),
+                "refused": self.refused, "answers": dict(self.answers)}
 
 
 def _done_once(ha, line: str, ids: set[str]) -> dict[str, int]:

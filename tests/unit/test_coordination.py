@@ -127,3 +127,27 @@ def test_a_lock_service_failure_is_a_503_of_the_member(url, monkeypatch):
                 pass
     finally:
         locks.stop()
+
+
+class _FlakyRelease(_Flaky):
+    def __init__(self, failures: int) -> None:
+        super().__init__(0)
+        self.release_failures = failures
+        self.releases = 0
+
+    def release(self):
+        from tooz import coordination as tooz_coordination
+        self.releases += 1
+        if self.releases <= self.release_failures:
+            raise tooz_coordination.ToozConnectionError("Service Unavailable")
+        return True
+
+
+def test_a_release_is_asked_again_while_its_service_is_unreachable(
+        monkeypatch):
+    """tooz refreshes the lease of a lock whose release failed: given up
+    after one failure, the lock would be held for good."""
+    monkeypatch.setattr(coordination, "UNREACHABLE_PAUSE", 0)
+    lock = _FlakyRelease(failures=3)
+    coordination._release(lock, "volume-x")
+    assert lock.releases == 4
