@@ -578,8 +578,10 @@ def test_a_members_crash_is_taken_over_by_the_other_member(ha):
     the other member serves every message of the cluster; what the dead
     one had in hand ends once, by the live one."""
     client = _project_client(ha)
-    assert client.post("/types", MA_TYPE).status_code == 200
-    shared = _available(client, volume_type="multiattach")
+    shared_type = {"volume_type": dict(MA_TYPE["volume_type"],
+                                       name="multiattach-shared")}
+    assert client.post("/types", shared_type).status_code == 200
+    shared = _available(client, volume_type="multiattach-shared")
     load = _Faulted(client, shared=shared)
     load.volumes.add(shared)
     struck = load.run(lambda: ha.dep.stop("volume1", signal.SIGKILL),
