@@ -11,16 +11,19 @@ DOOR_EXCHANGE = "ashlar-door"
 SCHEDULER_TOPIC = "ashlar-scheduler"
 VOLUME_TOPIC = "ashlar-volume"
 CAPABILITIES_TOPIC = "ashlar-capabilities"
+BACKUP_TOPIC = "ashlar-backup"
 
 # Service binaries as shown by /os-services.  Cinder clients only print them,
 # so Ashlar reports its own names.
 SCHEDULER_BINARY = "ashlar-scheduler"
 VOLUME_BINARY = "ashlar-volume"
+BACKUP_BINARY = "ashlar-backup"
 #: Each binary as Cinder's REST API names it (os-services, os-hosts):
 #: the names Cinder's clients, runbooks and Tempest filter on.  The REST
 #: API answers these and takes either.
 CINDER_BINARIES = {SCHEDULER_BINARY: "cinder-scheduler",
-                   VOLUME_BINARY: "cinder-volume"}
+                   VOLUME_BINARY: "cinder-volume",
+                   BACKUP_BINARY: "cinder-backup"}
 
 
 def cinder_binary(binary: str) -> str:
@@ -65,6 +68,9 @@ class VolumeStatus:
     MAINTENANCE = "maintenance"
     #: Offered to another project (a volume transfer).
     AWAITING_TRANSFER = "awaiting-transfer"
+    #: Read by a backup (Cinder's), and written by a restore.
+    BACKING_UP = "backing-up"
+    RESTORING_BACKUP = "restoring-backup"
 
 
 class MigrationStatus:
@@ -91,6 +97,17 @@ class SnapshotStatus:
     ERROR_DELETING = "error_deleting"
     #: While a volume reverts to it.
     RESTORING = "restoring"
+
+
+class BackupStatus:
+    """Values of ``backups.status`` (Cinder's)."""
+
+    CREATING = "creating"
+    AVAILABLE = "available"
+    DELETING = "deleting"
+    RESTORING = "restoring"
+    ERROR = "error"
+    ERROR_DELETING = "error_deleting"
 
 
 class GroupStatus:

@@ -79,6 +79,11 @@ class InvalidTypeAvailabilityZones(Invalid):
                "%(az)s")
 
 
+class InvalidBackup(Invalid):
+    msg_fmt = "%(reason)s"
+    prefix = "Invalid backup: "
+
+
 class InvalidVolumeType(Invalid):
     msg_fmt = "%(reason)s"
     prefix = "Invalid volume type: "
@@ -198,6 +203,10 @@ class SnapshotNotFound(NotFound):
     msg_fmt = "Snapshot %(snapshot_id)s could not be found."
 
 
+class BackupNotFound(NotFound):
+    msg_fmt = "Backup %(backup_id)s could not be found."
+
+
 class VolumeMetadataNotFound(NotFound):
     msg_fmt = ("Volume %(volume_id)s has no metadata with key "
                "%(metadata_key)s.")
@@ -293,6 +302,16 @@ class VolumeLimitExceeded(QuotaError):
 
 class GroupLimitExceeded(QuotaError):
     msg_fmt = "Maximum number of groups allowed (%(allowed)d) exceeded"
+
+
+class BackupLimitExceeded(QuotaError):
+    msg_fmt = "Maximum number of backups allowed (%(allowed)d) exceeded"
+
+
+class VolumeBackupSizeExceedsAvailableQuota(QuotaError):
+    msg_fmt = ("Requested backup exceeds allowed Backup gigabytes quota. "
+               "Requested %(requested)sG, quota is %(quota)sG and "
+               "%(consumed)sG has been consumed.")
 
 
 class SnapshotLimitExceeded(QuotaError):

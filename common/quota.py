@@ -23,11 +23,13 @@ GIGABYTES = "gigabytes"
 SNAPSHOTS = "snapshots"
 PER_VOLUME = "per_volume_gigabytes"
 GROUPS = "groups"
+BACKUPS = "backups"
+BACKUP_GIGABYTES = "backup_gigabytes"
 #: Resources of every project, in Cinder's order, and their options.
 GLOBAL = {VOLUMES: "quota_volumes", PER_VOLUME: "per_volume_size_limit",
           SNAPSHOTS: "quota_snapshots", GIGABYTES: "quota_gigabytes",
-          "backups": "quota_backups",
-          "backup_gigabytes": "quota_backup_gigabytes",
+          BACKUPS: "quota_backups",
+          BACKUP_GIGABYTES: "quota_backup_gigabytes",
           GROUPS: "quota_groups"}
 #: Resources of each volume type: ``<resource>_<type name>``.
 PER_TYPE = (VOLUMES, GIGABYTES, SNAPSHOTS)

@@ -83,6 +83,7 @@ SNAP = constants.SnapshotStatus
 MIG = constants.MigrationStatus
 GRP = constants.GroupStatus
 GSNAP = constants.GroupSnapshotStatus
+BAK = constants.BackupStatus
 
 # -- status sets: the statuses each operation starts from --------------------
 # NOTE(ashlar): every set of statuses an operation checks or expects in a
@@ -157,6 +158,20 @@ GROUP_SNAPSHOT_STATUSES = (GSNAP.AVAILABLE, GSNAP.CREATING, GSNAP.DELETING,
                            GSNAP.UPDATING)
 #: A group snapshot may be deleted in these.
 GROUP_SNAPSHOT_DELETABLE = (GSNAP.AVAILABLE, GSNAP.ERROR)
+
+#: Every backup status.
+BACKUP_STATUSES = (BAK.CREATING, BAK.AVAILABLE, BAK.DELETING, BAK.RESTORING,
+                   BAK.ERROR, BAK.ERROR_DELETING)
+#: A volume may be backed up in these (``in-use`` with ``force``), as in
+#: Cinder; it is ``backing-up`` meanwhile and goes back after.
+VOLUME_BACKUPABLE = (VOL.AVAILABLE,)
+VOLUME_BACKUPABLE_FORCED = (VOL.AVAILABLE, VOL.IN_USE)
+#: A backup may be deleted, or be the parent of an incremental one, or be
+#: restored, in these.
+BACKUP_DELETABLE = (BAK.AVAILABLE, BAK.ERROR)
+BACKUP_USABLE = (BAK.AVAILABLE,)
+#: An existing volume may be restored into in these (Cinder's).
+VOLUME_RESTORABLE = (VOL.AVAILABLE,)
 
 # -- attachments ---------------------------------------------------------------
 

@@ -440,6 +440,44 @@ class QoSSpecs(BASE):
     specs: Mapped[str] = mapped_column(Text, nullable=False)
 
 
+class Backup(BASE):
+    """A backup of a volume, kept by a backup service's driver (Cinder's
+    columns, no soft delete).  An incremental backup names its
+    ``parent_id``; the parent counts it in ``num_dependent_backups`` and is
+    deleted only at 0."""
+
+    __tablename__ = "backups"
+    __table_args__ = (Index("ix_backups_project_created", "project_id",
+                            "created_at"),)
+
+    id: Mapped[str] = mapped_column(String(36), primary_key=True)
+    project_id: Mapped[str] = mapped_column(String(255), nullable=False)
+    user_id: Mapped[str | None] = mapped_column(String(255))
+    #: No foreign key: a backup outlives its volume.
+    volume_id: Mapped[str] = mapped_column(String(36), nullable=False,
+                                           index=True)
+    snapshot_id: Mapped[str | None] = mapped_column(String(36))
+    #: The backup service that holds it (its ``host``).
+    host: Mapped[str | None] = mapped_column(String(255))
+    availability_zone: Mapped[str | None] = mapped_column(String(255))
+    display_name: Mapped[str | None] = mapped_column(String(255))
+    display_description: Mapped[str | None] = mapped_column(String(255))
+    container: Mapped[str | None] = mapped_column(String(255))
+    #: The driver that wrote it.
+    service: Mapped[str | None] = mapped_column(String(255))
+    status: Mapped[str] = mapped_column(String(255), nullable=False)
+    fail_reason: Mapped[str | None] = mapped_column(Text)
+    size: Mapped[int] = mapped_column(Integer, nullable=False)
+    object_count: Mapped[int | None] = mapped_column(Integer)
+    parent_id: Mapped[str | None] = mapped_column(String(36), index=True)
+    num_dependent_backups: Mapped[int] = mapped_column(
+        Integer, nullable=False, default=0, server_default="0")
+    #: The volume a restore in progress writes.
+    restore_volume_id: Mapped[str | None] = mapped_column(String(36))
+    data_timestamp: Mapped[datetime.datetime | None] = mapped_column(
+        DateTime)
+
+
 class GroupType(BASE):
     """Cinder's group type: what a generic volume group is (its
     ``group_specs``, a JSON object)."""

@@ -194,6 +194,8 @@ def usage(context: RequestContext, project_id: str) -> dict[str, int]:
     # Every volume has a type: the project's totals are the types' sums.
     found = {quota.VOLUMES: 0, quota.SNAPSHOTS: 0, quota.GIGABYTES: 0,
              quota.GROUPS: _groups(session, project_id)}
+    found[quota.BACKUPS], found[quota.BACKUP_GIGABYTES] = _backups(
+        session, project_id)
     for resource, name, count, size in rows:
         gigabytes = quota.type_resource(quota.GIGABYTES, name)
         found[quota.type_resource(resource, name)] = int(count)
@@ -254,3 +256,36 @@ def enforce_groups(session: SessionOrConnection, conf: cfg.ConfigOpts,
     _lock(session, project_id)
     if _groups(session, project_id) + 1 > limit:
         raise exception.GroupLimitExceeded(allowed=limit)
+
+
+def _backups(session: SessionOrConnection, project_id: str
+             ) -> tuple[int, int]:
+    """How many backups the project has, and their GiB."""
+    table = models.Backup.__table__
+    count, size = session.execute(sa.select(
+        sa.func.count(), sa.func.coalesce(sa.func.sum(table.c.size), 0))
+        .where(table.c.project_id == project_id)).one()
+    return int(count), int(size)
+
+
+def enforce_backups(session: SessionOrConnection, conf: cfg.ConfigOpts,
+                    project_id: str, size: int) -> None:
+    """Check one more backup of ``size`` GiB of the project in the caller's
+    writer transaction, under the project's lock, as ``enforce``.
+
+    :raises BackupLimitExceeded:
+    :raises VolumeBackupSizeExceedsAvailableQuota:
+    """
+    found = quota.limits(conf, [quota.BACKUPS, quota.BACKUP_GIGABYTES],
+                         *_both_limits(session, project_id))
+    if all(limit == quota.UNLIMITED for limit in found.values()):
+        return
+    _lock(session, project_id)
+    count, gigabytes = _backups(session, project_id)
+    limit = found[quota.BACKUPS]
+    if limit != quota.UNLIMITED and count + 1 > limit:
+        raise exception.BackupLimitExceeded(allowed=limit)
+    limit = found[quota.BACKUP_GIGABYTES]
+    if limit != quota.UNLIMITED and gigabytes + size > limit:
+        raise exception.VolumeBackupSizeExceedsAvailableQuota(
+            requested=size, quota=limit, consumed=gigabytes)

@@ -67,7 +67,8 @@ def clean() -> None:
     too: a limit one test set must not refuse another's creates)."""
     engine = db_engine.get_engine()
     with engine.begin() as conn:
-        for table in ("transfers", "attachment_specs", "volume_attachment",
+        for table in ("backups", "transfers", "attachment_specs",
+                      "volume_attachment",
                       "snapshot_metadata", "snapshots", "group_snapshots",
                       "volume_metadata", "volumes", "group_volume_types",
                       "groups", "group_types", "volume_type_extra_specs",

@@ -1,0 +1,196 @@
+"""Backups, and the volume status a backup holds while it reads.
+
+A backup row comes in the transaction that checks the project's backup
+quotas (under its lock row, ``quotas.enforce_backups``), moves its volume
+to ``backing-up`` with a conditional ``UPDATE`` (the volume must be in the
+statuses the caller expects) and, for an incremental backup, counts it on
+its parent (``num_dependent_backups``, ``WHERE`` the parent is
+``available``).  A parent's delete expects that count at 0, so of a
+delete and an incremental backup of the same parent only one lands.
+"""
+
+from typing import Any
+
+import sqlalchemy as sa
+from oslo_config import cfg
+
+from common import constants
+from common import exception
+from common import states
+from common.context import RequestContext
+from common.db import models
+from common.db.api import quotas as quotas_db
+from common.db.api.cas import compare_and_swap
+from common.db.api.cas import conditional_update
+from common.db.api.engine import reader
+from common.db.api.engine import retry_on_deadlock
+from common.db.api.engine import writer
+from common.db.api.execution import SessionOrConnection
+from common.db.api.paging import project_page
+from common.db.api.snapshots import _refusal
+from common.db.api.timestamps import utcnow
+from sqlalchemy import orm
+
+BAK = models.Backup
+VOL = models.Volume
+
+
+def _get(session: orm.Session, backup_id: str) -> models.Backup:
+    row = session.execute(sa.select(BAK).where(BAK.id == backup_id)
+                          .execution_options(populate_existing=True)
+                          ).scalars().first()
+    if row is None:
+        raise exception.BackupNotFound(backup_id=backup_id)
+    return row
+
+
+def _swap_volume(session: SessionOrConnection, volume_id: str,
+                 expected: dict[str, Any], status: str) -> None:
+    """Move the volume to ``status`` if it passes ``expected``.
+
+    :raises InvalidVolume: it does not (VolumeNotFound: it is gone).
+    """
+    query, params = compare_and_swap(VOL, volume_id, expected,
+                                     {"status": status,
+                                      "updated_at": utcnow()})
+    # Session.execute's DML result is a CursorResult (typed Result).
+    if session.execute(query, params).rowcount != 1:  # type: ignore
+        raise _refusal(session, volume_id, expected) or \
+            exception.InvalidVolume(reason="Volume %s changed." % volume_id)
+
+
+def _count_on_parent(session: SessionOrConnection, parent_id: str) -> None:
+    """:raises InvalidBackup: the parent is not available (or is gone)."""
+    # Session.execute's DML result is a CursorResult (typed Result).
+    if session.execute(sa.update(BAK).where(  # type: ignore[attr-defined]
+            BAK.id == parent_id, BAK.status.in_(states.BACKUP_USABLE))
+            .values(num_dependent_backups=BAK.num_dependent_backups + 1,
+                    updated_at=utcnow())).rowcount != 1:
+        raise exception.InvalidBackup(
+            reason="The parent backup %s must be available for an "
+            "incremental backup." % parent_id)
+
+
+@retry_on_deadlock
+@writer
+def backup_create(context: RequestContext, conf: cfg.ConfigOpts,
+                  values: dict[str, Any],
+                  volume_expected: dict[str, Any]) -> models.Backup:
+    """Insert a backup ``creating``, its volume going ``backing-up``, in
+    one transaction.
+
+    :param values: the backup's columns (``id``, ``volume_id``,
+        ``project_id``, ``size`` at least; ``parent_id`` for an
+        incremental one).
+    :raises QuotaError: over the backup quotas.
+    :raises InvalidVolume: the volume does not pass ``volume_expected``.
+    :raises InvalidBackup: the parent is not available.
+    """
+    session = context.session
+    try:
+        quotas_db.enforce_backups(session, conf, values["project_id"],
+                                  values["size"])
+    except exception.QuotaError:
+        refusal = _refusal(session, values["volume_id"], volume_expected)
+        if refusal is not None:
+            raise refusal from None
+        raise
+    _swap_volume(session, values["volume_id"], volume_expected,
+                 constants.VolumeStatus.BACKING_UP)
+    if values.get("parent_id"):
+        _count_on_parent(session, values["parent_id"])
+    row = BAK(status=constants.BackupStatus.CREATING, **values)
+    session.add(row)
+    session.flush()
+    return _get(session, row.id)
+
+
+@reader
+def backup_get(context: RequestContext, backup_id: str) -> models.Backup:
+    """:raises BackupNotFound:"""
+    return _get(context.session, backup_id)
+
+
+@reader
+def latest_backup(context: RequestContext,
+                  volume_id: str) -> models.Backup | None:
+    """The volume's newest available backup (an incremental one's parent,
+    as in Cinder: by ``data_timestamp``)."""
+    return context.session.execute(sa.select(BAK).where(
+        BAK.volume_id == volume_id,
+        BAK.status.in_(states.BACKUP_USABLE)).order_by(
+        BAK.data_timestamp.desc(), BAK.created_at.desc(),
+        BAK.id)).scalars().first()
+
+
+@reader
+def backup_list(context: RequestContext, project_id: str | None = None,
+                filters: dict[str, Any] | None = None,
+                limit: int | None = None, marker: str | None = None,
+                sort_keys: list[str] | None = None,
+                sort_dirs: list[str] | None = None,
+                offset: int | None = None) -> list[models.Backup]:
+    """List backups of ``project_id`` (all projects when None), newest
+    first unless sorted otherwise.
+
+    :raises BackupNotFound: an unknown marker, or one of another project.
+    """
+    marker_row = _get(context.session, marker) if marker else None
+    return project_page(context.session.query(BAK), BAK, project_id,
+                        filters, marker_row,
+                        exception.BackupNotFound(backup_id=marker),
+                        limit, sort_keys, sort_dirs, offset)
+
+
+@retry_on_deadlock
+@writer
+def backup_cas(context: RequestContext, backup_id: str,
+               expected: dict[str, Any], values: dict[str, Any],
+               volume: tuple[str, dict[str, Any], str] | None = None
+               ) -> bool:
+    """Compare-and-swap the backup's columns and, in the same transaction,
+    move a volume: ``volume`` is ``(id, expected, new status)``.
+
+    :returns: whether the backup matched ``expected`` (and changed).
+    :raises InvalidVolume: the volume does not pass its expectation
+        (nothing changes).
+    """
+    session = context.session
+    if not conditional_update(session, BAK, backup_id, expected, values):
+        return False
+    if volume is not None:
+        _swap_volume(session, *volume)
+    return True
+
+
+@retry_on_deadlock
+@writer
+def volume_settle(context: RequestContext, volume_id: str, expected: str,
+                  status: str) -> bool:
+    """The volume back from ``expected`` (``backing-up``, ...) to
+    ``status``; False when it was not in ``expected``."""
+    return conditional_update(context.session, VOL, volume_id,
+                              {"status": expected}, {"status": status})
+
+
+@retry_on_deadlock
+@writer
+def backup_destroy(context: RequestContext, backup_id: str) -> bool:
+    """Remove a ``deleting`` backup with no dependent backup and uncount it
+    on its parent, in one transaction.
+
+    :returns: whether it removed the row.
+    """
+    session = context.session
+    parent_id = session.execute(sa.select(BAK.parent_id).where(
+        BAK.id == backup_id)).scalar()
+    # Session.execute's DML result is a CursorResult (typed Result).
+    if session.execute(sa.delete(BAK).where(  # type: ignore[attr-defined]
+            BAK.id == backup_id, BAK.num_dependent_backups == 0)
+            ).rowcount != 1:
+        return False
+    if parent_id is not None:
+        session.execute(sa.update(BAK).where(BAK.id == parent_id).values(
+            num_dependent_backups=BAK.num_dependent_backups - 1,
+            updated_at=utcnow()))
+    return True
