@@ -10,6 +10,7 @@ from oslo_config import cfg
 from common.conf import agent
 from common.conf import api
 from common.conf import attachments
+from common.conf import backup
 from common.conf import coordination
 from common.conf import database
 from common.conf import default
@@ -20,7 +21,7 @@ from common.conf import volume
 
 CONF = cfg.CONF
 
-_MODULES = (default, agent, api, attachments, coordination, database, quota,
+_MODULES = (default, agent, api, attachments, backup, coordination, database, quota,
             scheduler, upgrade_levels, volume)
 
 

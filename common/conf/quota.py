@@ -17,10 +17,9 @@ opts = [
                help="Snapshots a project may have (enforced once Ashlar "
                     "has snapshots)."),
     cfg.IntOpt("quota_backups", default=10, min=-1,
-               help="Backups a project may have (Ashlar has no backups; "
-                    "shown for Cinder's clients)."),
+               help="Backups a project may have."),
     cfg.IntOpt("quota_backup_gigabytes", default=1000, min=-1,
-               help="GiB of backups a project may have (not enforced)."),
+               help="GiB of backups a project may have."),
     cfg.IntOpt("quota_groups", default=10, min=-1,
                help="Groups a project may have."),
     cfg.IntOpt("per_volume_size_limit", default=-1, min=-1,

@@ -1,0 +1,1 @@
+"""Backup drivers: where a backup service keeps the bytes of backups."""
