@@ -17,6 +17,9 @@ opts = [
     cfg.StrOpt("backup_compression_algorithm", default="zlib",
                choices=["zlib", "none"],
                help="How chunks are compressed."),
+    cfg.IntOpt("backup_restore_wait", default=300, min=1,
+               help="Seconds a restore into a new volume waits for the "
+                    "volume to be created."),
 ]
 
 

@@ -3,6 +3,7 @@
 import itertools
 
 from common.policies import attachments
+from common.policies import backups
 from common.policies import base
 from common.policies import clusters
 from common.policies import fencing
@@ -25,4 +26,5 @@ def list_rules() -> list:
                                 snapshots.list_rules(),
                                 fencing.list_rules(), messages.list_rules(),
                                 transfers.list_rules(), qos.list_rules(),
-                                groups.list_rules(), clusters.list_rules()))
+                                groups.list_rules(), clusters.list_rules(),
+                                backups.list_rules()))

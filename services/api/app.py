@@ -30,6 +30,7 @@ from services.api import middleware
 from services.api import routes
 from services.api import rpc_door
 from services.api.operations import attachments as attachment_ops
+from services.api.operations import backups as backup_ops
 from services.api.operations import encryption as encryption_ops
 from services.api.operations import fencing as fencing_ops
 from services.api.operations import group_snapshots as gsnap_ops
@@ -45,13 +46,15 @@ from services.api.operations import transfers as transfer_ops
 from services.api.operations import types as type_ops
 from services.api.operations import usage as usage_ops
 from services.api.operations import volumes as volume_ops
+from services.backup import rpcapi as backup_rpcapi
 from services.scheduler import rpcapi as scheduler_rpcapi
 from services.volume import rpcapi as volume_rpcapi
 
 #: What the operations are built from besides each other: the config, the
-#: scheduler's and the volume service's RPC clients, and the capability
+#: scheduler's, the volume service's and the backup service's RPC clients,
+#: and the capability
 #: cache's early check of a create's type (None: no early check).
-GIVEN = ("conf", "scheduler_rpc", "volume_rpc", "early_check")
+GIVEN = ("conf", "scheduler_rpc", "volume_rpc", "backup_rpc", "early_check")
 
 #: The business layer, one row per operations object, in build order:
 #: (name, class, what its constructor takes in order: GIVEN names or the
@@ -78,6 +81,8 @@ OPERATIONS: tuple[tuple[str, Callable[..., object], *tuple[str, ...]],
     ("encryption", encryption_ops.EncryptionOperations),
     ("group_snapshots", gsnap_ops.GroupSnapshotOperations,
      "groups", "volumes", "volume_rpc"),
+    ("backups", backup_ops.BackupOperations,
+     "conf", "volumes", "backup_rpc", "volume_rpc"),
 )
 
 
@@ -102,6 +107,7 @@ class Operations(SimpleNamespace):
     qos: qos_ops.QoSOperations
     encryption: encryption_ops.EncryptionOperations
     group_snapshots: gsnap_ops.GroupSnapshotOperations
+    backups: backup_ops.BackupOperations
     cache: capability_cache.CapabilityCache | None = None
     door: messaging.MessageHandlingServer | None = None
 
@@ -140,7 +146,9 @@ def build_operations(conf: cfg.ConfigOpts) -> Operations:
     # (and accepting) creates that a warm one would refuse at once.
     cache.wait_warm()
     ops = make_operations(conf=conf, scheduler_rpc=scheduler,
-                          volume_rpc=volume, early_check=cache.check_type)
+                          volume_rpc=volume,
+                          backup_rpc=backup_rpcapi.BackupAPI(conf),
+                          early_check=cache.check_type)
     ops.cache = cache
     ops.door = rpc_door.start(conf, ops.attachments, ops.fencing)
     _warm_up(ops.volumes)

@@ -56,7 +56,8 @@ _HISTORY: tuple[tuple[str, str], ...] = (
     ("3.15", "ETag on volume metadata (not in Ashlar)."),
     ("3.16", "os-migrate_volume accepts 'cluster' (Ashlar refuses one)."),
     ("3.17", "Manageable listings accept 'cluster' (not in Ashlar)."),
-    ("3.18", "Backup project attribute (not in Ashlar)."),
+    ("3.18", "Backup project attribute (admins: 'os-backup-project-attr:"
+             "project_id')."),
     ("3.19", "Group snapshot reset-status."),
     ("3.20", "Group reset-status."),
     ("3.21", "'provider_id' in volume detail (admin; Ashlar: null)."),
@@ -105,7 +106,7 @@ _HISTORY: tuple[tuple[str, str], ...] = (
     ("3.53", "Strict volume create/update schemas; an empty update is a 400."),
     ("3.54", "'mode' (rw/ro) on attachment create."),
     ("3.55", "Transfers with snapshots; /volume-transfers."),
-    ("3.56", "'user_id' in backup detail (not in Ashlar)."),
+    ("3.56", "'user_id' in backup detail."),
     ("3.57", "Transfer project and 'accepted' fields."),
     ("3.58", "'project_id' in group and group snapshot views."),
     ("3.59", "Transfer pagination (Ashlar: at every version)."),
@@ -238,6 +239,7 @@ GROUP_TYPE = APIVersion(3, 11)
 VOLUME_SUMMARY = APIVersion(3, 12)
 GROUP_VOLUME = APIVersion(3, 13)
 GROUP_SNAPSHOTS = APIVersion(3, 14)
+BACKUP_PROJECT = APIVersion(3, 18)
 GROUP_SNAPSHOT_RESET_STATUS = APIVersion(3, 19)
 GROUP_VOLUME_RESET_STATUS = APIVersion(3, 20)
 VOLUME_DETAIL_PROVIDER_ID = APIVersion(3, 21)
@@ -263,6 +265,7 @@ BACKEND_STATE_REPORT = APIVersion(3, 49)
 SUPPORT_VOLUME_SCHEMA_CHANGES = APIVersion(3, 53)
 ATTACHMENT_CREATE_MODE_ARG = APIVersion(3, 54)
 TRANSFER_WITH_SNAPSHOTS = APIVersion(3, 55)
+BACKUP_PROJECT_USER_ID = APIVersion(3, 56)
 TRANSFER_WITH_HISTORY = APIVersion(3, 57)
 GROUP_GROUPSNAPSHOT_PROJECT_ID = APIVersion(3, 58)
 VOLUME_CLUSTER_NAME = APIVersion(3, 61)

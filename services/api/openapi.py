@@ -19,6 +19,7 @@ from services.api import microversion
 from services.api import validation
 from services.api.schemas import Schema, Versioned
 from services.api.schemas import attachments as attachment_schemas
+from services.api.schemas import backups as backup_schemas
 from services.api.schemas import clusters as cluster_schemas
 from services.api.schemas import encryption as encryption_schemas
 from services.api.schemas import groups as group_schemas
@@ -80,6 +81,8 @@ def body_schemas() -> dict[str, Schema]:
                                            _at_max(cluster_schemas.DISABLE)]},
         "WorkersCleanupRequest": _at_max(cluster_schemas.CLEANUP),
         "SnapshotCreateRequest": _at_max(snapshot_schemas.CREATE),
+        "BackupCreateRequest": _at_max(backup_schemas.CREATE),
+        "BackupRestoreRequest": _at_max(backup_schemas.RESTORE),
         "SnapshotUpdateRequest": _at_max(snapshot_schemas.UPDATE),
         "SnapshotActionRequest": _one_of(snapshot_schemas.ACTIONS),
         "TypeEncryptionCreateRequest": _at_max(encryption_schemas.CREATE),

@@ -21,6 +21,7 @@ from services.api import microversion as mv
 from services.api.resources import attachments
 from services.api.resources import availability_zones
 from services.api.resources import backends
+from services.api.resources import backups
 from services.api.resources import clusters
 from services.api.resources import encryption
 from services.api.resources import extensions
@@ -97,6 +98,11 @@ ROUTES: tuple[Route, ...] = (
           missing=snapshots.missing_key),
     route("/v3/snapshots/{snapshot_id}/action", snapshots.Action,
           "snapshots"),
+    # Backups (the backup service's).
+    route("/v3/backups", backups.Collection, "backups", "max_limit"),
+    route("/v3/backups/detail", backups.Detail, "backups", "max_limit"),
+    route("/v3/backups/{backup_id}", backups.Item, "backups"),
+    route("/v3/backups/{backup_id}/restore", backups.Restore, "backups"),
     # Volume types, their extra specs, access and encryption.
     route("/v3/types", types.Collection, "types"),
     route("/v3/types/{type_id}", types.Item, "types", "conf"),

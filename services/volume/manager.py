@@ -28,6 +28,7 @@ from common.db.api import volumes as volumes_db
 from drivers import base as driver_base
 from services.scheduler import rpcapi as scheduler_rpcapi
 from services.volume import attach
+from services.volume import backup_access
 from services.volume import backend as volume_backend
 from services.volume import capability_report
 from services.volume import create
@@ -268,6 +269,20 @@ class VolumeManager(service.Manager):
                            clients: list[str]) -> None:
         """Lift what a fence revoked."""
         self.attacher.unfence(ctxt, volume_id, clients)
+
+
+    # -- RPC methods: backups --------------------------------------------
+    @messaging.expose
+    def backup_connect(self, ctxt: Context, volume_id: str,
+                       connector: dict) -> dict:
+        """Connect a volume a backup reads or a restore writes."""
+        return backup_access.connect(ctxt, self.driver, volume_id, connector)
+
+    @messaging.expose
+    def backup_disconnect(self, ctxt: Context, volume_id: str,
+                          connector: dict) -> None:
+        """End a backup's or a restore's connection."""
+        backup_access.disconnect(ctxt, self.driver, volume_id, connector)
 
 
 def _snapshot_of(ctxt: Context, attachment_id: str,

@@ -97,11 +97,16 @@ class VolumeAPI(rpc.RPCAPI):
               another pool (``common.migration``).
         1.7 - do_cleanup (cast, to a node or a cluster): resume now the
               work the periodic sweep resumes (``POST /workers/cleanup``).
+        1.8 - backup_connect, backup_disconnect (calls): a backup service
+              reads (or a restore writes) a ``backing-up`` (or
+              ``restoring-backup``) volume through its connection.
     """
 
     TOPIC = constants.VOLUME_TOPIC
     BINARY = constants.VOLUME_BINARY
-    RPC_API_VERSION = "1.7"
+    RPC_API_VERSION = "1.8"
+    #: What a backup or a restore needs of the volume's node.
+    BACKUP_VERSION = "1.8"
     #: A delete that takes the volume's snapshots along.
     CASCADE_VERSION = "1.5"
 
@@ -248,3 +253,21 @@ class VolumeAPI(rpc.RPCAPI):
         """Ask ``server`` (``host@backend``, or ``cluster@backend``: any
         live member) to run its sweep of interrupted work now."""
         self._prepare(server=server, version="1.7").cast(ctxt, "do_cleanup")
+
+    @rpc.assert_min_rpc_version("1.8")
+    def backup_connect(self, ctxt: RequestContext, host: str, volume_id: str,
+                       connector: dict[str, Any]) -> dict[str, Any]:
+        """The driver's connection to a volume being backed up or
+        restored, for the backup service's ``connector`` (call)."""
+        info: dict[str, Any] = self._prepare(
+            server=backend_of(host), version="1.8").call(
+            ctxt, "backup_connect", volume_id=volume_id, connector=connector)
+        return info
+
+    @rpc.assert_min_rpc_version("1.8")
+    def backup_disconnect(self, ctxt: RequestContext, host: str,
+                          volume_id: str, connector: dict[str, Any]) -> None:
+        """End what ``backup_connect`` made (call)."""
+        self._prepare(server=backend_of(host), version="1.8").call(
+            ctxt, "backup_disconnect", volume_id=volume_id,
+            connector=connector)

@@ -42,6 +42,7 @@ class FakeVolumeRPC:
     FENCE_VERSION = "1.4"
     CASCADE_VERSION = "1.5"
     MIGRATION_VERSION = "1.6"
+    BACKUP_VERSION = "1.8"
 
     def __init__(self, attacher):
         self.attacher = attacher
@@ -141,7 +142,8 @@ def make_api():
     driver = fake_driver.FakeDriver(dconf["b1"], "b1", "node1")
     rpc = FakeVolumeRPC(attach.Attacher(conf, driver, HOST))
     ops = api_app.make_operations(conf=conf, scheduler_rpc=mock.Mock(),
-                                  volume_rpc=rpc, early_check=None)
+                                  volume_rpc=rpc, backup_rpc=mock.Mock(),
+                                  early_check=None)
     client = testing.TestClient(api_app.create_app(conf, ops))
     yield Api(client, driver, rpc, ops)
     fixtures.clean()

@@ -1,0 +1,24 @@
+"""Backup policies (Cinder's names and defaults)."""
+
+from common.policies import base
+
+
+rules = [
+    base.rule("backup:create", base.MEMBER, "Create a backup.",
+              ("POST", "/backups")),
+    base.rule("backup:get", base.READER, "Show a backup.",
+              ("GET", "/backups/{backup_id}")),
+    base.rule("backup:get_all", base.READER, "List backups.",
+              ("GET", "/backups"), ("GET", "/backups/detail")),
+    base.rule("backup:delete", base.MEMBER, "Delete a backup.",
+              ("DELETE", "/backups/{backup_id}")),
+    base.rule("backup:restore", base.MEMBER, "Restore a backup.",
+              ("POST", "/backups/{backup_id}/restore")),
+    base.rule("backup:backup_project_attribute", base.RULE_ADMIN_API,
+              "Show a backup's project (3.18+).",
+              ("GET", "/backups/{backup_id}"), ("GET", "/backups/detail")),
+]
+
+
+def list_rules() -> list:
+    return rules

@@ -1,0 +1,40 @@
+"""Request bodies of ``/backups``.
+
+From openstack/cinder ``cinder/api/schemas/backups.py`` (without 3.43's
+``metadata`` and 3.51's ``availability_zone``, which Ashlar does not
+serve, and ``snapshot_id``, refused for now).
+"""
+
+from services.api.schemas import (
+    BOOLEAN,
+    DESCRIPTION,
+    NULLABLE_STRING,
+    UUID,
+    Versioned,
+    envelope,
+    unversioned,
+)
+
+
+CREATE: Versioned = unversioned(envelope("backup", {
+    "type": "object",
+    "properties": {
+        "volume_id": UUID,
+        "container": NULLABLE_STRING,
+        "description": DESCRIPTION,
+        "incremental": BOOLEAN,
+        "force": BOOLEAN,
+        "name": NULLABLE_STRING,
+    },
+    "required": ["volume_id"],
+    "additionalProperties": False,
+}))
+
+RESTORE: Versioned = unversioned(envelope("restore", {
+    "type": ["object", "null"],
+    "properties": {
+        "volume_id": {"oneOf": [{"type": "null"}, UUID]},
+        "name": NULLABLE_STRING,
+    },
+    "additionalProperties": False,
+}))

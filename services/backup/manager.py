@@ -1,0 +1,42 @@
+"""The backup service's RPC endpoint; the work is in ``work.py``."""
+
+import oslo_messaging as messaging
+from oslo_config import cfg
+
+from common import context as ashlar_context
+from common import service
+from drivers.backup import posix
+from services.backup import rpcapi as backup_rpcapi
+from services.backup import work
+from services.volume import rpcapi as volume_rpcapi
+
+Context = ashlar_context.RequestContext
+
+
+class BackupManager(service.Manager):
+    """Serves ``ashlar-backup`` as ``host`` with the POSIX driver."""
+
+    target = messaging.Target(version=backup_rpcapi.BackupAPI.RPC_API_VERSION)
+
+    def __init__(self, conf: cfg.ConfigOpts, host: str) -> None:
+        self.worker = work.BackupWorker(
+            conf, host, posix.PosixBackupDriver.from_conf(conf),
+            volume_rpcapi.VolumeAPI(conf))
+
+    @messaging.expose
+    def create_backup(self, ctxt: Context, backup_id: str,
+                      volume_status: str) -> None:
+        """``creating`` -> ``available`` (or ``error``)."""
+        self.worker.create(ctxt, backup_id, volume_status)
+
+    @messaging.expose
+    def restore_backup(self, ctxt: Context, backup_id: str, volume_id: str,
+                       new_volume: bool) -> None:
+        """``restoring`` -> ``available``; the volume ``available`` (or
+        ``error_restoring``)."""
+        self.worker.restore(ctxt, backup_id, volume_id, new_volume)
+
+    @messaging.expose
+    def delete_backup(self, ctxt: Context, backup_id: str) -> None:
+        """Remove the data, then the row (or ``error_deleting``)."""
+        self.worker.delete(ctxt, backup_id)

@@ -1,0 +1,42 @@
+"""Client side of the backup service's RPC API."""
+
+from common import constants
+from common import rpc
+from common.context import RequestContext
+
+
+class BackupAPI(rpc.RPCAPI):
+    """Client of ``ashlar-backup`` servers named ``host``.
+
+    API version history::
+
+        1.0 - Initial version: create_backup, restore_backup,
+              delete_backup (casts).
+    """
+
+    TOPIC = constants.BACKUP_TOPIC
+    BINARY = constants.BACKUP_BINARY
+    RPC_API_VERSION = "1.0"
+
+    def create_backup(self, ctxt: RequestContext, host: str, backup_id: str,
+                      volume_status: str) -> None:
+        """Back up a ``creating`` backup's volume, which goes back to
+        ``volume_status`` after (cast)."""
+        self._prepare(server=host, version="1.0").cast(
+            ctxt, "create_backup", backup_id=backup_id,
+            volume_status=volume_status)
+
+    def restore_backup(self, ctxt: RequestContext, host: str, backup_id: str,
+                       volume_id: str, new_volume: bool) -> None:
+        """Restore a ``restoring`` backup into a volume: ``new_volume``, one
+        being created (the service waits until it is available), else one
+        already ``restoring-backup`` (cast)."""
+        self._prepare(server=host, version="1.0").cast(
+            ctxt, "restore_backup", backup_id=backup_id, volume_id=volume_id,
+            new_volume=new_volume)
+
+    def delete_backup(self, ctxt: RequestContext, host: str,
+                      backup_id: str) -> None:
+        """Remove a ``deleting`` backup's data, then its row (cast)."""
+        self._prepare(server=host, version="1.0").cast(
+            ctxt, "delete_backup", backup_id=backup_id)
