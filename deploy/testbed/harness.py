@@ -251,6 +251,14 @@ class Deployment:
                  timeout=60, what="the volume nodes' pools")
         return client
 
+    def start_backup(self, host: str = "backup1",
+                     chunk_bytes: int | None = None) -> None:
+        """Start ``ashlar-backup`` as ``host`` (its POSIX store under its
+        state_path); ``chunk_bytes``: a smaller ``backup_file_size``."""
+        extra = ("[DEFAULT]\nbackup_file_size = %d\n" % chunk_bytes
+                 if chunk_bytes else "")
+        self.start("backup", "services.backup", host, extra=extra)
+
     def stop(self, name: str, sig: int = signal.SIGTERM) -> None:
         proc = self.procs.pop(name, None)
         if proc is None or proc.poll() is not None:
