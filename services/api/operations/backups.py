@@ -20,7 +20,6 @@ from common.context import RequestContext
 from common.db import models
 from common.db.api import backups as backups_db
 from common.db.api import services as services_db
-from drivers.backup import posix
 from services.api import operations
 from services.api.operations import volumes as volume_ops
 from services.backup import rpcapi as backup_rpcapi
@@ -100,9 +99,10 @@ class BackupOperations:
                 if force else "Volume to be backed up must be available, "
                 "but the current status is \"%s\"." % volume.status)
         parent = self._parent(ctxt, volume_id) if incremental else None
+        # NOTE(ashlar): the backup driver judges the container's name (a
+        # POSIX folder), as in Cinder: a name it refuses ends as ``error``.
         container = (parent.container if parent else None) or \
             container or str(self.conf.backup_container)
-        posix.check_name("Container", container)
         host = self._service_host(ctxt)
         row = backups_db.backup_create(ctxt, self.conf, {
             "id": str(uuid.uuid4()), "volume_id": volume_id,

@@ -16,22 +16,10 @@ FILTER_MAP = {"name": "display_name", "status": "status",
               "volume_id": "volume_id"}
 
 
-class _Lister:
-    def __init__(self, ops: backup_ops.BackupOperations,
-                 max_limit: int) -> None:
-        self.ops = ops
-        self.max_limit = max_limit
-
-    def _page(self, req: falcon.Request) -> tuple[list, dict]:
-        kwargs = base.list_params(req, self.max_limit, SORT_MAP)
-        limit = kwargs["limit"]
-        if not limit:
-            return [], {}
-        rows = self.ops.list(base.ctxt(req),
-                             all_tenants=base.flag(req, "all_tenants"),
-                             filters=base.filters(req, FILTER_MAP),
-                             **kwargs)
-        return rows, base.next_links(req, "backups", rows, limit)
+class _Lister(base.Lister):
+    key = "backups"
+    sort_map = SORT_MAP
+    filter_map = FILTER_MAP
 
 
 class Collection(_Lister):

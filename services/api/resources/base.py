@@ -159,3 +159,26 @@ def action_body(req: falcon.Request, table: Mapping[str, Versioned]
     validation.validate(schema, data)
     return name, data[name]
 
+
+
+class Lister:
+    """A list of one kind of row (``key``: ``snapshots``, ``backups``):
+    one page of ``ops.list`` with the query's paging, sorting and
+    filters (``sort_map``, ``filter_map``: query key -> column)."""
+
+    key: str
+    sort_map: dict[str, str]
+    filter_map: dict[str, str]
+
+    def __init__(self, ops: Any, max_limit: int) -> None:
+        self.ops = ops
+        self.max_limit = max_limit
+
+    def _page(self, req: falcon.Request) -> tuple[list, dict]:
+        kwargs = list_params(req, self.max_limit, self.sort_map)
+        limit = kwargs["limit"]
+        if not limit:
+            return [], {}
+        rows = self.ops.list(ctxt(req), all_tenants=flag(req, "all_tenants"),
+                             filters=filters(req, self.filter_map), **kwargs)
+        return rows, next_links(req, self.key, rows, limit)

@@ -30,22 +30,10 @@ def _names(data: dict) -> dict:
     return values
 
 
-class _Lister:
-    def __init__(self, ops: snapshot_ops.SnapshotOperations,
-                 max_limit: int) -> None:
-        self.ops = ops
-        self.max_limit = max_limit
-
-    def _page(self, req: falcon.Request) -> tuple[list, dict]:
-        kwargs = base.list_params(req, self.max_limit, SORT_MAP)
-        limit = kwargs["limit"]
-        if not limit:
-            return [], {}
-        rows = self.ops.list(base.ctxt(req),
-                             all_tenants=base.flag(req, "all_tenants"),
-                             filters=base.filters(req, FILTER_MAP),
-                             **kwargs)
-        return rows, base.next_links(req, "snapshots", rows, limit)
+class _Lister(base.Lister):
+    key = "snapshots"
+    sort_map = SORT_MAP
+    filter_map = FILTER_MAP
 
 
 class Collection(_Lister):

@@ -90,12 +90,6 @@ def test_bad_bodies_are_400(api, body):
     assert "badRequest" in resp.json
 
 
-def test_unsafe_container_is_400(api):
-    resp = _backup(api, api.volume(), container="../etc")
-    assert resp.status_code == 400
-    assert "Container" in apitest.message(resp)
-
-
 def test_no_live_backup_service_is_503_and_changes_nothing(api):
     services_db.service_set_disabled(fixtures.admin(), "bk-a",
                                      "ashlar-backup", True, None)
