@@ -121,6 +121,9 @@ def test_quota_is_413(api):
     assert resp.status_code == 413
     assert "Maximum number of backups allowed (1) exceeded" in \
         apitest.message(resp)
+    shown = api.call("GET", "/os-quota-sets/p1?usage=true").json["quota_set"]
+    assert shown["backups"] == {"limit": 1, "in_use": 1, "reserved": 0}
+    assert shown["backup_gigabytes"]["in_use"] == 1
 
 
 def test_list_detail_and_versions(api):

@@ -362,13 +362,14 @@ def test_usage_counts_snapshots_per_type():
     used = quotas_db.usage(fixtures.admin(), project)
     assert used == {
         "volumes": 2, "snapshots": 3, "gigabytes": 3 + 2 + 2 * 3 + 2,
-        "groups": 0,
+        "groups": 0, "backups": 0, "backup_gigabytes": 0,
         "volumes_" + vtype.name: 1, "snapshots_" + vtype.name: 2,
         "gigabytes_" + vtype.name: 3 + 2 * 3,
         "volumes___DEFAULT__": 1, "snapshots___DEFAULT__": 1,
         "gigabytes___DEFAULT__": 2 + 2}
     assert quotas_db.usage(fixtures.admin(), "empty-" + project) == {
-        "volumes": 0, "snapshots": 0, "gigabytes": 0, "groups": 0}
+        "volumes": 0, "snapshots": 0, "gigabytes": 0, "groups": 0,
+        "backups": 0, "backup_gigabytes": 0}
 
 
 def test_racing_snapshots_never_exceed_the_limit():
