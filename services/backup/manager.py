@@ -24,10 +24,9 @@ class BackupManager(service.Manager):
             volume_rpcapi.VolumeAPI(conf))
 
     @messaging.expose
-    def create_backup(self, ctxt: Context, backup_id: str,
-                      volume_status: str) -> None:
+    def create_backup(self, ctxt: Context, backup_id: str) -> None:
         """``creating`` -> ``available`` (or ``error``)."""
-        self.worker.create(ctxt, backup_id, volume_status)
+        self.worker.create(ctxt, backup_id)
 
     @messaging.expose
     def restore_backup(self, ctxt: Context, backup_id: str, volume_id: str,

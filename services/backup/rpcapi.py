@@ -18,13 +18,11 @@ class BackupAPI(rpc.RPCAPI):
     BINARY = constants.BACKUP_BINARY
     RPC_API_VERSION = "1.0"
 
-    def create_backup(self, ctxt: RequestContext, host: str, backup_id: str,
-                      volume_status: str) -> None:
-        """Back up a ``creating`` backup's volume, which goes back to
-        ``volume_status`` after (cast)."""
+    def create_backup(self, ctxt: RequestContext, host: str,
+                      backup_id: str) -> None:
+        """Back up a ``creating`` backup's ``backing-up`` volume (cast)."""
         self._prepare(server=host, version="1.0").cast(
-            ctxt, "create_backup", backup_id=backup_id,
-            volume_status=volume_status)
+            ctxt, "create_backup", backup_id=backup_id)
 
     def restore_backup(self, ctxt: RequestContext, host: str, backup_id: str,
                        volume_id: str, new_volume: bool) -> None:

@@ -21,6 +21,7 @@ from oslo_log import log as logging
 from common import constants
 from common import context as ashlar_context
 from common import exception
+from common.db.api import attachments as attachments_db
 from common.db.api import backups as backups_db
 from common.db.api import volumes as volumes_db
 from drivers.backup import posix
@@ -72,8 +73,7 @@ class BackupWorker:
         return posix.BackupRef(row.id, row.container)
 
     # -- create ----------------------------------------------------------------
-    def create(self, ctxt: Context, backup_id: str,
-               volume_status: str) -> None:
+    def create(self, ctxt: Context, backup_id: str) -> None:
         row = backups_db.backup_get(ctxt, backup_id)
         if row.status != BAK.CREATING:
             return
@@ -88,22 +88,22 @@ class BackupWorker:
             LOG.exception("Backup %s failed", backup_id)
             self._settle(ctxt, backup_id, BAK.CREATING,
                          {"status": BAK.ERROR, "fail_reason": str(exc)},
-                         row.volume_id, volume_status)
+                         row.volume_id)
             return
         self._settle(ctxt, backup_id, BAK.CREATING,
                      {"status": BAK.AVAILABLE,
                       "object_count": meta["object_count"],
                       "service": "drivers.backup.posix"},
-                     row.volume_id, volume_status)
+                     row.volume_id)
 
     def _settle(self, ctxt: Context, backup_id: str, expected: str,
-                values: dict[str, Any], volume_id: str,
-                volume_status: str) -> None:
+                values: dict[str, Any], volume_id: str) -> None:
+        """The backup to ``values``; the volume out of ``backing-up`` to
+        what its attachments say (``available`` or ``in-use``)."""
         if not backups_db.backup_cas(ctxt, backup_id, {"status": expected},
                                      values):
             LOG.warning("Backup %s changed meanwhile", backup_id)
-        backups_db.volume_settle(ctxt, volume_id, VOL.BACKING_UP,
-                                 volume_status)
+        attachments_db.volume_leave_status(ctxt, volume_id, VOL.BACKING_UP)
 
     # -- restore ---------------------------------------------------------------
     def restore(self, ctxt: Context, backup_id: str, volume_id: str,

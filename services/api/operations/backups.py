@@ -114,7 +114,7 @@ class BackupOperations:
             "data_timestamp": timeutils.utcnow()},
             volume_expected={"status": allowed,
                              "migration_status": states.MIGRATION_SETTLED})
-        self.backup.create_backup(ctxt, host, row.id, volume.status)
+        self.backup.create_backup(ctxt, host, row.id)
         LOG.info("Backup %(id)s of volume %(vol)s accepted on %(host)s",
                  {"id": row.id, "vol": volume_id, "host": host})
         return row

@@ -7,6 +7,7 @@ import uuid
 
 import pytest
 
+from common import attach_rules
 from common.db.api import backups as backups_db
 from common.db.api import volumes as volumes_db
 from drivers.backup import posix
@@ -74,7 +75,7 @@ def test_backup_and_restore_through_the_data_path(worker):
     data = os.urandom(3 * CHUNK)
     vol = _volume(worker, data)
     row = _backup(worker, vol)
-    worker.create(fixtures.admin(), row.id, "available")
+    worker.create(fixtures.admin(), row.id)
     done = backups_db.backup_get(fixtures.admin(), row.id)
     assert (done.status, done.object_count) == ("available", 3)
     assert _status(vol.id) == "available"
@@ -90,17 +91,22 @@ def test_backup_and_restore_through_the_data_path(worker):
         "available"
 
 
-def test_in_use_volume_goes_back_to_in_use(worker):
-    vol = _volume(worker, b"x", status="in-use")
+def test_the_volume_goes_back_to_what_its_attachments_say(worker):
+    vol = _volume(worker, b"x")
+    assert fixtures.reserve(
+        vol.id, attach_rules.ReserveGuard(multiattach=False, limit=1),
+        {"id": "a1", "attach_status": "attached", "attach_mode": "rw"})
+    assert _status(vol.id) == "in-use"
     row = _backup(worker, vol)
-    worker.create(fixtures.admin(), row.id, "in-use")
+    assert _status(vol.id) == "backing-up"
+    worker.create(fixtures.admin(), row.id)
     assert _status(vol.id) == "in-use"
 
 
 def test_a_failed_backup_is_error_with_a_reason(worker):
     vol = _volume(worker, b"x")
     row = _backup(worker, vol, container="../escape")
-    worker.create(fixtures.admin(), row.id, "available")
+    worker.create(fixtures.admin(), row.id)
     failed = backups_db.backup_get(fixtures.admin(), row.id)
     assert failed.status == "error" and "Container" in failed.fail_reason
     assert _status(vol.id) == "available"
@@ -110,7 +116,7 @@ def test_a_failed_backup_is_error_with_a_reason(worker):
 def test_a_corrupt_backup_leaves_the_volume_error_restoring(worker, tmp_path):
     vol = _volume(worker, b"y" * CHUNK)
     row = _backup(worker, vol)
-    worker.create(fixtures.admin(), row.id, "available")
+    worker.create(fixtures.admin(), row.id)
     (tmp_path / "store" / "c" / row.id / "chunk-00000").write_bytes(b"bad")
     target = _volume(worker, status="restoring-backup")
     backups_db.backup_cas(fixtures.admin(), row.id, {},
@@ -124,7 +130,7 @@ def test_a_corrupt_backup_leaves_the_volume_error_restoring(worker, tmp_path):
 def test_restore_into_a_new_volume_waits_for_it(worker):
     vol = _volume(worker, b"z" * 10)
     row = _backup(worker, vol)
-    worker.create(fixtures.admin(), row.id, "available")
+    worker.create(fixtures.admin(), row.id)
     new = _volume(worker, status="available")  # created already
     backups_db.backup_cas(fixtures.admin(), row.id, {},
                           {"status": "restoring"})
@@ -144,7 +150,7 @@ def test_restore_into_a_new_volume_waits_for_it(worker):
 def test_delete_removes_data_and_row(worker, tmp_path):
     vol = _volume(worker, b"d")
     row = _backup(worker, vol)
-    worker.create(fixtures.admin(), row.id, "available")
+    worker.create(fixtures.admin(), row.id)
     backups_db.backup_cas(fixtures.admin(), row.id, {},
                           {"status": "deleting"})
     worker.delete(fixtures.admin(), row.id)
