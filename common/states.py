@@ -172,6 +172,9 @@ BACKUP_DELETABLE = (BAK.AVAILABLE, BAK.ERROR)
 BACKUP_USABLE = (BAK.AVAILABLE,)
 #: An existing volume may be restored into in these (Cinder's).
 VOLUME_RESTORABLE = (VOL.AVAILABLE,)
+#: A backup service resumes its backups found in these as it starts (each
+#: step rewrites what it wrote: chunk files replaced whole, metadata last).
+BACKUP_IN_FLIGHT = (BAK.CREATING, BAK.RESTORING, BAK.DELETING)
 
 # -- attachments ---------------------------------------------------------------
 

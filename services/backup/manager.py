@@ -1,5 +1,7 @@
 """The backup service's RPC endpoint; the work is in ``work.py``."""
 
+import threading
+
 import oslo_messaging as messaging
 from oslo_config import cfg
 
@@ -22,6 +24,13 @@ class BackupManager(service.Manager):
         self.worker = work.BackupWorker(
             conf, host, posix.PosixBackupDriver.from_conf(conf),
             volume_rpcapi.VolumeAPI(conf))
+
+    def after_start(self) -> None:
+        """Resume what this host left in flight, beside new messages (a
+        backup may take long; the service answers meanwhile)."""
+        threading.Thread(target=self.worker.resume,
+                         args=(ashlar_context.get_admin_context(),),
+                         name="resume-backups", daemon=True).start()
 
     @messaging.expose
     def create_backup(self, ctxt: Context, backup_id: str) -> None:

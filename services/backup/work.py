@@ -148,6 +148,32 @@ class BackupWorker:
                     % (volume_id, status))
             time.sleep(NEW_VOLUME_POLL)
 
+    # -- resume ----------------------------------------------------------------
+    def resume(self, ctxt: Context) -> int:
+        """Run again every step this host left in flight (it stopped or
+        died mid-way): each is idempotent, and one whose message is still
+        queued finds the row settled and returns.
+
+        :returns: how many it resumed.
+        """
+        rows = backups_db.backups_in_flight(ctxt, self.host)
+        for row in rows:
+            LOG.info("Resuming %s of backup %s", row.status, row.id)
+            if row.status == BAK.CREATING:
+                self.create(ctxt, row.id)
+            elif row.status == BAK.DELETING:
+                self.delete(ctxt, row.id)
+            elif row.restore_volume_id:
+                target = volumes_db.volume_get(ctxt, row.restore_volume_id)
+                self.restore(ctxt, row.id, target.id, new_volume=(
+                    target.status != VOL.RESTORING_BACKUP))
+            else:  # the api stopped before it made the new volume
+                backups_db.backup_cas(
+                    ctxt, row.id, {"status": BAK.RESTORING,
+                                   "restore_volume_id": None},
+                    {"status": BAK.AVAILABLE})
+        return len(rows)
+
     # -- delete ----------------------------------------------------------------
     def delete(self, ctxt: Context, backup_id: str) -> None:
         row = backups_db.backup_get(ctxt, backup_id)

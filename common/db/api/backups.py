@@ -124,6 +124,16 @@ def latest_backup(context: RequestContext,
 
 
 @reader
+def backups_in_flight(context: RequestContext,
+                      host: str) -> list[models.Backup]:
+    """``host``'s backups that a running step left in a transitional
+    status (``states.BACKUP_IN_FLIGHT``)."""
+    return list(context.session.execute(sa.select(BAK).where(
+        BAK.host == host, BAK.status.in_(states.BACKUP_IN_FLIGHT)
+    ).order_by(BAK.created_at, BAK.id)).scalars())
+
+
+@reader
 def backup_list(context: RequestContext, project_id: str | None = None,
                 filters: dict[str, Any] | None = None,
                 limit: int | None = None, marker: str | None = None,

@@ -156,3 +156,62 @@ def test_delete_removes_data_and_row(worker, tmp_path):
     worker.delete(fixtures.admin(), row.id)
     assert not (tmp_path / "store" / "c" / row.id).exists()
     assert backups_db.backup_list(fixtures.admin()) == []
+
+
+def test_a_restarted_service_resumes_what_it_left_in_flight(worker):
+    """Creating, deleting and restoring rows of this host run again at
+    start (each step is idempotent); another host's rows are its own."""
+    data = os.urandom(2 * CHUNK)
+    vol = _volume(worker, data)
+    creating = _backup(worker, vol)             # died while reading
+    assert _status(vol.id) == "backing-up"
+    assert worker.resume(fixtures.admin()) == 1
+    assert backups_db.backup_get(fixtures.admin(), creating.id).status == \
+        "available"
+    assert _status(vol.id) == "available"
+    # A restore into an existing volume, and one into a new volume the
+    # service had not claimed yet, both cut short.
+    into = _volume(worker, status="restoring-backup")
+    backups_db.backup_cas(fixtures.admin(), creating.id, {},
+                          {"status": "restoring", "restore_volume_id": into.id})
+    assert worker.resume(fixtures.admin()) == 1
+    with open(worker.volume_rpc.path(into.id), "rb") as back:
+        assert back.read(len(data)) == data
+    assert _status(into.id) == "available"
+    new = _volume(worker, status="available")
+    backups_db.backup_cas(fixtures.admin(), creating.id, {},
+                          {"status": "restoring", "restore_volume_id": new.id})
+    worker.resume(fixtures.admin())
+    with open(worker.volume_rpc.path(new.id), "rb") as back:
+        assert back.read(len(data)) == data
+    assert backups_db.backup_get(fixtures.admin(), creating.id).status == \
+        "available"
+    # A delete cut short.
+    backups_db.backup_cas(fixtures.admin(), creating.id, {},
+                          {"status": "deleting"})
+    assert worker.resume(fixtures.admin()) == 1
+    assert backups_db.backup_list(fixtures.admin()) == []
+    assert worker.resume(fixtures.admin()) == 0
+
+
+def test_a_restore_the_api_left_before_its_volume_is_available_again(worker):
+    vol = _volume(worker, b"r")
+    row = _backup(worker, vol)
+    worker.create(fixtures.admin(), row.id)
+    backups_db.backup_cas(fixtures.admin(), row.id, {},
+                          {"status": "restoring"})
+    assert worker.resume(fixtures.admin()) == 1
+    assert backups_db.backup_get(fixtures.admin(), row.id).status == \
+        "available"
+
+
+def test_resume_leaves_another_hosts_backups(worker):
+    vol = _volume(worker, b"h")
+    row = backups_db.backup_create(fixtures.admin(), worker.conf, dict(
+        id=str(uuid.uuid4()), volume_id=vol.id, project_id="p1",
+        size=vol.size, container="c", host="bk2"),
+        {"status": ["available", "in-use"]})
+    assert worker.resume(fixtures.admin()) == 0
+    assert backups_db.backup_get(fixtures.admin(), row.id).status == \
+        "creating"
+    assert _status(vol.id) == "backing-up"
