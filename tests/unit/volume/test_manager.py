@@ -155,9 +155,9 @@ def _conf_for_client():
         yield
 
 
-def test_rpc_version_is_one_seven():
-    assert rpcapi.VolumeAPI.RPC_API_VERSION == "1.7"
-    assert manager.VolumeManager.target.version == "1.7"
+def test_rpc_version_is_one_eight():
+    assert rpcapi.VolumeAPI.RPC_API_VERSION == "1.8"
+    assert manager.VolumeManager.target.version == "1.8"
 
 
 @pytest.mark.parametrize("method, kind, args, kwargs, version", [
