@@ -323,3 +323,13 @@ def prepare_process(argv: list[str] | None, project: str = "ashlar",
         db_engine.configure(conf)
     rpc.init(conf, embedded=embedded)
     return conf
+
+
+def run_service(build: Callable[[cfg.ConfigOpts], Service],
+                argv: list[str] | None = None) -> None:
+    """A process of one service: prepare it, build and start the service
+    (``build(conf)``), serve until SIGTERM."""
+    conf = prepare_process(argv)
+    svc = build(conf)
+    svc.start()
+    wait_for_signal([svc])

@@ -5,10 +5,7 @@ from services.backup import launcher
 
 
 def main(argv: list[str] | None = None) -> None:
-    conf = service.prepare_process(argv)
-    svc = launcher.build_service(conf)
-    svc.start()
-    service.wait_for_signal([svc])
+    service.run_service(launcher.build_service, argv)
 
 
 if __name__ == "__main__":
