@@ -21,7 +21,12 @@ def policy_file(tmp_path, monkeypatch):
     path.write_text('"volume:attachment_create": "!"\n')
     conf = cfg.ConfigOpts()
     conf([], project="ashlar")
-    policy_opts.set_defaults(conf, policy_file=str(path))
+    # NOTE: set_defaults(conf, policy_file=...) would change the default
+    # of oslo.policy's module-level option for every later ConfigOpts
+    # (cfg.set_defaults on its _options), denying attachment creates in
+    # tests that run after these; an override stays in this conf.
+    policy_opts.set_defaults(conf)
+    conf.set_override("policy_file", str(path), group="oslo_policy")
     clock = [1000.0]
     monkeypatch.setattr(policy.time, "monotonic", lambda: clock[0])
     policy.get_enforcer(conf)
