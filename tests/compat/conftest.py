@@ -1,10 +1,11 @@
 """Real clients against real Ashlar processes.
 
 One deployment serves the whole session: ``ashlar-api`` under gunicorn (two
-workers), one scheduler and one volume service, on a fresh RabbitMQ vhost and
-a fresh PostgreSQL database (``deploy.testbed.harness``).  The API pages
-volume lists at ``MAX_LIMIT`` items, so every client that lists more than
-that has to follow ``volumes_links`` as it would against Cinder.
+workers), one scheduler, one volume service and one backup service, on a
+fresh RabbitMQ vhost and a fresh PostgreSQL database
+(``deploy.testbed.harness``).  The API pages volume lists at ``MAX_LIMIT``
+items, so every client that lists more than that has to follow
+``volumes_links`` as it would against Cinder.
 """
 
 import json
@@ -25,6 +26,10 @@ USER = "alice"
 MAX_LIMIT = 3
 #: The volume host the tests start.
 VOLUME_HOST = "compat1"
+#: The backup service the tests start, and its chunk size (small, so a
+#: backup of a 1 GiB volume is many chunks, nearly all of zeros).
+BACKUP_HOST = "compat-backup"
+BACKUP_CHUNK = 4 * 1024 * 1024
 CLI_TIMEOUT = 120
 
 
@@ -60,6 +65,7 @@ def ashlar(tmp_path_factory):
     try:
         dep.start("scheduler", "services.scheduler", "compat-sched")
         dep.start("volume", "services.volume", VOLUME_HOST)
+        dep.start_backup(BACKUP_HOST, chunk_bytes=BACKUP_CHUNK)
         dep.start("api", "services.api", "compat-api",
                   extra="[api]\nmax_limit = %d\n" % MAX_LIMIT)
         running = Ashlar(dep, "http://127.0.0.1:%d" % dep.port)

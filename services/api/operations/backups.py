@@ -106,8 +106,11 @@ class BackupOperations:
         host = self._service_host(ctxt)
         row = backups_db.backup_create(ctxt, self.conf, {
             "id": str(uuid.uuid4()), "volume_id": volume_id,
-            "project_id": volume.project_id, "user_id": ctxt.user_id,
-            "host": host, "availability_zone": volume.availability_zone,
+            # As Cinder's: the backup (and its quota) is the requester's
+            # project's, which is the volume's but for an administrator's.
+            "project_id": ctxt.project_id or volume.project_id,
+            "user_id": ctxt.user_id, "host": host,
+            "availability_zone": volume.availability_zone,
             "display_name": name, "display_description": description,
             "container": container, "size": volume.size,
             "parent_id": parent.id if parent else None,

@@ -3,6 +3,7 @@
 
 import falcon
 
+from common import exception
 from services.api import validation
 from services.api.operations import backups as backup_ops
 from services.api.resources import base
@@ -31,6 +32,9 @@ class Collection(_Lister):
 
     def on_post(self, req: falcon.Request, resp: falcon.Response) -> None:
         data = base.body(req, schemas.CREATE)["backup"]
+        if data.get("snapshot_id") is not None:
+            raise exception.InvalidInput(
+                reason="Backups of a snapshot are not supported yet.")
         row = self.ops.create(
             base.ctxt(req), data["volume_id"], name=data.get("name"),
             description=data.get("description"),

@@ -2,7 +2,8 @@
 
 From openstack/cinder ``cinder/api/schemas/backups.py`` (without 3.43's
 ``metadata`` and 3.51's ``availability_zone``, which Ashlar does not
-serve, and ``snapshot_id``, refused for now).
+serve; ``snapshot_id`` is taken, since clients send it as null, and
+refused when it names a snapshot, for now).
 """
 
 from services.api.schemas import (
@@ -25,6 +26,7 @@ CREATE: Versioned = unversioned(envelope("backup", {
         "incremental": BOOLEAN,
         "force": BOOLEAN,
         "name": NULLABLE_STRING,
+        "snapshot_id": {"oneOf": [{"type": "null"}, UUID]},
     },
     "required": ["volume_id"],
     "additionalProperties": False,

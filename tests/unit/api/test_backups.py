@@ -90,6 +90,34 @@ def test_bad_bodies_are_400(api, body):
     assert "badRequest" in resp.json
 
 
+def test_a_backup_is_the_requesters_projects_as_in_cinder(api):
+    """An administrator of another project backs up p1's volume: the
+    backup (and its quota) is the administrator's project's."""
+    vid = api.volume()
+    made = _backup(api, vid, token="admin:ops", roles="admin")
+    assert made.status_code == 202, made.json
+    row = backups_db.backup_get(fixtures.admin(), made.json["backup"]["id"])
+    assert row.project_id == "ops"
+    mine = _backup(api, api.volume(), **MEMBER)
+    assert backups_db.backup_get(fixtures.admin(), mine.json["backup"][
+        "id"]).project_id == "p1"
+
+
+def test_a_null_snapshot_id_is_taken_a_snapshot_refused(api):
+    """cinderclient sends ``snapshot_id: null``; a backup of a snapshot
+    is refused, and changes nothing."""
+    vid = api.volume()
+    refused = api.call("POST", "/backups", {"backup": {
+        "volume_id": vid, "snapshot_id": str(uuid.uuid4())}})
+    assert refused.status_code == 400
+    assert apitest.message(refused) == (
+        "Invalid input received: Backups of a snapshot are not supported "
+        "yet.")
+    assert _status(vid) == "available"
+    assert api.call("POST", "/backups", {"backup": {
+        "volume_id": vid, "snapshot_id": None}}).status_code == 202
+
+
 def test_no_live_backup_service_is_503_and_changes_nothing(api):
     services_db.service_set_disabled(fixtures.admin(), "bk-a",
                                      "ashlar-backup", True, None)
