@@ -92,6 +92,17 @@ def _message_about(ashlar, volume_id):
     return row["id"]
 
 
+def _backup_of(client, volume_id: str) -> str:
+    """A backup of the volume, once available (the volume is again)."""
+    resp = client.post("/backups", {"backup": {"volume_id": volume_id}})
+    assert resp.status_code == 202, resp.text
+    backup_id = resp.json()["backup"]["id"]
+    harness.wait_for(lambda: client.get("/backups/%s" % backup_id).json()[
+        "backup"]["status"] == "available", timeout=120, what="the backup")
+    client.wait_status(volume_id, "available", timeout=60)
+    return backup_id
+
+
 @pytest.fixture(scope="module")
 def objects(ashlar):
     client = ashlar.http(token="admin:" + PROJECT)
@@ -112,6 +123,7 @@ def objects(ashlar):
              "host_name": VOLUME_HOST + "@file",
              "attachment_id": None, "project_id": PROJECT,
              "class_name": "default", "name": _cluster(ashlar)}
+    found["backup_id"] = _backup_of(client, volume["id"])
     resp = client.post("/attachments", {"attachment": {
         "volume_uuid": volume["id"], "instance_uuid": str(uuid.uuid4()),
         "connector": {"host": "c1", "ip": "10.0.0.3", "initiator": "iqn.x:c1",
@@ -162,6 +174,7 @@ def objects(ashlar):
     client.wait_status(offered["id"], "available", timeout=60)
     client.delete("/volumes/%s" % offered["id"])
     client.delete("/snapshots/%s" % found["snapshot_id"])
+    client.delete("/backups/%s" % found["backup_id"])
     harness.wait_for(lambda: client.get("/snapshots/%s" % found[
         "snapshot_id"]).status_code == 404, timeout=60, what="its deletion")
     if found["attachment_id"]:
