@@ -16,6 +16,7 @@ import sys
 from dataclasses import dataclass
 
 import pytest
+from openstack import connection as sdk_connection
 
 from deploy.testbed import harness
 
@@ -77,6 +78,16 @@ def ashlar(tmp_path_factory):
         dep.stop_all()
         drop()
         remove_vhost()
+
+
+@pytest.fixture(scope="module")
+def bs(ashlar):
+    """openstacksdk's block-storage proxy on the deployment (no auth)."""
+    conn = sdk_connection.Connection(
+        auth_type="none", block_storage_endpoint_override=ashlar.endpoint,
+        block_storage_api_version="3")
+    yield conn.block_storage
+    conn.close()
 
 
 # -- command-line clients ----------------------------------------------------

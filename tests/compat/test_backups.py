@@ -2,8 +2,6 @@
 create (full and incremental), list, show, restore into a new volume,
 delete, and a parent that outlives no child."""
 
-import openstack
-import pytest
 
 from deploy.testbed import harness
 from tests.compat.conftest import (
@@ -86,15 +84,6 @@ def test_openstack_volume_backup_commands(openstack, ashlar):
     assert (shown["name"], shown["volume_id"]) == ("o-bk", state["volume"])
     openstack("volume", "backup", "delete", made["id"], parse=False).ok()
     _wait_backup(ashlar, made["id"], None)
-
-
-@pytest.fixture(scope="module")
-def bs(ashlar):
-    conn = openstack.connection.Connection(
-        auth_type="none", block_storage_endpoint_override=ashlar.endpoint,
-        block_storage_api_version="3")
-    yield conn.block_storage
-    conn.close()
 
 
 def test_openstacksdk_backup_calls(bs, ashlar):

@@ -8,7 +8,6 @@ microversion against the advertised maximum.
 
 import uuid
 
-import openstack
 import pytest
 from openstack import exceptions
 
@@ -19,15 +18,6 @@ from tests.compat.conftest import (
 )
 
 state: dict = {}
-
-
-@pytest.fixture(scope="module")
-def bs(ashlar):
-    conn = openstack.connection.Connection(
-        auth_type="none", block_storage_endpoint_override=ashlar.endpoint,
-        block_storage_api_version="3")
-    yield conn.block_storage
-    conn.close()
 
 
 def test_discovery_and_negotiation(bs):
