@@ -385,9 +385,13 @@ def _patch(site: Path, patch: Path, *flags: str) -> bool:
 
 
 def tempest_site() -> Path:
-    """The folder that holds the installed ``tempest`` package."""
-    import tempest
-    return Path(tempest.__file__).resolve().parent.parent
+    """The folder that holds the installed ``tempest`` package.
+
+    Found through the distribution's metadata, not ``import tempest``:
+    under pytest, ``tests/tempest`` (a package) may shadow the real one."""
+    init = importlib.metadata.distribution("tempest").locate_file(
+        "tempest/__init__.py")
+    return Path(str(init)).resolve().parent.parent
 
 
 def apply_patches(site: Path | None = None, patches: Path = PATCHES
