@@ -8,13 +8,15 @@ opts = [
                      "its driver in ``volume_driver``."),
     cfg.IntOpt("backend_stats_polling_interval", default=10, min=1,
                help="Seconds between capability reports of each backend."),
-    cfg.IntOpt("migration_stall_timeout", default=300, min=10,
+    cfg.IntOpt("migration_stall_timeout", default=60, min=10,
                help="Seconds a volume may move to another pool (retyping "
                     "or maintenance, migration_status migrating) without "
                     "a sign of progress before its source's volume "
                     "service ends the move: the volume stays where it "
                     "was, migration_status error. The node copying it "
-                    "signs every third of this while it copies. Keep it "
+                    "signs every third of this while it copies. The default "
+                    "is service_down_time's: a move whose copying node "
+                    "died ends when that node is seen down. Keep it "
                     "above rpc_call_timeout."),
 ]
 
