@@ -19,17 +19,23 @@ Meanwhile the faults are injected one after another:
 * ``api-worker``: kill -9 of one gunicorn worker; the master respawns it.
 
 A killed or stopped service stays down until the load has seen an error or
-``--outage`` seconds passed.  Per fault, one JSON line: successful cycles,
-the errors the client saw by kind (and which of them were not retryable),
+``--outage`` seconds passed (a killed volume node, then until the api shows
+it down).  The attach threads take turns on every volume of the pool, so
+they contend for each multiattach volume.  Per fault, one JSON line:
+successful cycles, the errors the client saw by kind (and which of them
+were not retryable: a 500 or a delete ending ``error_deleting`` never is),
 the recovery time (from the fault until a probe cycle on a volume of every
 node succeeds), the time the deployment took to settle once the load
-stopped, and the counts checked within ``--window`` seconds: rows stuck in
-a transitional state, lost rows, leaked backend files, attachment rows no
-client knows of, volumes whose attachment counter drifted.  A create that
-got no answer at all (its api worker died while answering) leaves its row
-to the client, as in Cinder: the client finds it by its instance
-(``GET /attachments?instance_id=``) and deletes it
-(``found_by_instance`` counts them).  Then a line of
+stopped, and the counts checked within ``--window`` seconds: rows the
+server left in a transitional state before the client cleaned up
+(``left_by_server``), rows stuck after it, lost rows, leaked backend
+files, rows no client knows of (volumes and attachments), volumes whose
+attachment counter drifted.  A create that got no answer at all (its api
+worker died while answering, or the client timed out) leaves its row to
+the client, as in Cinder: the client finds it by its instance
+(``GET /attachments?instance_id=``) or its unique name
+(``GET /volumes?name=``) and deletes it (``found_by_instance`` counts
+them, at most ``unanswered_creates``).  Then a line of
 overall cycle latencies (p50/p95/max) and cycles/s::
 
     python -m benchmarks.fault_campaign [--concurrency 8] [--window 60]
@@ -67,7 +73,8 @@ TRANSITIONAL = ("creating", "deleting", "attaching", "detaching", "extending",
 #: Volume statuses whose backend file must exist.
 HOLDS_FILE = ("available", "in-use", "attaching", "detaching", "reserved")
 #: HTTP answers a client retries: a busy or dying service, a lost race.
-RETRYABLE_STATUS = frozenset([409, 500, 502, 503, 504])
+#: Never a 500: that is a server bug, and counts as one.
+RETRYABLE_STATUS = frozenset([409, 502, 503, 504])
 MA_SPECS = {"multiattach": "<is> True"}
 OK = (200, 202, 204)
 #: The user message of a create whose volume node was down.
@@ -164,6 +171,10 @@ class Ledger:
         self.unanswered: set[str] = set()
         #: Rows the client found that way.
         self.found = 0
+        #: Creates (attachments and volumes) that got no answer at all.
+        self.unanswered_creates = 0
+        #: Names of volumes whose create got no answer: found by name.
+        self.unanswered_volumes: set[str] = set()
 
     def told(self, attachment: str, volume: str) -> None:
         with self.lock:
@@ -187,6 +198,12 @@ class Ledger:
     def unsure(self, instance: str) -> None:
         with self.lock:
             self.unanswered.add(instance)
+            self.unanswered_creates += 1
+
+    def unsure_volume(self, name: str) -> None:
+        with self.lock:
+            self.unanswered_volumes.add(name)
+            self.unanswered_creates += 1
 
 
 # -- the client -------------------------------------------------------------
@@ -286,6 +303,20 @@ class Client:
                 self.ledger.unanswered.discard(instance)
                 self.ledger.found += len(rows)
 
+    def find_unanswered_volumes(self, tally: Tally) -> None:
+        """Look up, by the unique name it was created with, each volume
+        whose create got no answer: the volumes found are the client's."""
+        for name in sorted(self.ledger.unanswered_volumes):
+            resp = self.call(tally, "lookup", "GET", "/volumes?name=%s" % name)
+            if resp is None:
+                continue
+            found = resp.json()["volumes"]
+            with self.ledger.lock:
+                for volume in found:
+                    self.ledger.volumes[volume["id"]] = "found"
+                self.ledger.unanswered_volumes.discard(name)
+                self.ledger.found += len(found)
+
     def volume_status(self, tally: Tally, volume: str) -> str | None:
         """The volume's status; "gone" after a 404, None on an error."""
         resp = self.call(tally, "show", "GET", "/volumes/%s" % volume,
@@ -337,10 +368,14 @@ class Load:
                       timeout=self.settings.rpc_call_timeout * 4 + 10)
 
     def _attacher(self, tally: Tally, n: int) -> None:
+        """Cycles over every volume of the pool in turn, from its own
+        host: the threads contend for each multiattach volume."""
         client = self._client()
-        volume = self.pool[n % len(self.pool)]
+        turn = n
         while not self.stopping.is_set():
-            client.attach_cycle(tally, volume, "fc-host-%d" % n)
+            client.attach_cycle(tally, self.pool[turn % len(self.pool)],
+                                "fc-host-%d" % n)
+            turn += 1
 
     def _churner(self, tally: Tally) -> None:
         client = self._client()
@@ -350,9 +385,12 @@ class Load:
     def churn_once(self, client: Client, tally: Tally) -> None:
         """Create a volume, wait for it, delete it, wait until it is gone
         (each wait bounded by the recovery window)."""
+        name = "fc-%s" % uuid.uuid4()
         resp = client.call(tally, "volume create", "POST", "/volumes",
-                           {"volume": {"size": 1}})
+                           {"volume": {"size": 1, "name": name}})
         if resp is None:
+            if client.unanswered:
+                self.ledger.unsure_volume(name)
             return
         volume = resp.json()["volume"]["id"]
         with self.ledger.lock:
@@ -362,7 +400,10 @@ class Load:
             self._volume_error(client, tally, volume, status)
         if status in ("available", "error") and self._delete_volume(
                 client, tally, volume):
-            self._await(client, tally, volume, ("gone",))
+            gone = self._await(client, tally, volume, ("gone",))
+            if gone != "gone":
+                # error_deleting, or still there: a delete that failed
+                tally.error("volume delete -> %s" % gone, False, volume)
 
     def _await(self, client: Client, tally: Tally, volume: str,
                wanted: tuple[str, ...]) -> str | None:
@@ -577,10 +618,22 @@ class Campaign:
 
     # the faults: each returns what it did
     def fault_volume_node(self, hold: Callable[[], None]) -> str:
+        """Kill node1 and keep it dead until the api shows it down, so
+        that the paths for a service seen down run too."""
         self.dep.stop("volume1", signal.SIGKILL)
         hold()
+        started = time.monotonic()
+        seen = _waited(self._node1_down, self.settings.window, interval=0.2)
         self.start_volume("volume1")
-        return "kill -9 of volume node node1, started again"
+        return ("kill -9 of volume node node1, held until the api showed "
+                "it down (%s after %.1f s), started again"
+                % ("seen" if seen else "never seen",
+                   time.monotonic() - started))
+
+    def _node1_down(self) -> bool:
+        return any(binary == "cinder-volume" and _node(host) == "node1"
+                   and state == "down" for (binary, host), state
+                   in self.client.services_up().items())
 
     def fault_broker(self, hold: Callable[[], None]) -> str:
         try:
@@ -674,9 +727,14 @@ class Campaign:
 
     # the checks once the load stopped
     def settle(self) -> dict:
-        """Delete what the client still holds, wait (within the window)
-        until nothing is in flight, then count."""
+        """Wait (within the window) until the server itself ended all it
+        had in flight (a row only a client could end is stuck), delete
+        what the client holds (found by instance or name after a create
+        got no answer), wait again, then count."""
         started = time.monotonic()
+        by_server = _waited(lambda: not self.stuck(), self.settings.window,
+                            interval=0.5)
+        left_by_server = [] if by_server else self.stuck()
         self._delete_held()
         calm = _waited(lambda: not self.stuck(), self.settings.window,
                        interval=0.5)
@@ -689,8 +747,13 @@ class Campaign:
         stuck = self.stuck()
         for path in orphans.values():
             self.client.delete(path)
-        found, self.ledger.found = self.ledger.found, 0
+        with self.ledger.lock:
+            found, self.ledger.found = self.ledger.found, 0
+            unanswered = self.ledger.unanswered_creates
+            self.ledger.unanswered_creates = 0
         return {"settle_s": round(settled, 2) if calm else None,
+                "left_by_server": left_by_server,
+                "unanswered_creates": unanswered,
                 "found_by_instance": found, "stuck": len(stuck),
                 "lost": len(lost),
                 "leaked": len(leaked), "orphaned": len(orphans),
@@ -720,10 +783,23 @@ class Campaign:
 
         def all_deleted() -> bool:
             client.find_unanswered(scratch)
+            client.find_unanswered_volumes(scratch)
             for attachment in list(self.ledger.attachments):
                 client.delete_attachment(scratch, attachment)
-            return not (self.ledger.attachments or self.ledger.unanswered)
+            for volume in self._found_volumes():
+                if client.call(scratch, "volume delete", "DELETE",
+                               "/volumes/%s" % volume, expect=(202, 404)):
+                    with self.ledger.lock:
+                        self.ledger.volumes[volume] = "deleted"
+            return not (self.ledger.attachments or self.ledger.unanswered
+                        or self.ledger.unanswered_volumes
+                        or self._found_volumes())
         _waited(all_deleted, self.settings.window, interval=0.5)
+
+    def _found_volumes(self) -> list[str]:
+        with self.ledger.lock:
+            return [volume for volume, state in self.ledger.volumes.items()
+                    if state == "found"]
 
     def rows(self) -> dict[str, list[dict]]:
         with self.engine.connect() as conn:

@@ -5,13 +5,16 @@ pragmas and ``BEGIN IMMEDIATE`` (``tune_sqlite``), the pool's pre-ping
 skipped for a connection good just now (``ping_when_idle``, server
 databases), and on MySQL/MariaDB READ COMMITTED (``read_committed``), the
 session's ``sql_mode`` on the autocommit pool (``set_sql_mode``) and one
-shared TLS context for PyMySQL (``share_preferred_tls``).
+shared TLS context for PyMySQL (``share_preferred_tls``); on every server
+database, a connection that cannot be made is the database being
+unreachable (``connect_failure_is_disconnect``).
 """
 
 import time
 from typing import Any
 
 import sqlalchemy as sa
+from oslo_db.sqlalchemy import exc_filters
 from sqlalchemy.engine.interfaces import DBAPIConnection
 from sqlalchemy.engine.interfaces import DBAPICursor
 from sqlalchemy.engine.interfaces import ExecutionContext
@@ -19,6 +22,35 @@ from sqlalchemy.pool import ConnectionPoolEntry
 
 #: A pooled connection idle longer than this is tested before use.
 PING_IDLE_SECONDS = 1.0
+
+
+def connect_failure_is_disconnect(engine: sa.engine.Engine) -> None:
+    """A driver's OperationalError while a connection is made counts as
+    a disconnect, which oslo.db turns into ``DBConnectionError`` (a 503
+    at the api, retried where that is safe).
+
+    NOTE(ashlar): oslo.db knows a failed connect by psycopg2's words
+    ("could not connect to server") or SQLAlchemy's ``is_disconnect``;
+    psycopg 3 says "connection failed: ... FATAL: the database system is
+    shutting down" (or "starting up") while PostgreSQL restarts, which
+    neither matches: the fault campaign's database fault got 500s.  Our
+    listener must run before oslo.db's, which re-raises any other
+    OperationalError and so ends the chain: oslo.db's is taken off and
+    put back after ours (SQLAlchemy 2.1 ignores ``insert=True`` here).
+    """
+    def _connect_failed(context: sa.engine.ExceptionContext) -> None:
+        if context.connection is None and isinstance(
+                context.sqlalchemy_exception, sa.exc.OperationalError):
+            context.is_disconnect = True
+
+    oslo_db_first = sa.event.contains(engine, "handle_error",
+                                      exc_filters.handler)
+    if oslo_db_first:
+        sa.event.remove(engine, "handle_error", exc_filters.handler)
+    sa.event.listen(engine, "handle_error", _connect_failed)
+    if oslo_db_first:
+        sa.event.listen(engine, "handle_error", exc_filters.handler,
+                        retval=True)
 
 
 def tune_sqlite(engine: sa.engine.Engine) -> None:

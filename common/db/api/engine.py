@@ -126,6 +126,7 @@ def configure(conf: cfg.ConfigOpts) -> None:
         dialects.tune_sqlite(engine)
     else:
         dialects.ping_when_idle(engine)
+        dialects.connect_failure_is_disconnect(engine)
     if engine.dialect.name == "mysql":
         dialects.share_preferred_tls(engine)
         dialects.read_committed(engine)
@@ -167,6 +168,7 @@ def autocommit_engine(url: str | sa.engine.URL,
     if url.get_backend_name() == "mysql" and options.mysql_sql_mode:
         dialects.set_sql_mode(engine, options.mysql_sql_mode)
     exc_filters.register_engine(engine)
+    dialects.connect_failure_is_disconnect(engine)
     dialects.ping_when_idle(engine)
     return engine
 
