@@ -3,7 +3,8 @@
 ``HA`` starts the three engine clusters of ``components`` (RabbitMQ,
 MariaDB Galera behind haproxy, etcd; at once, each on its own loopback
 ports and folders), then Ashlar as ``harness.Deployment`` starts it (the
-same config files and processes): the api (gunicorn), a scheduler and two
+same config files and processes): two api hosts (gunicorn each) behind an
+haproxy front that clients use (``endpoint``), a scheduler and two
 volume nodes, members of one cluster ``c1`` whose file backend is a folder
 both share, locking through tooz on etcd (through an haproxy front that
 outlives any one etcd member).  Every process's ``transport_url`` names
@@ -18,9 +19,13 @@ configuration.
     python -m deploy.testbed.ha up DIR     # until Ctrl-C; prints the endpoint
 """
 
+import shutil
+import subprocess
 import time
 from concurrent import futures
 from pathlib import Path
+
+import requests
 
 from benchmarks import procmem
 from deploy.testbed import harness
@@ -46,6 +51,66 @@ POOLS_TIMEOUT = 120.0
 #: flight (the defaults: 120 s, checked every 60 s).  NOTE(ashlar): the
 #: tests' detection time, stated in deploy/ha/README.md.
 DETECTION = "attachment_transition_timeout = 20\nattachment_check_interval = 2"
+#: The api hosts (process name = host name; ``api`` on the deployment's
+#: own port), behind the front.
+API_HOSTS = ("api", "api2")
+#: haproxy in front of the api hosts: round robin, a host whose ``GET /``
+#: fails twice in a row (500 ms apart) is out until it answers twice; a
+#: request whose connection is refused goes to the other host.
+API_FRONT_CONFIG = """\
+global
+    maxconn 512
+    nbthread 1
+defaults
+    mode http
+    timeout connect 1s
+    timeout client 120s
+    timeout server 120s
+    retries 3
+    option redispatch 1
+listen api
+    bind 127.0.0.1:{port}
+    balance roundrobin
+    option httpchk GET /
+    default-server inter 500 rise 2 fall 2 on-marked-down shutdown-sessions
+{servers}
+"""
+
+
+class ApiFront:
+    """haproxy in front of the api hosts (``API_FRONT_CONFIG``)."""
+
+    def __init__(self, folder: Path, ports: dict[str, int]) -> None:
+        self.folder = folder
+        self.ports = ports
+        self.port = harness.free_port()
+        self.proc: subprocess.Popen | None = None
+
+    def start(self) -> None:
+        self.folder.mkdir(parents=True, exist_ok=True)
+        config = self.folder / "haproxy.cfg"
+        config.write_text(API_FRONT_CONFIG.format(
+            port=self.port, servers="\n".join(
+                "    server %s 127.0.0.1:%d check" % (name, port)
+                for name, port in self.ports.items())))
+        log = open(self.folder / "haproxy.log", "ab")
+        self.proc = subprocess.Popen(
+            [shutil.which("haproxy") or "haproxy", "-db", "-f", str(config)],
+            stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        harness.wait_for(self._answers, timeout=30,
+                         what="the api front to answer")
+
+    def _answers(self) -> bool:
+        try:
+            return requests.get("http://127.0.0.1:%d/" % self.port,
+                                timeout=5).status_code < 500
+        except requests.RequestException:
+            return False
+
+    def stop(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.terminate()
+            self.proc.wait(timeout=20)
 
 
 class HA:
@@ -64,6 +129,11 @@ class HA:
         self.galera = galera_component.Galera(self.dir / "galera")
         self.etcd = etcd_component.Etcd(self.dir / "etcd")
         self.dep: harness.Deployment | None = None
+        self.front: ApiFront | None = None
+        #: Each api host's port, and own endpoint (clients use the
+        #: front's: ``dep.endpoint``).
+        self.api_ports: dict[str, int] = {}
+        self.api_endpoints: dict[str, str] = {}
         self.client: harness.Client | None = None
         self.start_seconds: float | None = None
         self.engine_seconds: dict[str, float] = {}
@@ -100,6 +170,8 @@ class HA:
             names = list(self.dep.procs)
             with futures.ThreadPoolExecutor(len(names) or 1) as pool:
                 list(pool.map(self.dep.stop, names))
+        if self.front is not None:
+            self.front.stop()
         for engine in (self.rabbit, self.galera, self.etcd):
             engine.stop()
 
@@ -114,10 +186,27 @@ class HA:
                        extra=RPC_OPTIONS)
         for index in range(len(MEMBERS)):
             self.start_member(index)
-        self.dep.start("api", "services.api", "api", extra=RPC_OPTIONS)
+        self.api_ports = {name: self.dep.port if name == "api"
+                          else harness.free_port() for name in API_HOSTS}
+        own = self.dep.endpoint
+        self.api_endpoints = {name: own.replace(
+            ":%d/" % self.dep.port, ":%d/" % port)
+            for name, port in self.api_ports.items()}
+        for name in API_HOSTS:
+            self.start_api(name)
+        self.front = ApiFront(self.dir / "api-front", self.api_ports)
+        self.front.start()
+        self.dep.endpoint = own.replace(":%d/" % self.dep.port,
+                                        ":%d/" % self.front.port)
         self.client = harness.Client(self.dep.endpoint)
         harness.wait_for(lambda: set(self.client.pools()) == {POOL},
                          timeout=POOLS_TIMEOUT, what="the cluster's pool")
+
+    def start_api(self, name: str) -> None:
+        """(Re)start api host ``name`` (of ``API_HOSTS``) on its port."""
+        assert self.dep is not None
+        self.dep.start(name, "services.api", name, extra=RPC_OPTIONS,
+                       api_port=self.api_ports[name])
 
     def member_config(self, index: int) -> str:
         """The extra config of volume member ``index``: the cluster, the

@@ -196,7 +196,9 @@ class Deployment:
             self.port, "ba5eba11ba5eba11ba5eba11ba5eba11")
 
     def config(self, name: str, host: str, backends: str = "file",
-               extra: str = "") -> str:
+               extra: str = "", api_port: int | None = None) -> str:
+        """Write process ``name``'s config file; ``api_port``: an api's
+        port other than the deployment's (a second api host)."""
         state = self.tmp / ("state-" + host)
         lines = ["[DEFAULT]", "host = %s" % host, "state_path = %s" % state,
                  "enabled_backends = %s" % backends,
@@ -216,7 +218,7 @@ class Deployment:
         if self.transport_url:
             lines.append("transport_url = %s" % self.transport_url)
         lines += ["[database]", "connection = %s" % self.db_url,
-                  "[api]", "bind_port = %d" % self.port,
+                  "[api]", "bind_port = %d" % (api_port or self.port),
                   "workers = %s" % self.options.get("api_workers", 2)]
         path = self.tmp / ("%s.conf" % name)
         path.write_text("\n".join(lines) + "\n" + extra)

@@ -1,7 +1,7 @@
 """Ashlar on the HA engines (deploy/testbed/ha.py, deploy/ha/README.md).
 
-One "ha" deployment serves the module: api, scheduler and two volume
-members of cluster ``c1`` (the file backend on a folder both share, tooz on
+One "ha" deployment serves the module: two api hosts behind an haproxy
+front, a scheduler and two volume members of cluster ``c1`` (the file backend on a folder both share, tooz on
 etcd) on a three-node RabbitMQ cluster with quorum queues and a three-node
 Galera cluster behind haproxy (one writer).  The races that hold on one
 database hold on Galera; a Galera certification failure reaches oslo.db as
@@ -10,7 +10,9 @@ RabbitMQ node the volume members are connected to, in the middle of a
 stream of create and attach cycles, loses no cast and no call.  The
 kill -9 of the Galera writer, of the etcd leader and of a volume member,
 each under streams of cycles, leave nothing lost, stuck, leaked or done
-twice, and clients see 503s (asked again), never a 500.  Its start time,
+twice, and clients see 503s (asked again), never a 500.  Both api hosts
+judge creates alike (their capability caches hear the same reports), and
+the kill -9 of one is absorbed by the front (502s asked again).  Its start time,
 Pss and each fault's gaps and errors are printed (``pytest -s``).  Skipped with
 the install commands when an engine is missing (failed under ``CI=true``).
 """
@@ -123,6 +125,30 @@ def test_the_deployment_runs_on_every_engine(ha):
     assert any("Cluster locks at %s" % ha.etcd.tooz_url()
                in ha.dep.log("volume%d" % (i + 1))
                for i in range(len(ha_deployment.MEMBERS)))
+
+
+def test_each_api_host_judges_creates_alike(ha):
+    """Both api hosts (every worker of each) hear the same capability
+    reports: each refuses at once a type no pool satisfies, and takes a
+    create of a type the cluster's pool satisfies."""
+    admin = _project_client(ha)
+    nowhere = {"volume_type": {"name": "nowhere", "extra_specs": {
+        "volume_backend_name": "absent"}}}
+    assert admin.post("/types", nowhere).status_code == 200
+    project = admin.endpoint.rsplit("/", 1)[1]
+    made = []
+    for name, endpoint in sorted(ha.api_endpoints.items()):
+        host = harness.Client(endpoint.rsplit("/", 1)[0] + "/" + project)
+        refused = [host.post("/volumes", {"volume": {
+            "size": 1, "volume_type": "nowhere"}}).status_code
+            for _ in range(4)]
+        assert refused == [400] * 4, (name, refused)
+        made.append(host.create_volume(size=1)["id"])
+    for volume_id in made:
+        admin.wait_status(volume_id, "available", timeout=CREATE_LIMIT)
+        assert admin.delete("/volumes/%s" % volume_id).status_code == 202
+    harness.wait_for(lambda: admin.get("/volumes").json()["volumes"] == [],
+                     timeout=CREATE_LIMIT, what="the volumes deleted")
 
 
 def test_a_certification_failure_is_a_deadlock_to_oslo_db(ha):
@@ -597,3 +623,20 @@ def test_a_members_crash_is_taken_over_by_the_other_member(ha):
     ha.start_member(0)
     harness.wait_for(lambda: set(ha.client.services_up().values()) == {
         "up"}, timeout=ha_deployment.POOLS_TIMEOUT, what="node1 back")
+
+
+def test_an_api_hosts_crash_is_absorbed_by_the_front(ha):
+    """kill -9 of one api host (gunicorn's master and workers) under
+    create/attach cycles through the front: haproxy sends every request
+    to the other host; a request the dead one had in hand is answered
+    502 and asked again; nothing is lost or done twice; the host comes
+    back into the front once started again."""
+    load = _Faulted(_project_client(ha))
+    struck = load.run(lambda: ha.dep.stop("api2", signal.SIGKILL),
+                      "api host api2's kill")
+    _assert_clean(ha, load, refused_at_most=STREAMS)
+    report("api host killed", host="api2", **load.figures(struck))
+    ha.start_api("api2")
+    own = harness.Client(ha.api_endpoints["api2"])
+    harness.wait_for(lambda: own.get("/volumes").status_code == 200,
+                     timeout=60, what="api2 answering again")
