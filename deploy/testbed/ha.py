@@ -54,9 +54,12 @@ DETECTION = "attachment_transition_timeout = 20\nattachment_check_interval = 2"
 #: The api hosts (process name = host name; ``api`` on the deployment's
 #: own port), behind the front.
 API_HOSTS = ("api", "api2")
-#: haproxy in front of the api hosts: round robin, a host whose ``GET /``
-#: fails twice in a row (500 ms apart) is out until it answers twice; a
-#: request whose connection is refused goes to the other host.
+#: haproxy in front of the api hosts: round robin; a host whose ``GET /``
+#: fails three times in a row (a second apart) is out until it answers
+#: twice; a request whose connection is refused goes to the other host.
+#: NOTE(ashlar): a check waits in line behind the requests a busy host
+#: holds: with 500 ms checks and ``on-marked-down shutdown-sessions``,
+#: 64 racing creates got both hosts marked down and their sessions cut.
 API_FRONT_CONFIG = """\
 global
     maxconn 512
@@ -66,13 +69,14 @@ defaults
     timeout connect 1s
     timeout client 120s
     timeout server 120s
+    timeout check 10s
     retries 3
     option redispatch 1
 listen api
     bind 127.0.0.1:{port}
     balance roundrobin
     option httpchk GET /
-    default-server inter 500 rise 2 fall 2 on-marked-down shutdown-sessions
+    default-server inter 1s rise 2 fall 3
 {servers}
 """
 

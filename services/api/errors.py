@@ -77,6 +77,22 @@ def handle_database_down(req: falcon.Request, resp: falcon.Response,
     _respond(resp, 503, DATABASE_DOWN)
 
 
+#: A 503's message when a transaction kept losing races it was retried on.
+DATABASE_BUSY = "The database is busy with concurrent changes; try again."
+
+
+def handle_database_busy(req: falcon.Request, resp: falcon.Response,
+                         ex: db_exc.DBDeadlock,
+                         params: dict[str, Any]) -> None:
+    """A writer transaction lost a deadlock (or Galera's certification)
+    more often than ``engine.retry_on_deadlock`` retries it: rolled back,
+    nothing changed, a 503 that clients retry, not a 500."""
+    LOG.error("Database deadlock persisted on %(method)s %(path)s: %(err)s",
+              {"method": req.method, "path": req.path, "err": ex})
+    resp.set_header("Retry-After", "1")
+    _respond(resp, 503, DATABASE_BUSY)
+
+
 def handle_remote(req: falcon.Request, resp: falcon.Response,
                   ex: messaging.RemoteError, params: dict[str, Any]) -> None:
     """An error of the service that answered a call: a 503 when it lost
@@ -111,5 +127,6 @@ def register(app: falcon.App) -> None:
     app.add_error_handler(falcon.HTTPError, handle_http)
     app.add_error_handler(exception.AshlarException, handle_domain)
     app.add_error_handler(db_exc.DBConnectionError, handle_database_down)
+    app.add_error_handler(db_exc.DBDeadlock, handle_database_busy)
     app.add_error_handler(db_exc.DBDataError, handle_data_error)
     app.add_error_handler(messaging.RemoteError, handle_remote)

@@ -190,16 +190,33 @@ class Galera(members.Members):
 
     def start_all(self) -> None:
         """Bootstrap the first node, make the users, then let the others
-        join it (each by a state snapshot transfer) and start haproxy."""
+        join it one at a time (each by a state snapshot transfer) and
+        start haproxy."""
         first = self.names[0]
         self.start(first)
         self._bootstrap = False
         self._make_users(first)
         for name in self.names[1:]:
-            self.spawn(name)
-        for name in self.names[1:]:
-            self.wait_member(name)
+            self._join(name)
         self.start(HAPROXY)
+
+    def _join(self, member: str) -> None:
+        """Start a joiner; once more if its transfer failed and it exited.
+
+        NOTE(ashlar): on a loaded two-core machine a mariabackup joiner
+        once exited with "Failed to read uuid:seqno ... from joiner
+        script" (its transfer never began); a second try starts a clean
+        transfer.  A donor serves one transfer at a time anyway, so
+        joining one by one costs nothing.
+        """
+        try:
+            self.start(member)
+        except RuntimeError as exc:
+            if self.procs[member].poll() is None:
+                raise
+            print("galera: %s failed to join, once more: %s"
+                  % (member, str(exc).splitlines()[0]), flush=True)
+            self.start(member)
 
     def _make_users(self, member: str) -> None:
         with self.admin(member) as cursor:

@@ -71,6 +71,18 @@ def test_an_unreachable_database_is_a_503_clients_retry():
         "code": 503, "message": errors.DATABASE_DOWN}}
 
 
+def test_a_deadlock_that_outlasted_its_retries_is_a_503():
+    class Busy:
+        def on_get(self, req, resp):
+            raise db_exc.DBDeadlock("Deadlock found when trying to get lock")
+
+    resp = _get(Busy())
+    assert resp.status_code == 503
+    assert resp.headers["Retry-After"] == "1"
+    assert resp.json == {"serviceUnavailable": {
+        "code": 503, "message": errors.DATABASE_BUSY}}
+
+
 @pytest.mark.parametrize("headers", [{"X-Why": "because"},
                                      [("X-Why", "because")]])
 def test_a_falcon_errors_headers_are_kept_in_either_form(headers):
