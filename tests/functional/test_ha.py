@@ -1,9 +1,10 @@
 """Ashlar on the HA engines (deploy/testbed/ha.py, deploy/ha/README.md).
 
 One "ha" deployment serves the module: two api hosts behind an haproxy
-front, a scheduler and two volume members of cluster ``c1`` (the file backend on a folder both share, tooz on
-etcd) on a three-node RabbitMQ cluster with quorum queues and a three-node
-Galera cluster behind haproxy (one writer).  The races that hold on one
+front, a scheduler and two volume members of cluster ``c1`` (the file
+backend on a folder both share, tooz on etcd) on a three-node RabbitMQ
+cluster with quorum queues and a three-node Galera cluster behind haproxy
+(one writer).  The races that hold on one
 database hold on Galera; a Galera certification failure reaches oslo.db as
 ``DBDeadlock`` (what ``retry_on_deadlock`` retries); and the kill -9 of the
 RabbitMQ node the volume members are connected to, in the middle of a
