@@ -14,6 +14,7 @@ READ(16)/WRITE(16), READ CAPACITY(16), PERSISTENT RESERVE IN/OUT.
 
 import ctypes
 import ctypes.util
+import hashlib
 import struct
 from typing import Any
 from typing import Callable
@@ -89,6 +90,17 @@ class _Iovec(ctypes.Structure):
 
 
 _lib: Any = None
+
+
+def registration_key(host: str) -> int:
+    """The persistent-reservation key of ``host`` (a connector's ``host``).
+
+    The first 8 bytes of SHA-256 of ``ashlar-pr:<host>``, big-endian
+    (never 0, which SPC reserves for "no key"): the agent registers it and
+    the volume node preempts it, each knowing only the host's name.
+    """
+    digest = hashlib.sha256(b"ashlar-pr:" + host.encode()).digest()
+    return int.from_bytes(digest[:8], "big") or 1
 
 
 def library() -> Any:
