@@ -49,7 +49,8 @@ from drivers import tgtadm
 LOG = logging.getLogger(__name__)
 
 ISCSI_OPTS = [
-    cfg.StrOpt("target_helper", default="tgtadm", choices=["tgtadm"],
+    cfg.StrOpt("target_helper", default="tgtadm",
+               choices=[("tgtadm", "tgt's tgtd, driven by tgtadm.")],
                help="The iSCSI target that serves the volumes: Debian's "
                "userspace tgt, driven by tgtadm."),
     cfg.StrOpt("target_prefix", default="iqn.2010-10.org.openstack:",

@@ -10,6 +10,8 @@ from common import exception
 from drivers import base
 from drivers import fake as fake_driver
 from drivers import file as file_driver
+from drivers import iscsi as iscsi_driver
+from tests.unit.drivers import fake_tgt
 
 BACKEND = "backend1"
 HOST = "node1@backend1"
@@ -38,10 +40,21 @@ def _file(tmp_path, fmt):
     }
 
 
+class _IscsiOnFakeTgt(iscsi_driver.IscsiDriver):
+    """The iscsi driver on an in-memory tgtd (no fences here)."""
+
+    def __init__(self, conf, backend_name, host):
+        super().__init__(conf, backend_name, host, runner=fake_tgt.FakeTgt(),
+                         session=fake_tgt.FakeSessions())
+
+
 DRIVERS = {
     "file-raw": lambda tmp_path: _file(tmp_path, "raw"),
     "file-qcow2": lambda tmp_path: _file(tmp_path, "qcow2"),
     "fake": lambda tmp_path: (fake_driver.FakeDriver, {}),
+    "iscsi": lambda tmp_path: (_IscsiOnFakeTgt, {
+        "file_volume_dir": str(tmp_path / "volumes"),
+        "iscsi_target_dir": str(tmp_path / "targets")}),
 }
 
 
@@ -196,7 +209,8 @@ def test_multiattach_connections_are_independent(driver):
     volume = new_volume()
     driver.create_volume(volume)
     first = driver.initialize_connection(volume, CONNECTOR)
-    second = driver.initialize_connection(volume, {"host": "compute2"})
+    second = driver.initialize_connection(
+        volume, {"host": "compute2", "initiator": "iqn.1993-08.org.debian:01:2"})
     assert first == second
     driver.terminate_connection(volume, CONNECTOR)
     driver.terminate_connection(volume, CONNECTOR)
@@ -370,6 +384,7 @@ def register_entry_point(tmp_path, monkeypatch, name, target):
 @pytest.mark.parametrize("name, driver_cls", [
     ("file", file_driver.FileDriver),
     ("fake", fake_driver.FakeDriver),
+    ("iscsi", iscsi_driver.IscsiDriver),
 ])
 def test_load_driver_by_entry_point(tmp_path, monkeypatch, name, driver_cls):
     register_entry_point(tmp_path, monkeypatch, name,
