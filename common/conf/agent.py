@@ -19,6 +19,12 @@ opts = [
                help="Folder of this host's Ceph keyrings, named "
                     "<cluster>.client.<user>.keyring as os-brick expects; "
                     "connection_info never carries the key."),
+    cfg.StrOpt("iscsi_initiator",
+               help="This host's iSCSI initiator IQN when open-iscsi's "
+                    "/etc/iscsi/initiatorname.iscsi gives none (iSCSI "
+                    "volumes are used through libiscsi, without a kernel "
+                    "initiator). Unset: iqn.2010-10.org.openstack.ashlar:"
+                    "<host>."),
     cfg.StrOpt("rbd_user",
                help="The cephx user this host opens RBD volumes as (as "
                     "Nova's [libvirt] rbd_user); unset: the user the "

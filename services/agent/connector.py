@@ -9,9 +9,9 @@ attachment; run again after a crash in between, it finishes the job (a
 disconnect of a device already gone changes nothing).  A file lock per
 volume keeps an attach and a detach of one volume on this host from
 interleaving, so a device is never disconnected under an attachment that
-was just made.  RBD volumes are used in librbd (see volume_io.py): an
-attach opens the image once to prove this host reaches it, and there is no
-host device to disconnect.
+was just made.  RBD volumes are used in librbd and iSCSI volumes in
+libiscsi (see volume_io.py): an attach opens the volume once to prove this
+host reaches it, and there is no host device to disconnect.
 
 Every answer must belong to the request (the door echoes its id, and the
 attachment and volume are the ones asked for); anything else is refused
@@ -31,6 +31,7 @@ from oslo_config import cfg
 from oslo_log import log as logging
 
 from common import exception
+from services.agent import iscsi_io
 from services.agent import volume_io
 from services.api import rpcapi as api_rpcapi
 
@@ -49,9 +50,10 @@ def _expect(attachment: dict, **expected: object) -> dict:
     return attachment
 
 
-def _librbd(info: dict) -> bool:
-    """An RBD connection, used in librbd on this host (nothing mapped)."""
-    return info.get("driver_volume_type") == "rbd"
+def _userspace(info: dict) -> bool:
+    """An RBD or iSCSI connection, used in librbd or libiscsi on this host
+    (nothing mapped)."""
+    return info.get("driver_volume_type") in ("rbd", "iscsi")
 
 
 class HostConnector:
@@ -67,11 +69,15 @@ class HostConnector:
                 context.set_client_mode(False)
 
     def properties(self) -> dict:
-        """This host's os-brick connector properties."""
+        """This host's os-brick connector properties, with the iSCSI
+        initiator this host uses when open-iscsi names none."""
         agent = self.conf.agent
-        return brick_connector.get_connector_properties(
+        properties = brick_connector.get_connector_properties(
             agent.root_helper, agent.my_ip, agent.multipath, False,
             host=self.conf.host)
+        properties.setdefault("initiator",
+                              iscsi_io.initiator_name(self.conf))
+        return properties
 
     def _brick(self, info: dict) -> initiator_connector.InitiatorConnector:
         return brick_connector.InitiatorConnector.factory(
@@ -79,13 +85,17 @@ class HostConnector:
             use_multipath=self.conf.agent.multipath)
 
     def _connect(self, attachment: dict) -> dict:
-        """os-brick's connect; an ``rbd`` volume, which this host reads and
-        writes in librbd (no device), is opened and closed once to prove
-        that this host's key and mode reach it."""
+        """os-brick's connect; an ``rbd`` or ``iscsi`` volume, which this
+        host reads and writes in librbd or libiscsi (no device), is opened
+        and closed once to prove that this host's credentials and mode
+        reach it."""
         info = attachment["connection_info"]
-        if not _librbd(info):
+        if not _userspace(info):
             return self._brick(info).connect_volume(info)
         with volume_io.open_volume(self.conf, attachment):
+            if info["driver_volume_type"] == "iscsi":
+                return {"type": "libiscsi", "target_iqn": info["target_iqn"],
+                        "target_portal": info["target_portal"]}
             return {"type": "librbd", "name": info["name"]}
 
     def _lock(self, volume_id: str
@@ -174,7 +184,7 @@ class HostConnector:
                                  volume_id=attachment["volume_id"])
             shared = attachment.get("shared_connections_by_attachment") or []
             info = attachment.get("connection_info") or {}
-            if info and not shared and not _librbd(info):
+            if info and not shared and not _userspace(info):
                 self._brick(info).disconnect_volume(info, None)
             self.api.attachment_delete(attachment_id)
         LOG.info("Detached attachment %(att)s (device %(what)s)",

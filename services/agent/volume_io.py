@@ -3,9 +3,11 @@
 An attachment's ``connection_info`` says how: ``rbd`` volumes are opened in
 librbd through os-brick's ``linuxrbd`` (the handle os-brick's RBD connector
 gives in its librbd mode; no kernel module), with this host's own keyring;
-``local`` volumes are the file at ``device_path``.  A read-only attachment
-(``access_mode`` ``ro``) opens the volume read-only, so the storage layer
-itself refuses its writes.
+``iscsi`` volumes are a libiscsi session as this host's initiator
+(``iscsi_io.py``; no kernel initiator); ``local`` volumes are the file at
+``device_path``.  A read-only attachment (``access_mode`` ``ro``) opens the
+volume read-only, so the storage layer itself (for iSCSI, the handle)
+refuses its writes.
 """
 
 import contextlib
@@ -18,6 +20,7 @@ from oslo_config import cfg
 from oslo_log import log as logging
 
 from common import exception
+from services.agent import iscsi_io
 
 LOG = logging.getLogger(__name__)
 #: Seconds librados waits for the monitors before an open fails (instead of
@@ -83,14 +86,11 @@ def open_volume(conf: cfg.ConfigOpts, attachment: dict
     info = attachment.get("connection_info") or {}
     kind = info.get("driver_volume_type")
     read_only = info.get("access_mode") == "ro"
-    if kind == "rbd":
-        opener = _open_rbd
-    elif kind == "local":
-        opener = _open_local
-    else:
+    opener = _OPENERS.get(kind or "")
+    if opener is None:
         raise exception.InvalidInput(
-            reason="attachment %s has %s; this host opens rbd and local "
-            "connections" % (attachment.get("id"),
+            reason="attachment %s has %s; this host opens rbd, iscsi and "
+            "local connections" % (attachment.get("id"),
                              "connection type %r" % kind if kind
                              else "no connection"))
     handle = opener(conf, info, read_only, attachment["id"])
@@ -106,6 +106,18 @@ def _open_local(conf: cfg.ConfigOpts, info: dict, read_only: bool,
                buffering=0)
     return VolumeHandle(raw, attachment_id, (io.UnsupportedOperation,),
                         read_only=read_only)
+
+
+def _open_iscsi(conf: cfg.ConfigOpts, info: dict, read_only: bool,
+                attachment_id: str) -> VolumeHandle:
+    raw, initiator = iscsi_io.login(conf, info, read_only)
+    LOG.debug("Logged in to %(iqn)s as %(initiator)s (%(mode)s) for "
+              "attachment %(att)s", {"iqn": info["target_iqn"],
+                                     "initiator": initiator,
+                                     "att": attachment_id,
+                                     "mode": "ro" if read_only else "rw"})
+    return VolumeHandle(raw, attachment_id, (io.UnsupportedOperation,),
+                        clients=[initiator], read_only=read_only)
 
 
 def _open_rbd(conf: cfg.ConfigOpts, info: dict, read_only: bool,
@@ -149,3 +161,6 @@ def _ceph_conf(info: dict, keyring: str) -> Iterator[str]:
         conf_file.flush()
         yield conf_file.name
 
+
+
+_OPENERS = {"rbd": _open_rbd, "iscsi": _open_iscsi, "local": _open_local}

@@ -18,11 +18,15 @@ import pytest
 from oslo_config import cfg
 from oslo_utils import units
 
+from common import conf as ashlar_conf
 from common import exception
 from common import libiscsi
 from deploy.testbed.components import tgt as tgt_component
 from drivers import base
 from drivers import iscsi
+from services.agent import iscsi_io
+from services.agent import volume_io
+from services.volume import attach as volume_attach
 
 BACKEND = "iscsi1"
 NODE = "node1@iscsi1"
@@ -270,3 +274,64 @@ def test_stats(driver):
     assert stats["storage_protocol"] == "iSCSI"
     assert (pool["fencing"], pool["multiattach"], pool["backend_state"]) == (
         True, True, "up")
+
+
+def agent_conf(host):
+    """A compute host's configuration: its name and its IQN."""
+    conf = cfg.ConfigOpts()
+    ashlar_conf.register_opts(conf)
+    conf([], project="ashlar", default_config_files=[])
+    conf.set_override("host", host)
+    conf.set_override("iscsi_initiator", IQN + host, group="agent")
+    return conf
+
+
+class _Row:
+    """What connection_info() reads of an attachment and its volume."""
+
+    id = "att-1"
+    readonly = encrypted = False
+    front_end_qos = None
+    size = 1
+
+
+def attachment(driver, volume, conf, mode="rw"):
+    """The attachment view a host's agent gets: the driver's answer to
+    its connector, flattened by the volume service."""
+    connector = {"host": conf.host,
+                 "initiator": iscsi_io.initiator_name(conf)}
+    info = driver.initialize_connection(volume, connector)
+    return {"id": "att-%s" % conf.host, "connection_info":
+            volume_attach.connection_info(info, _Row(), _Row(), connector,
+                                          mode)}
+
+
+def test_agent_data_path(driver):
+    """The agent's volume_io on an iscsi attachment: a writer registers
+    its host's key and reserves; a reader cannot write; a fence stops the
+    writer's open handle and its next login."""
+    volume = new_volume(driver)
+    conf_a, conf_b = agent_conf("compute-a"), agent_conf("compute-b")
+    as_a = attachment(driver, volume, conf_a)
+    as_b = attachment(driver, volume, conf_b, mode="ro")
+    key_a = libiscsi.registration_key("compute-a")
+    with volume_io.open_volume(conf_a, as_a) as writer, \
+            volume_io.open_volume(conf_b, as_b) as reader:
+        assert writer.clients == [IQN + "compute-a"]
+        assert writer.write(1000, b"bytes of A") == 10
+        assert reader.read(1000, 10) == b"bytes of A"
+        with pytest.raises(volume_io.ReadOnlyAttachment):
+            reader.write(0, b"no")
+        with login(driver.initialize_connection(volume, HOST_B),
+                   HOST_B) as probe:
+            assert key_a in probe.read_keys()
+            assert probe.read_reservation() == (
+                key_a, libiscsi.WRITE_EXCLUSIVE_REGISTRANTS_ONLY)
+        driver.fence(volume, base.FenceTarget(
+            host="compute-a", clients=tuple(writer.clients)))
+        with pytest.raises(libiscsi.Error):
+            writer.write(0, b"after the fence")
+        assert reader.read(0, 15) == bytes(15)
+    with pytest.raises(libiscsi.Error, match="refused"):
+        with volume_io.open_volume(conf_a, as_a):
+            pass
