@@ -24,6 +24,7 @@ from pathlib import Path
 from deploy.testbed import harness
 from deploy.testbed.components import debian
 from deploy.testbed.components import members
+from drivers import tgtadm
 
 PACKAGES = ("tgt", "tgt-rbd", "libiscsi7")
 INSTALL_COMMAND = "python -m deploy.testbed.components.tgt install"
@@ -31,12 +32,10 @@ SOCKET_DIR = Path("/var/run/tgtd")
 COMMAND_TIMEOUT = 30
 #: tgtd's worker threads per backing store (its default is 16 a LUN).
 IO_THREADS = 2
-#: iSCSI parameters of each target: tgt's defaults (8 KiB segments, 64
-#: KiB first burst) halve the write rate of 1 MiB requests here (68 to
-#: 160 MiB/s, docs/backends.md).
-TARGET_PARAMS = {"MaxRecvDataSegmentLength": 262144,
-                 "MaxXmitDataSegmentLength": 262144,
-                 "FirstBurstLength": 1 << 20, "MaxBurstLength": 1 << 20}
+#: iSCSI parameters of each target, the iscsi driver's: tgt's defaults
+#: (8 KiB segments, 64 KiB first burst) halve the write rate of 1 MiB
+#: requests here (68 to 160 MiB/s, docs/backends.md).
+TARGET_PARAMS = tgtadm.TARGET_PARAMS
 
 
 def install() -> None:
@@ -143,16 +142,11 @@ class Tgt(members.Members):
         how many."""
         shown = self.admin("--mode", "conn", "--op", "show", "--tid",
                            str(tid))
-        closed = 0
-        for block in shown.split("Session: ")[1:]:
-            if "Initiator: %s\n" % initiator not in block + "\n":
-                continue
-            sid = block.split()[0]
-            for part in block.split("Connection: ")[1:]:
-                self.admin("--mode", "conn", "--op", "delete", "--tid",
-                           str(tid), "--sid", sid, "--cid", part.split()[0])
-                closed += 1
-        return closed
+        found = tgtadm.parse_connections(shown, initiator)
+        for sid, cid in found:
+            self.admin("--mode", "conn", "--op", "delete", "--tid",
+                       str(tid), "--sid", sid, "--cid", cid)
+        return len(found)
 
     def delete_target(self, tid: int) -> None:
         self.admin("--mode", "target", "--op", "delete", "--force",
