@@ -44,7 +44,7 @@ def initiator_name(conf: cfg.ConfigOpts) -> str:
 def login(conf: cfg.ConfigOpts, info: dict,
           read_only: bool) -> tuple["LunIO", str]:
     """Log in as this host to the connection's target; the LUN as a raw
-    file, and the initiator (the client a fence cuts off)."""
+    file, and the initiator it logged in as."""
     initiator = initiator_name(conf)
     chap = ((info["auth_username"], info["auth_password"])
             if info.get("auth_method") == "CHAP" else None)

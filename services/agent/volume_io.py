@@ -116,8 +116,10 @@ def _open_iscsi(conf: cfg.ConfigOpts, info: dict, read_only: bool,
                                      "initiator": initiator,
                                      "att": attachment_id,
                                      "mode": "ro" if read_only else "rw"})
+    # NOTE(ashlar): no clients to register: the volume node fences the
+    # initiator the attachment's connector gave (the same IQN).
     return VolumeHandle(raw, attachment_id, (io.UnsupportedOperation,),
-                        clients=[initiator], read_only=read_only)
+                        read_only=read_only)
 
 
 def _open_rbd(conf: cfg.ConfigOpts, info: dict, read_only: bool,

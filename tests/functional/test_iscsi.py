@@ -3,9 +3,12 @@
 The driver object is the real one (drivers/iscsi.py, real ``tgtadm``);
 tgtd is the testbed's (deploy/testbed/components/tgt.py); the hosts are
 ``common/libiscsi.py`` sessions logging in as their initiators with the
-CHAP account the connection_info gives.  The fence latency is printed
-(``pytest -s``).  Skipped with the install command when tgt or libiscsi
-is missing (failed under ``CI=true``).
+CHAP account the connection_info gives, then the agent's data path
+(services/agent/volume_io.py).  Last, a deployment (api, scheduler, a
+volume node with the ``iscsi`` backend, PostgreSQL, RabbitMQ) with two
+``ashlar-agent`` hosts: the snapshot story and a takeover.  The fence
+latency is printed (``pytest -s``).  Skipped with the install command
+when tgt or libiscsi is missing (failed under ``CI=true``).
 """
 
 import json
@@ -21,12 +24,15 @@ from oslo_utils import units
 from common import conf as ashlar_conf
 from common import exception
 from common import libiscsi
+from deploy.testbed import failover_story
+from deploy.testbed import harness
 from deploy.testbed.components import tgt as tgt_component
 from drivers import base
 from drivers import iscsi
 from services.agent import iscsi_io
 from services.agent import volume_io
 from services.volume import attach as volume_attach
+from tests.functional import storage_story
 
 BACKEND = "iscsi1"
 NODE = "node1@iscsi1"
@@ -317,7 +323,7 @@ def test_agent_data_path(driver):
     key_a = libiscsi.registration_key("compute-a")
     with volume_io.open_volume(conf_a, as_a) as writer, \
             volume_io.open_volume(conf_b, as_b) as reader:
-        assert writer.clients == [IQN + "compute-a"]
+        assert writer.clients == []
         assert writer.write(1000, b"bytes of A") == 10
         assert reader.read(1000, 10) == b"bytes of A"
         with pytest.raises(volume_io.ReadOnlyAttachment):
@@ -327,11 +333,85 @@ def test_agent_data_path(driver):
             assert key_a in probe.read_keys()
             assert probe.read_reservation() == (
                 key_a, libiscsi.WRITE_EXCLUSIVE_REGISTRANTS_ONLY)
-        driver.fence(volume, base.FenceTarget(
-            host="compute-a", clients=tuple(writer.clients)))
+        driver.fence(volume, base.FenceTarget(host="compute-a"))
         with pytest.raises(libiscsi.Error):
             writer.write(0, b"after the fence")
         assert reader.read(0, 15) == bytes(15)
     with pytest.raises(libiscsi.Error, match="refused"):
         with volume_io.open_volume(conf_a, as_a):
             pass
+
+
+# -- a deployment ----------------------------------------------------------
+@pytest.fixture(scope="module")
+def deployment(tmp_path_factory, vhost, tgt):
+    db_url, drop = harness.database("postgresql")
+    dep = harness.Deployment(tmp_path_factory.mktemp("iscsi"), vhost, db_url)
+    dep.db_sync()
+    try:
+        client = harness.Client(dep.endpoint)
+        dep.start("scheduler", "services.scheduler", "sched")
+        dep.start("volume1", "services.volume", "iscsinode",
+                  backends="iscsi", extra=(
+                      "[iscsi]\nvolume_driver = iscsi\ntarget_port = %d\n"
+                      "tgtadm_control_port = %d\n" % (tgt.port,
+                                                       tgt.control_port)))
+        dep.start("api", "services.api", "api")
+        harness.wait_for(lambda: client.pools(), timeout=60,
+                         what="the iSCSI pool's report")
+        assert client.post("/types", {"volume_type": {
+            "name": "iscsi-shared", "extra_specs": {
+                "multiattach": "<is> True", "volume_backend_name": "iscsi"}}}
+        ).status_code == 200
+        failover_story.failover_type(client, "iscsi-failover", "iscsi")
+        yield dep, client
+    finally:
+        dep.stop_all()
+        drop()
+
+
+def test_the_pool_reports_iscsi_and_fencing(deployment):
+    _dep, client = deployment
+    pool = next(iter(client.pools().values()))
+    assert (pool["storage_protocol"], pool["fencing"],
+            pool["multiattach"]) == ("iSCSI", True, True)
+
+
+def test_snapshot_story_on_iscsi(deployment):
+    dep, client = deployment
+    storage_story.tell(client, storage_story.agent(dep, "compute-a"),
+                       "iscsi-shared")
+
+
+def test_takeover_fences_the_old_writer(deployment):
+    dep, client = deployment
+    vid = client.create_volume(volume_type="iscsi-failover")["id"]
+    client.wait_status(vid, "available")
+    config = {host: dep.config("agent-" + host, host)
+              for host in ("compute-a", "compute-b")}
+    active = failover_story.Held(config["compute-a"], vid, "rw")
+    passive = failover_story.Held(config["compute-b"], vid,
+                                  attachment_id=failover_story.reserve(
+                                      client, vid))
+    try:
+        assert active.clients == []
+        assert active.write(0, b"A before") == {"written": 8}
+        assert passive.read(0, 8) == b"A before"
+        answer = failover_story.takeover(active, passive)
+        error, seconds = failover_story.fenced_write_error(active)
+        assert error.startswith(("ReservationConflict", "Error")), error
+        assert passive.write(0, b"B writes") == {"written": 8}
+        assert passive.read(8192, 15) == bytes(15)
+        report("takeover", takeover_ms=round(answer["seconds"] * 1e3, 1),
+               refused_write_ms=round(seconds * 1e3, 1), error=error[:60])
+        # A comes back: detaches, attaches again read-only
+        assert "error" not in active.ask("detach")
+        again = failover_story.Held(config["compute-a"], vid, "ro")
+        assert again.read(0, 8) == b"B writes"
+        assert "error" not in again.ask("detach")
+        again.close()
+        assert "error" not in passive.ask("detach")
+    finally:
+        active.close()
+        passive.close()
+    client.wait_status(vid, "available")

@@ -148,14 +148,14 @@ def test_a_writer_registers_its_host_key(conf, monkeypatch, no_open_iscsi,
     monkeypatch.setattr(libiscsi, "Session", login)
     with volume_io.open_volume(conf, {"id": "a1",
                                       "connection_info": INFO}) as volume:
-        assert volume.clients == ["iqn.2010-10.org.openstack.ashlar:"
-                                  "compute-a"]
+        assert volume.clients == []
         volume.write(0, b"w")
     key = libiscsi.registration_key("Compute-A")
     assert session.commands[:2] == [("register", key)] + (
         [("reserve", key)] if reserved else [("read", 0, BLOCK)])
     assert logins == [(("127.0.0.1:3260", INFO["target_iqn"], 1,
-                        volume.clients[0]), {"chap": ("u", "p")})]
+                        "iqn.2010-10.org.openstack.ashlar:compute-a"),
+                       {"chap": ("u", "p")})]
     assert session.closed
 
 
