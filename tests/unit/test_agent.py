@@ -147,8 +147,19 @@ RBD_INFO = {"driver_volume_type": "rbd", "name": "volumes/volume-v1",
             "auth_username": "cinder", "access_mode": "rw"}
 
 
-def test_rbd_attach_opens_the_image_and_never_maps_a_device(host,
-                                                             monkeypatch):
+ISCSI_INFO = {"driver_volume_type": "iscsi", "target_portal": "127.0.0.1:3260",
+              "target_iqn": "iqn.2010-10.org.openstack:volume-v1",
+              "target_lun": 1, "access_mode": "rw"}
+USERSPACE = [
+    (RBD_INFO, {"type": "librbd", "name": "volumes/volume-v1"}),
+    (ISCSI_INFO, {"type": "libiscsi", "target_portal": "127.0.0.1:3260",
+                  "target_iqn": "iqn.2010-10.org.openstack:volume-v1"}),
+]
+
+
+@pytest.mark.parametrize("info, device", USERSPACE)
+def test_userspace_attach_opens_the_volume_and_never_maps_a_device(
+        host, monkeypatch, info, device):
     opened = []
 
     @contextlib.contextmanager
@@ -158,18 +169,35 @@ def test_rbd_attach_opens_the_image_and_never_maps_a_device(host,
 
     monkeypatch.setattr(connector.volume_io, "open_volume", open_volume)
     agent, log = host(answer={"id": "a2", "volume_id": "v1",
-                              "connection_info": RBD_INFO})
+                              "connection_info": info})
     result = agent.attach("v1", None)
     assert opened == ["a2"]
-    assert result["device"] == {"type": "librbd", "name": "volumes/volume-v1"}
+    assert result["device"] == device
     assert log == [("create", "v1"), ("complete", "a2")]
 
 
-def test_rbd_detach_has_no_device_to_disconnect(host):
+@pytest.mark.parametrize("info", [RBD_INFO, ISCSI_INFO])
+def test_userspace_detach_has_no_device_to_disconnect(host, info):
     agent, log = host()
-    agent.api.rows["a1"]["connection_info"] = RBD_INFO
+    agent.api.rows["a1"]["connection_info"] = info
     assert agent.detach("a1")["disconnected"] is True
     assert log == [("delete", "a1")]
+
+
+def test_properties_carry_an_initiator_without_open_iscsi(tmp_path,
+                                                         monkeypatch):
+    conf = cfg.ConfigOpts()
+    ashlar_conf.register_opts(conf)
+    conf([], project="ashlar", default_config_files=[])
+    conf.set_override("host", "c1")
+    conf.set_override("iscsi_initiator", "iqn.x:c1", "agent")
+    monkeypatch.setattr(connector.iscsi_io, "INITIATOR_FILE",
+                        str(tmp_path / "none"))
+    monkeypatch.setattr(connector.brick_connector,
+                        "get_connector_properties",
+                        lambda *args, **kwargs: {"host": kwargs["host"]})
+    agent = connector.HostConnector(conf, Api([]))
+    assert agent.properties() == {"host": "c1", "initiator": "iqn.x:c1"}
 
 
 def test_attach_asks_again_when_complete_timed_out(host):
