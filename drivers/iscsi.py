@@ -84,6 +84,7 @@ _CHAP_ALPHABET = string.ascii_letters + string.digits
 CHAP_USER_LENGTH = 20
 CHAP_SECRET_LENGTH = 16
 _STATE_MODE = 0o600
+_TMP_PREFIX = ".export-"
 #: Tries at a free tid when another backend on the same tgtd takes it.
 _TID_TRIES = 5
 
@@ -166,7 +167,12 @@ class IscsiDriver(file_driver.FileDriver):
             shown = self.tgt.targets()
             volumes = self.volume_locations()
             for volume_id, path in volumes.items():
-                self._ensure_export(volume_id, path or "", shown)
+                try:
+                    self._ensure_export(volume_id, path or "", shown)
+                except exception.VolumeBackendAPIException:
+                    # NOTE(ashlar): the others are served; this one's next
+                    # call tries again (and fails, if it still fails).
+                    LOG.exception("Could not export volume %s", volume_id)
             for volume_id in set(self._saved_exports()) - set(volumes):
                 LOG.warning("Volume %s has an export but no file; removing "
                             "the export", volume_id)
@@ -245,7 +251,7 @@ class IscsiDriver(file_driver.FileDriver):
     def _save(self, volume_id: str, export: Export) -> None:
         """Write the export file through a temporary one (mode 0600: it
         holds the CHAP secret)."""
-        fd, tmp = tempfile.mkstemp(dir=self.target_dir, prefix=".export-")
+        fd, tmp = tempfile.mkstemp(dir=self.target_dir, prefix=_TMP_PREFIX)
         try:
             with os.fdopen(fd, "w") as state:
                 os.fchmod(state.fileno(), _STATE_MODE)
@@ -269,10 +275,15 @@ class IscsiDriver(file_driver.FileDriver):
         return export
 
     def _saved_exports(self) -> list[str]:
-        """The volume ids that have an export file."""
-        return [name[len("volume-"):-len(".json")]
-                for name in os.listdir(self.target_dir)
-                if name.startswith("volume-") and name.endswith(".json")]
+        """The volume ids that have an export file (a temporary file a
+        crash left is removed)."""
+        found = []
+        for name in os.listdir(self.target_dir):
+            if name.startswith("volume-") and name.endswith(".json"):
+                found.append(name[len("volume-"):-len(".json")])
+            elif name.startswith(_TMP_PREFIX):
+                os.unlink(os.path.join(self.target_dir, name))
+        return found
 
     def _unexport(self, volume_id: str) -> None:
         """Delete the volume's target and account and its export file."""

@@ -118,3 +118,15 @@ def fenced_write_error(active: Held) -> tuple[str, float]:
     start = time.monotonic()
     answer = active.write(8192, b"after the fence")
     return answer.get("error", ""), time.monotonic() - start
+
+
+def comes_back(active: Held, passive: Held, reattach) -> None:
+    """The fenced host comes back: its held attachment detaches, it
+    attaches again (``reattach()``, read-only) and reads what the new
+    writer wrote (``B writes`` at 0); then both detach."""
+    assert "error" not in active.ask("detach")
+    again = reattach()
+    assert again.read(0, 8) == b"B writes"
+    assert "error" not in again.ask("detach")
+    again.close()
+    assert "error" not in passive.ask("detach")

@@ -25,6 +25,7 @@ from common.db.api import attachments as attachments_db
 from common.db.api import backups as backups_db
 from common.db.api import volumes as volumes_db
 from drivers.backup import posix
+from services.agent import iscsi_io
 from services.agent import volume_io
 from services.volume import rpcapi as volume_rpcapi
 
@@ -45,7 +46,10 @@ class BackupWorker:
         self.host = host
         self.driver = driver
         self.volume_rpc = volume_rpc
-        self.connector = {"host": host, "multipath": False}
+        #: This host as the volume node sees it: an iSCSI volume's target
+        #: lets in the initiator volume_io logs in as.
+        self.connector = {"host": host, "multipath": False,
+                          "initiator": iscsi_io.initiator_name(conf)}
 
     # -- the data path ---------------------------------------------------------
     @contextlib.contextmanager

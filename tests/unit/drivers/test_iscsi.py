@@ -424,6 +424,19 @@ def test_an_export_without_its_volume_is_removed(tmp_path, tgt):
     assert (tgt.targets, os.listdir(tmp_path / "targets")) == ({}, [])
 
 
+def test_one_failed_export_does_not_stop_the_others(tmp_path, tgt):
+    driver = make_driver(tmp_path, tgt)
+    first, second = create(driver), create(driver)
+    (tmp_path / "targets" / ".export-left").write_text("{}")
+    restarted = fake_tgt.FakeTgt()
+    restarted.fail[("logicalunit", "new")] = "invalid request"
+    make_driver(tmp_path, restarted)
+    assert sorted(t.iqn for t in restarted.targets.values()) == sorted(
+        [iqn(first), iqn(second)])
+    assert sorted(os.listdir(tmp_path / "targets")) == sorted(
+        "volume-%s.json" % v.id for v in (first, second))
+
+
 def test_tgtd_down(tmp_path, tgt):
     driver = make_driver(tmp_path, tgt)
     tgt.up = False
