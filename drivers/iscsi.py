@@ -351,8 +351,10 @@ class IscsiDriver(file_driver.FileDriver):
         """Grow the file, then delete and add LUN 1 again: tgt reads a
         backing file's size only when a LUN is added.
 
-        NOTE(ashlar): tgt drops the LUN's reservations with it; hosts keep
-        their sessions and register again (the agent does before writes).
+        NOTE(ashlar): tgt drops the LUN's registrations and reservation
+        with it.  Hosts keep their sessions; a handle opened later
+        registers again, and until then a fence of a host rests on the ACL
+        and the closed connections.
         """
         super().extend_volume(volume, new_size)
         self._reload_lun(volume.id)
@@ -366,7 +368,6 @@ class IscsiDriver(file_driver.FileDriver):
 
     def _reload_lun(self, volume_id: str) -> None:
         path, _fmt = self._require(volume_id)
-
         with self._lock:
             tid = self._apply(volume_id)
             self.tgt.delete_lun(tid)
