@@ -476,9 +476,11 @@ class IscsiDriver(file_driver.FileDriver):
                         reason="no iSCSI initiator of that host is bound "
                         "to volume %s" % volume.id)
                 return []
+            # NOTE(ashlar): the PREEMPT first, which refuses the host's next
+            # command at once; then what lasts, recorded before it is made.
+            self._preempt(volume.id, export, target.host)
             export.fenced = sorted(set(export.fenced) | initiators)
             self._save(volume.id, export)
-            self._preempt(volume.id, export, target.host)
             try:
                 self._disconnect(self._apply(volume.id), initiators)
             except exception.VolumeBackendAPIException as exc:
