@@ -13,6 +13,7 @@ and writes.
 """
 
 import io
+from typing import Any
 
 from oslo_config import cfg
 from oslo_log import log as logging
@@ -41,7 +42,7 @@ def initiator_name(conf: cfg.ConfigOpts) -> str:
             or "iqn.2010-10.org.openstack.ashlar:%s" % conf.host.lower())
 
 
-def login(conf: cfg.ConfigOpts, info: dict,
+def login(conf: cfg.ConfigOpts, info: dict[str, Any],
           read_only: bool) -> tuple["LunIO", str]:
     """Log in as this host to the connection's target; the LUN as a raw
     file, and the initiator it logged in as."""

@@ -1,10 +1,9 @@
 """An in-memory tgtd behind a fake ``tgtadm`` runner, and a fake initiator.
 
 ``FakeTgt`` answers the tgtadm commands drivers/tgtadm.py sends as tgt
-1.0.85 does (same exit status, same messages, the same ``show`` layout,
-as captured from the real one in tests/functional/test_iscsi.py's runs),
-and records them.  ``FakeSessions`` stands for ``common.libiscsi.Session``
-in a fence.
+1.0.85 does (same exit status, same messages, the ``show`` layout of
+test_iscsi.py's ``REAL_SHOW``, captured from it), and records them.
+``FakeSessions`` stands for ``common.libiscsi.Session`` in a fence.
 """
 
 import dataclasses
