@@ -86,8 +86,8 @@ def test_a_deadlock_inside_an_open_transaction_goes_up_to_its_opener():
 
 
 @pytest.mark.parametrize("error, runs", [
-    # A deadlock lost every time: raised after 10 retries.
-    (db_exc.DBDeadlock, 11),
+    # A deadlock lost every time: raised after 20 retries.
+    (db_exc.DBDeadlock, 21),
     # Any other database error: raised at once.
     (db_exc.DBDuplicateEntry, 1)])
 def test_what_is_raised_after_the_retries(error, runs):
