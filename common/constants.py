@@ -59,10 +59,16 @@ class VolumeStatus:
     ERROR_DELETING = "error_deleting"
     EXTENDING = "extending"
     ERROR_EXTENDING = "error_extending"
-    #: Cinder's statuses of a failed restore and a failed manage: Ashlar
-    #: sets neither, but a volume in one may be deleted, as in Cinder.
+    #: Cinder's status of a failed restore: Ashlar never sets it, but a
+    #: volume in it may be deleted, as in Cinder.
     ERROR_RESTORING = "error_restoring"
+    #: Cinder's internal statuses of a manage (shown as ``creating``), of
+    #: a failed one (shown as ``error``) and of an unmanage (shown as
+    #: ``deleting``): the sweep of interrupted creates and deletes never
+    #: takes them for a create or a delete.
+    MANAGING = "managing"
     ERROR_MANAGING = "error_managing"
+    UNMANAGING = "unmanaging"
     RETYPING = "retyping"
     REVERTING = "reverting"
     MAINTENANCE = "maintenance"
@@ -71,6 +77,19 @@ class VolumeStatus:
     #: Read by a backup (Cinder's), and written by a restore.
     BACKING_UP = "backing-up"
     RESTORING_BACKUP = "restoring-backup"
+
+
+#: Internal statuses and the status users see instead (Cinder's
+#: ``_get_volume_status``; Cinder shows ``unmanaging`` as is): volumes and
+#: snapshots alike.
+SHOWN_STATUS = {VolumeStatus.MANAGING: VolumeStatus.CREATING,
+                VolumeStatus.ERROR_MANAGING: VolumeStatus.ERROR,
+                VolumeStatus.UNMANAGING: VolumeStatus.DELETING}
+
+
+def shown_status(status: str) -> str:
+    """The status a volume or snapshot in ``status`` is shown in."""
+    return SHOWN_STATUS.get(status, status)
 
 
 class MigrationStatus:
@@ -97,6 +116,11 @@ class SnapshotStatus:
     ERROR_DELETING = "error_deleting"
     #: While a volume reverts to it.
     RESTORING = "restoring"
+    #: A manage in flight (shown as ``creating``) and an unmanage (shown
+    #: as ``deleting``), which the sweep never takes for a create or a
+    #: delete.
+    MANAGING = "managing"
+    UNMANAGING = "unmanaging"
 
 
 class BackupStatus:

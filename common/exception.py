@@ -138,6 +138,14 @@ class NotSupported(Invalid):
     msg_fmt = "%(what)s is not supported by Ashlar yet."
 
 
+class ManageExistingInvalidReference(Invalid):
+    """A manage's ``ref`` names nothing the backend could adopt (Cinder's
+    words)."""
+
+    msg_fmt = ("Manage existing volume failed due to invalid backend "
+               "reference %(existing_ref)s: %(reason)s")
+
+
 class FencingNotSupported(Invalid):
     msg_fmt = ("Backend %(backend)s cannot fence a host (it reports no "
                "fencing capability); use a volume type that requires "

@@ -394,6 +394,67 @@ class VolumeDriver(abc.ABC):
         """
         return {}
 
+    # -- existing storage: manage and unmanage (Cinder's names) --------
+    def manageable_volumes(self) -> list[dict[str, Any]]:
+        """The backend's objects a volume could be made of, each
+        ``{"reference": {"source-name": ...}, "size": GiB rounded up,
+        "cinder_id": the volume id its name carries or None,
+        "extra_info": str or None, "safe_to_manage": bool,
+        "reason_not_safe": str or None}``; the service marks those whose
+        ``cinder_id`` has a row as not safe.
+
+        :raises NotSupported: This backend cannot adopt storage.
+        """
+        raise exception.NotSupported(
+            what="Managing existing storage on %s" % self.backend_name)
+
+    def manage_existing_get_size(self, ref: dict[str, Any]) -> int:
+        """The size in GiB (rounded up) of what ``ref`` names.
+
+        :raises ManageExistingInvalidReference: ``ref`` names nothing this
+            backend could adopt.
+        :raises NotSupported: This backend cannot adopt storage.
+        """
+        raise exception.NotSupported(
+            what="Managing existing storage on %s" % self.backend_name)
+
+    def manage_existing(self, volume: DriverVolume,
+                        ref: dict[str, Any]) -> dict[str, Any]:
+        """Make what ``ref`` names the storage of ``volume`` (renamed as
+        the backend names its volumes), its content untouched.
+
+        :returns: a model update, as :meth:`create_volume`.
+        :raises ManageExistingInvalidReference: ``ref`` names nothing this
+            backend could adopt (any more).
+        """
+        raise exception.NotSupported(
+            what="Managing existing storage on %s" % self.backend_name)
+
+    def unmanage(self, volume: DriverVolume) -> None:
+        """Forget ``volume``: its storage stays as it is (the default)."""
+
+    def manageable_snapshots(self) -> list[dict[str, Any]]:
+        """As :meth:`manageable_volumes`, for snapshots; each entry also
+        has ``source_reference`` (the volume it was taken of, if known).
+        """
+        raise exception.NotSupported(
+            what="Managing existing snapshots on %s" % self.backend_name)
+
+    def manage_existing_snapshot_get_size(self, ref: dict[str, Any]) -> int:
+        """As :meth:`manage_existing_get_size`, for a snapshot."""
+        raise exception.NotSupported(
+            what="Managing existing snapshots on %s" % self.backend_name)
+
+    def manage_existing_snapshot(self, snapshot: DriverSnapshot,
+                                 ref: dict[str, Any]) -> dict[str, Any]:
+        """As :meth:`manage_existing`, for a snapshot of
+        ``snapshot.volume``."""
+        raise exception.NotSupported(
+            what="Managing existing snapshots on %s" % self.backend_name)
+
+    def unmanage_snapshot(self, snapshot: DriverSnapshot) -> None:
+        """Forget ``snapshot``: its storage stays (the default)."""
+
     def retype(self, volume: DriverVolume, multiattach: bool) -> None:
         """Make an available volume fit a new type whose multiattach flag
         differs from ``volume.multiattach``.
@@ -492,6 +553,12 @@ class VolumeDriver(abc.ABC):
             "storage_protocol": self.STORAGE_PROTOCOL,
             "pools": [pool_stats],
         }
+
+
+def gib_up(size_bytes: int) -> int:
+    """Bytes as whole GiB, rounded up (Cinder's
+    ``manage_existing_get_size``), at least 1."""
+    return max(1, -(-size_bytes // units.Gi))
 
 
 def gib(size_bytes: int) -> float:

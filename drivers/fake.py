@@ -76,6 +76,8 @@ class FakeDriver(base.VolumeDriver):
         self.reverts: list[tuple[str, str]] = []
         #: Volume id -> client ids fenced from it (lifted ones removed).
         self.fenced: dict[str, set[str]] = {}
+        #: Storage no volume owns, by name -> size in GiB (manageable).
+        self.unmanaged: dict[str, int] = {}
         self._lock = threading.Lock()
 
     def do_setup(self) -> None:
@@ -260,6 +262,73 @@ class FakeDriver(base.VolumeDriver):
                 self.connections[volume.id] = kept
             else:
                 self.connections.pop(volume.id, None)
+
+    # -- manage and unmanage ----------------------------------------------
+    def manageable_volumes(self) -> list[dict[str, Any]]:
+        """:attr:`unmanaged`, and the volumes as ``volume-<id>``."""
+        with self._lock:
+            named = dict(self.unmanaged, **{
+                "volume-" + key: size for key, size in self.volumes.items()})
+        return [{"reference": {"source-name": name}, "size": size,
+                 "cinder_id": name[len("volume-"):]
+                 if name.startswith("volume-") else None,
+                 "safe_to_manage": True, "reason_not_safe": None,
+                 "extra_info": None} for name, size in named.items()]
+
+    def manage_existing_get_size(self, ref: dict[str, Any]) -> int:
+        with self._lock:
+            return self.unmanaged[self._unmanaged_name(ref)]
+
+    def manage_existing(self, volume: base.DriverVolume,
+                        ref: dict[str, Any]) -> dict[str, Any]:
+        """Move ``ref``'s entry of :attr:`unmanaged` to the volumes."""
+        with self._lock:
+            self.volumes[volume.id] = self.unmanaged.pop(
+                self._unmanaged_name(ref))
+        return {"provider_location": self._location(volume.id)}
+
+    def unmanage(self, volume: base.DriverVolume) -> None:
+        """Move the volume to :attr:`unmanaged` as ``volume-<id>``."""
+        with self._lock:
+            self._require(volume.id)
+            self.unmanaged["volume-" + volume.id] = self.volumes.pop(
+                volume.id)
+
+    def manageable_snapshots(self) -> list[dict[str, Any]]:
+        """:attr:`unmanaged` named ``snapshot-*``, and the snapshots."""
+        with self._lock:
+            named = {name: size for name, size in self.unmanaged.items()
+                     if name.startswith("snapshot-")}
+            named.update({"snapshot-" + key: size for key, (_vol, size)
+                          in self.snapshots.items()})
+        return [{"reference": {"source-name": name}, "size": size,
+                 "cinder_id": name[len("snapshot-"):],
+                 "safe_to_manage": True, "reason_not_safe": None,
+                 "extra_info": None, "source_reference": None}
+                for name, size in named.items()]
+
+    def manage_existing_snapshot_get_size(self, ref: dict[str, Any]) -> int:
+        return self.manage_existing_get_size(ref)
+
+    def manage_existing_snapshot(self, snapshot: base.DriverSnapshot,
+                                 ref: dict[str, Any]) -> dict[str, Any]:
+        with self._lock:
+            self.snapshots[snapshot.id] = (snapshot.volume.id,
+                                           self.unmanaged.pop(
+                                               self._unmanaged_name(ref)))
+        return {"provider_location": f"fake://snapshot/{snapshot.id}"}
+
+    def unmanage_snapshot(self, snapshot: base.DriverSnapshot) -> None:
+        with self._lock:
+            _vol, size = self.snapshots.pop(snapshot.id)
+            self.unmanaged["snapshot-" + snapshot.id] = size
+
+    def _unmanaged_name(self, ref: dict[str, Any]) -> str:
+        name = ref.get("source-name") if isinstance(ref, dict) else None
+        if name not in self.unmanaged:
+            raise exception.ManageExistingInvalidReference(
+                existing_ref=ref, reason="no such volume")
+        return str(name)
 
     def _require(self, volume_id: str) -> None:
         if volume_id not in self.volumes:

@@ -27,6 +27,7 @@ from oslo_utils import units
 
 from common import exception
 from drivers import base
+from drivers import file_manage
 from drivers import qcow2
 from drivers import sparse_copy
 
@@ -67,8 +68,9 @@ _TMP_SUFFIX = ".tmp"
 _FILE_MODE = 0o660
 
 
-class FileDriver(base.VolumeDriver):
-    """Volumes as sparse files under ``file_volume_dir``."""
+class FileDriver(file_manage.FileManage, base.VolumeDriver):
+    """Volumes as sparse files under ``file_volume_dir``; existing files
+    are managed as :mod:`drivers.file_manage` says."""
 
     VERSION = "1.0.0"
     STORAGE_PROTOCOL = "local"
@@ -76,6 +78,7 @@ class FileDriver(base.VolumeDriver):
     #: The format of new volumes when a subclass fixes it (then it need
     #: not register ``file_volume_format``); None: that option.
     FIXED_FORMAT: str | None = None
+    name_re = _NAME_RE
 
     def __init__(self, conf: cfg.ConfigOpts.GroupAttr, backend_name: str,
                  host: str) -> None:

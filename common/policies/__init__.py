@@ -8,6 +8,7 @@ from common.policies import base
 from common.policies import clusters
 from common.policies import fencing
 from common.policies import groups
+from common.policies import manage
 from common.policies import messages
 from common.policies import qos
 from common.policies import quotas
@@ -27,4 +28,4 @@ def list_rules() -> list:
                                 fencing.list_rules(), messages.list_rules(),
                                 transfers.list_rules(), qos.list_rules(),
                                 groups.list_rules(), clusters.list_rules(),
-                                backups.list_rules()))
+                                backups.list_rules(), manage.list_rules()))

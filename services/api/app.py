@@ -36,6 +36,7 @@ from services.api.operations import fencing as fencing_ops
 from services.api.operations import group_snapshots as gsnap_ops
 from services.api.operations import group_types as gtype_ops
 from services.api.operations import groups as group_ops
+from services.api.operations import manage as manage_ops
 from services.api.operations import messages as message_ops
 from services.api.operations import backends as backend_ops
 from services.api.operations import clusters as cluster_ops
@@ -75,6 +76,8 @@ OPERATIONS: tuple[tuple[str, Callable[..., object], *tuple[str, ...]],
     ("snapshots", snapshot_ops.SnapshotOperations,
      "conf", "volumes", "volume_rpc"),
     ("fencing", fencing_ops.FencingOperations, "volume_rpc", "attachments"),
+    ("manage", manage_ops.ManageOperations,
+     "conf", "volumes", "snapshots", "volume_rpc"),
     ("messages", message_ops.MessageOperations),
     ("transfers", transfer_ops.TransferOperations, "volumes"),
     ("qos", qos_ops.QoSOperations),

@@ -46,7 +46,8 @@ _HISTORY: tuple[tuple[str, str], ...] = (
     ("3.6", "Consistency group update accepts empty name (not in Ashlar)."),
     ("3.7", "Clusters API: GET/PUT /clusters; 'cluster' in the service "
             "list."),
-    ("3.8", "Manageable volume/snapshot listings (not in Ashlar)."),
+    ("3.8", "Manageable volume/snapshot listings; /manageable_volumes and "
+            "/manageable_snapshots."),
     ("3.9", "Backup update (not in Ashlar)."),
     ("3.10", "Volume list 'group_id' filter (Ashlar: at every version)."),
     ("3.11", "Group types and group specs."),
@@ -55,7 +56,7 @@ _HISTORY: tuple[tuple[str, str], ...] = (
     ("3.14", "Group snapshots, group from source."),
     ("3.15", "ETag on volume metadata (not in Ashlar)."),
     ("3.16", "os-migrate_volume accepts 'cluster' (Ashlar refuses one)."),
-    ("3.17", "Manageable listings accept 'cluster' (not in Ashlar)."),
+    ("3.17", "Manageable listings accept 'cluster'."),
     ("3.18", "Backup project attribute (admins: 'os-backup-project-attr:"
              "project_id')."),
     ("3.19", "Group snapshot reset-status."),
@@ -235,10 +236,13 @@ MESSAGES = APIVersion(3, 3)
 VOLUME_LIST_GLANCE_METADATA = APIVersion(3, 4)
 MESSAGES_PAGINATION = APIVersion(3, 5)
 CLUSTER_SUPPORT = APIVersion(3, 7)
+MANAGE_EXISTING_LIST = APIVersion(3, 8)
 GROUP_TYPE = APIVersion(3, 11)
 VOLUME_SUMMARY = APIVersion(3, 12)
 GROUP_VOLUME = APIVersion(3, 13)
 GROUP_SNAPSHOTS = APIVersion(3, 14)
+VOLUME_MIGRATE_CLUSTER = APIVersion(3, 16)
+MANAGE_EXISTING_CLUSTER = APIVersion(3, 17)
 BACKUP_PROJECT = APIVersion(3, 18)
 GROUP_SNAPSHOT_RESET_STATUS = APIVersion(3, 19)
 GROUP_VOLUME_RESET_STATUS = APIVersion(3, 20)

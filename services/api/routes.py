@@ -28,6 +28,7 @@ from services.api.resources import extensions
 from services.api.resources import group_types
 from services.api.resources import groups
 from services.api.resources import limits
+from services.api.resources import manage
 from services.api.resources import messages
 from services.api.resources import metadata
 from services.api.resources import qos
@@ -72,7 +73,7 @@ ROUTES: tuple[Route, ...] = (
     route("/v3/volumes/summary", limits.VolumeSummary, "usage"),
     route("/v3/volumes/{volume_id}", volumes.Item, "volumes"),
     route("/v3/volumes/{volume_id}/action", volume_actions.Action,
-          "volumes", "attachments"),
+          "volumes", "attachments", "manage"),
     route("/v3/volumes/{volume_id}/metadata", metadata.Metadata, "volumes"),
     route("/v3/volumes/{volume_id}/metadata/{key}", metadata.MetadataItem,
           "volumes", missing=volumes.missing_key),
@@ -97,7 +98,22 @@ ROUTES: tuple[Route, ...] = (
           metadata.MetadataItem, "snapshots",
           missing=snapshots.missing_key),
     route("/v3/snapshots/{snapshot_id}/action", snapshots.Action,
-          "snapshots"),
+          "snapshots", "manage"),
+    # Existing storage adopted (manage); 3.8+ under the newer names.
+    route("/v3/os-volume-manage", manage.Volumes, "manage", "max_limit"),
+    route("/v3/os-volume-manage/detail", manage.VolumeList,
+          "manage", "max_limit", detail=True),
+    route("/v3/manageable_volumes", manage.Volumes, "manage", "max_limit",
+          since=mv.MANAGE_EXISTING_LIST),
+    route("/v3/manageable_volumes/detail", manage.VolumeList,
+          "manage", "max_limit", detail=True, since=mv.MANAGE_EXISTING_LIST),
+    route("/v3/os-snapshot-manage", manage.Snapshots, "manage", "max_limit"),
+    route("/v3/os-snapshot-manage/detail", manage.SnapshotList,
+          "manage", "max_limit", detail=True),
+    route("/v3/manageable_snapshots", manage.Snapshots, "manage",
+          "max_limit", since=mv.MANAGE_EXISTING_LIST),
+    route("/v3/manageable_snapshots/detail", manage.SnapshotList,
+          "manage", "max_limit", detail=True, since=mv.MANAGE_EXISTING_LIST),
     # Backups (the backup service's).
     route("/v3/backups", backups.Collection, "backups", "max_limit"),
     route("/v3/backups/detail", backups.Detail, "backups", "max_limit"),

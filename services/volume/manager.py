@@ -21,6 +21,7 @@ from oslo_log import log as logging
 
 from common import context as ashlar_context
 from common import coordination
+from common import exception
 from common import service
 from common import warmup
 from common.db.api import attachments as attachments_db
@@ -34,6 +35,7 @@ from services.volume import capability_report
 from services.volume import create
 from services.volume import delete
 from services.volume import extend
+from services.volume import manage
 from services.volume import migrate
 from services.volume import resume
 from services.volume import retype
@@ -270,6 +272,58 @@ class VolumeManager(service.Manager):
         """Lift what a fence revoked."""
         self.attacher.unfence(ctxt, volume_id, clients)
 
+    # -- RPC methods: manage and unmanage ----------------------------------
+    @messaging.expose
+    def get_manageable_volumes(self, ctxt: Context) -> list[dict]:
+        """What this backend holds that a volume could adopt."""
+        return manage.manageable(self.here, ctxt, snapshot=False)
+
+    @messaging.expose
+    def get_manageable_snapshots(self, ctxt: Context) -> list[dict]:
+        """What this backend holds that a snapshot could adopt."""
+        return manage.manageable(self.here, ctxt, snapshot=True)
+
+    @messaging.expose
+    @messaging.expected_exceptions(exception.ManageExistingInvalidReference,
+                                   exception.NotSupported)
+    def manage_existing_get_size(self, ctxt: Context, ref: dict,
+                                 snapshot: bool = False) -> int:
+        """The size in GiB of what ``ref`` names (an invalid one raises)."""
+        if snapshot:
+            return self.driver.manage_existing_snapshot_get_size(ref)
+        return self.driver.manage_existing_get_size(ref)
+
+    @messaging.expose
+    def manage_existing(self, ctxt: Context, volume_id: str,
+                        ref: dict) -> None:
+        """Adopt ``ref``: ``managing`` -> ``available``."""
+        with self.here.in_hand(volume_id) as mine:
+            if mine and manage.manage(self.here, ctxt, volume_id, ref):
+                self.reporter.capacity_changed()
+
+    @messaging.expose
+    def unmanage_volume(self, ctxt: Context, volume_id: str) -> None:
+        """Forget the volume, its storage left: ``unmanaging`` -> gone."""
+        with self.here.in_hand(volume_id) as mine:
+            if mine and manage.unmanage(self.here, ctxt, volume_id):
+                self.reporter.capacity_changed()
+
+    @messaging.expose
+    def manage_existing_snapshot(self, ctxt: Context, snapshot_id: str,
+                                 ref: dict) -> None:
+        """Adopt ``ref``: ``managing`` -> ``available``."""
+        with self.here.in_hand(snapshot_id) as mine:
+            if mine and manage.manage_snapshot(self.snapshots, ctxt,
+                                               snapshot_id, ref):
+                self.reporter.capacity_changed()
+
+    @messaging.expose
+    def unmanage_snapshot(self, ctxt: Context, snapshot_id: str) -> None:
+        """Forget the snapshot, its storage left."""
+        with self.here.in_hand(snapshot_id) as mine:
+            if mine and manage.unmanage_snapshot(self.snapshots, ctxt,
+                                                 snapshot_id):
+                self.reporter.capacity_changed()
 
     # -- RPC methods: backups --------------------------------------------
     @messaging.expose

@@ -100,11 +100,15 @@ class VolumeAPI(rpc.RPCAPI):
         1.8 - backup_connect, backup_disconnect (calls): a backup service
               reads (or a restore writes) a ``backing-up`` (or
               ``restoring-backup``) volume through its connection.
+        1.9 - get_manageable_volumes, get_manageable_snapshots,
+              manage_existing_get_size (calls); manage_existing,
+              manage_existing_snapshot, unmanage_volume,
+              unmanage_snapshot (casts): adopt or forget existing storage.
     """
 
     TOPIC = constants.VOLUME_TOPIC
     BINARY = constants.VOLUME_BINARY
-    RPC_API_VERSION = "1.8"
+    RPC_API_VERSION = "1.9"
     #: What a backup or a restore needs of the volume's node.
     BACKUP_VERSION = "1.8"
     #: A delete that takes the volume's snapshots along.
@@ -271,3 +275,67 @@ class VolumeAPI(rpc.RPCAPI):
         self._prepare(server=backend_of(host), version="1.8").call(
             ctxt, "backup_disconnect", volume_id=volume_id,
             connector=connector)
+
+    #: Manage and unmanage (``require`` it before changing a row).
+    MANAGE_VERSION = "1.9"
+
+    @rpc.assert_min_rpc_version("1.9")
+    def get_manageable_volumes(self, ctxt: RequestContext,
+                               host: str) -> list[dict[str, Any]]:
+        """What the backend holds that a volume could adopt (call): each
+        entry as ``drivers.base.VolumeDriver.manageable_volumes``."""
+        found: list[dict[str, Any]] = self._prepare(
+            server=backend_of(host), version="1.9").call(
+            ctxt, "get_manageable_volumes")
+        return found
+
+    @rpc.assert_min_rpc_version("1.9")
+    def get_manageable_snapshots(self, ctxt: RequestContext,
+                                 host: str) -> list[dict[str, Any]]:
+        """As :meth:`get_manageable_volumes`, for snapshots (call)."""
+        found: list[dict[str, Any]] = self._prepare(
+            server=backend_of(host), version="1.9").call(
+            ctxt, "get_manageable_snapshots")
+        return found
+
+    @rpc.assert_min_rpc_version("1.9")
+    def manage_existing_get_size(self, ctxt: RequestContext, host: str,
+                                 ref: dict[str, Any],
+                                 snapshot: bool = False) -> int:
+        """The size in GiB of what ``ref`` names (call).
+
+        :raises ManageExistingInvalidReference: nothing to adopt there.
+        """
+        size: int = self._prepare(server=backend_of(host), version="1.9").call(
+            ctxt, "manage_existing_get_size", ref=ref, snapshot=snapshot)
+        return size
+
+    @rpc.assert_min_rpc_version("1.9")
+    def manage_existing(self, ctxt: RequestContext, volume_id: str,
+                        host: str, ref: dict[str, Any]) -> None:
+        """Adopt ``ref`` as the ``managing`` volume (cast)."""
+        self._prepare(server=backend_of(host), version="1.9").cast(
+            ctxt, "manage_existing", volume_id=volume_id, ref=ref)
+
+    @rpc.assert_min_rpc_version("1.9")
+    def manage_existing_snapshot(self, ctxt: RequestContext,
+                                 snapshot_id: str, host: str,
+                                 ref: dict[str, Any]) -> None:
+        """Adopt ``ref`` as the ``managing`` snapshot (cast)."""
+        self._prepare(server=backend_of(host), version="1.9").cast(
+            ctxt, "manage_existing_snapshot", snapshot_id=snapshot_id,
+            ref=ref)
+
+    @rpc.assert_min_rpc_version("1.9")
+    def unmanage_volume(self, ctxt: RequestContext, volume_id: str,
+                        host: str) -> None:
+        """Forget the ``unmanaging`` volume, its storage left (cast)."""
+        self._prepare(server=backend_of(host), version="1.9").cast(
+            ctxt, "unmanage_volume", volume_id=volume_id)
+
+    @rpc.assert_min_rpc_version("1.9")
+    def unmanage_snapshot(self, ctxt: RequestContext, snapshot_id: str,
+                          host: str) -> None:
+        """Forget the ``unmanaging`` snapshot, its storage left (cast)."""
+        self._prepare(server=backend_of(host), version="1.9").cast(
+            ctxt, "unmanage_snapshot", snapshot_id=snapshot_id)

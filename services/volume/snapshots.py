@@ -45,8 +45,9 @@ class SnapshotWorker:
         self.service_host = service_host
         self.message_ttl = message_ttl
 
-    def _in(self, ctxt: RequestContext, snapshot_id: str, status: str
-            ) -> models.Snapshot | None:
+    def in_status(self, ctxt: RequestContext, snapshot_id: str, status: str
+                  ) -> models.Snapshot | None:
+        """The snapshot's row if it is (still) in ``status``; else None."""
         try:
             row = snapshots_db.snapshot_get(ctxt, snapshot_id)
         except exception.SnapshotNotFound:
@@ -55,7 +56,7 @@ class SnapshotWorker:
 
     def create(self, ctxt: RequestContext, snapshot_id: str) -> bool:
         """``creating`` -> ``available`` (or ``error``); True when made."""
-        row = self._in(ctxt, snapshot_id, SNAP.CREATING)
+        row = self.in_status(ctxt, snapshot_id, SNAP.CREATING)
         if row is None:
             return False
         try:
@@ -63,7 +64,7 @@ class SnapshotWorker:
         except Exception as exc:
             LOG.exception("Driver failed to snapshot volume %(vol)s as "
                           "%(id)s", {"vol": row.volume_id, "id": snapshot_id})
-            self._failed(ctxt, row, SNAP.ERROR, "snapshot", exc,
+            self.failed(ctxt, row, SNAP.ERROR, "snapshot", exc,
                          messages.SNAPSHOT_CREATE_FAILED)
             return False
         snapshots_db.snapshot_cas(ctxt, snapshot_id, {"status": SNAP.CREATING},
@@ -75,14 +76,14 @@ class SnapshotWorker:
 
     def delete(self, ctxt: RequestContext, snapshot_id: str) -> bool:
         """``deleting`` -> gone (or ``error_deleting``); True when gone."""
-        row = self._in(ctxt, snapshot_id, SNAP.DELETING)
+        row = self.in_status(ctxt, snapshot_id, SNAP.DELETING)
         if row is None:
             return False
         try:
             self.driver.delete_snapshot(driver_snapshot(row))
         except Exception as exc:
             LOG.exception("Driver failed to delete snapshot %s", snapshot_id)
-            self._failed(ctxt, row, SNAP.ERROR_DELETING,
+            self.failed(ctxt, row, SNAP.ERROR_DELETING,
                          "delete the snapshot", exc,
                          messages.SNAPSHOT_DELETE_FAILED)
             return False
@@ -97,7 +98,7 @@ class SnapshotWorker:
         volume = volumes_db.volume_get(ctxt, volume_id)
         if volume.status != STATUS.REVERTING:
             return
-        snap = self._in(ctxt, snapshot_id or "", SNAP.RESTORING)
+        snap = self.in_status(ctxt, snapshot_id or "", SNAP.RESTORING)
         if snap is None or snap.volume_id != volume_id:
             LOG.warning("Volume %(vol)s was reverting, but its snapshot "
                         "%(id)s is no longer restoring; volume in error",
@@ -128,15 +129,15 @@ class SnapshotWorker:
     def _why(self, what: str, exc: Exception) -> str:
         return "Backend %s failed to %s: %s" % (self.service_host, what, exc)
 
-    def _failed(self, ctxt: RequestContext, row: models.Snapshot,
-                failed_status: str, what: str, exc: Exception,
-                event: messages.Event) -> None:
+    def failed(self, ctxt: RequestContext, row: models.Snapshot,
+               failed_status: str, what: str, exc: Exception,
+               event: messages.Event | None = None) -> None:
         """The snapshot's status -> ``failed_status``, with the reason; if
-        it changed here, ``event`` for its project."""
+        it changed here, ``event`` (if any) for its project."""
         if snapshots_db.snapshot_cas(ctxt, row.id, {"status": row.status},
                                      {"status": failed_status,
                                       "error_reason": self._why(what, exc)},
-                                     **_settling(row)):
+                                     **_settling(row)) and event:
             messages.record(ctxt, self.message_ttl, event, row.id,
                             row.project_id)
 

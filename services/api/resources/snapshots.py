@@ -6,8 +6,10 @@ import falcon
 from common import exception
 from services.api import microversion as mv
 from services.api import validation
+from services.api.operations import manage as manage_ops
 from services.api.operations import snapshots as snapshot_ops
 from services.api.resources import base
+from services.api.schemas import manage as manage_schemas
 from services.api.schemas import snapshots as schemas
 from services.api.views import snapshots as views
 
@@ -94,14 +96,20 @@ class Item:
 
 
 class Action:
-    def __init__(self, ops: snapshot_ops.SnapshotOperations) -> None:
+    def __init__(self, ops: snapshot_ops.SnapshotOperations,
+                 manage: manage_ops.ManageOperations) -> None:
         self.ops = ops
+        self.manage = manage
 
     def on_post(self, req: falcon.Request, resp: falcon.Response,
                 snapshot_id: str) -> None:
-        name, value = base.action_body(req, schemas.ACTIONS)
+        name, value = base.action_body(
+            req, dict(schemas.ACTIONS, **{
+                "os-unmanage": manage_schemas.UNMANAGE}))
         ctxt = base.ctxt(req)
-        if name == "os-reset_status":
+        if name == "os-unmanage":
+            self.manage.unmanage_snapshot(ctxt, snapshot_id)
+        elif name == "os-reset_status":
             self.ops.reset_status(ctxt, snapshot_id, value["status"].lower())
         elif name == "os-update_snapshot_status":
             self.ops.update_status(ctxt, snapshot_id, value["status"],

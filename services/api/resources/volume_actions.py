@@ -5,7 +5,8 @@ os-reset_status, os-force_delete, os-migrate_volume (an available
 volume to a named pool, ``common.migration``), revert (3.40: to the
 latest snapshot), the legacy os-reserve / os-unreserve (a status only,
 as in Cinder), and the legacy os-detach / os-force_detach, which
-delete one attachment and refuse to guess which one when several exist.
+delete one attachment and refuse to guess which one when several exist,
+and os-unmanage (``operations.manage``).
 os-reimage (3.68) is refused: Ashlar has no images;
 os-extend_volume_completion (3.71) too: no extend waits for a compute host
 (an attached volume is extended by its node, and the host sees the new
@@ -20,11 +21,13 @@ from common import exception
 from services.api import microversion as mv
 from services.api import validation
 from services.api.operations import attachments as attachment_ops
+from services.api.operations import manage as manage_ops
 from services.api.operations import volumes as volume_ops
 from services.api.resources import base
 from services.api.schemas import OPTIONAL_UUID
 from services.api.schemas import UUID
 from services.api.schemas import envelope
+from services.api.schemas import manage as manage_schemas
 from services.api.schemas import unversioned
 from services.api.schemas import volumes as schemas
 
@@ -63,16 +66,19 @@ ACTIONS = dict(schemas.ACTIONS, **{"os-migrate_volume": _MIGRATE,
                                    "revert": _REVERT,
                                    "os-reimage": _REIMAGE,
                                    "os-extend_volume_completion":
-                                       _EXTEND_COMPLETION})
+                                       _EXTEND_COMPLETION,
+                                   "os-unmanage": manage_schemas.UNMANAGE})
 #: Actions answered with 200 (the others 202); both have an empty body.
 _OK = frozenset(["os-set_bootable"])
 
 
 class Action:
     def __init__(self, volumes: volume_ops.VolumeOperations,
-                 attachments: attachment_ops.AttachmentOperations) -> None:
+                 attachments: attachment_ops.AttachmentOperations,
+                 manage: manage_ops.ManageOperations) -> None:
         self.volumes = volumes
         self.attachments = attachments
+        self.manage = manage
         self._handlers = {
             "os-extend": self._extend, "os-retype": self._retype,
             "os-set_bootable": self._set_bootable,
@@ -85,6 +91,7 @@ class Action:
             "revert": self._revert,
             "os-reimage": self._reimage,
             "os-extend_volume_completion": self._extend_completion,
+            "os-unmanage": self._unmanage,
         }
 
     def on_post(self, req: falcon.Request, resp: falcon.Response,
@@ -108,6 +115,10 @@ class Action:
             reason="Volume %s is not waiting for a compute host to complete "
                    "an extend: Ashlar's volume nodes extend attached volumes "
                    "themselves." % volume.id)
+
+    def _unmanage(self, req: falcon.Request, volume_id: str,
+                  value: Any) -> None:
+        self.manage.unmanage_volume(base.ctxt(req), volume_id)
 
     def _extend(self, req: falcon.Request, volume_id: str, value: Any) -> None:
         attached_ok = base.version(req) >= mv.VOLUME_EXTEND_INUSE

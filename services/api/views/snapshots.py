@@ -1,5 +1,6 @@
 """Snapshot views: Cinder's summary (lists, create) and detail."""
 
+from common import constants
 from common.context import RequestContext
 from common.db import models
 from common.db.api import snapshots as snapshots_db
@@ -14,7 +15,7 @@ def summary(row: models.Snapshot, version: V) -> dict:
         "id": row.id, "created_at": views.timestamp(row.created_at),
         "updated_at": views.timestamp(row.updated_at),
         "name": row.display_name, "description": row.display_description,
-        "volume_id": row.volume_id, "status": row.status,
+        "volume_id": row.volume_id, "status": constants.shown_status(row.status),
         "size": row.volume_size, "metadata": snapshots_db.metadata_of(row),
     }
     if version >= mv.GROUP_SNAPSHOTS:

@@ -34,7 +34,7 @@ def detail(row: Any, ctxt: RequestContext, version: V, base_url: str,
     """The detail view; ``with_os_attrs`` False for create/update answers."""
     type_name = row.volume_type.name if row.volume_type else None
     body = {
-        "id": row.id, "status": row.status, "size": row.size,
+        "id": row.id, "status": constants.shown_status(row.status), "size": row.size,
         "availability_zone": row.availability_zone,
         "created_at": views.timestamp(row.created_at),
         "updated_at": views.timestamp(row.updated_at),

@@ -20,6 +20,7 @@ from services.api import app as api_app
 from services.api import capability_cache
 from services.api import rpc_door
 from services.volume import attach
+from services.volume import manage
 
 try:
     from tests.unit.db import fixtures
@@ -43,6 +44,7 @@ class FakeVolumeRPC:
     CASCADE_VERSION = "1.5"
     MIGRATION_VERSION = "1.6"
     BACKUP_VERSION = "1.8"
+    MANAGE_VERSION = "1.9"
 
     def __init__(self, attacher):
         self.attacher = attacher
@@ -65,6 +67,17 @@ class FakeVolumeRPC:
 
     def attachment_unfence(self, ctxt, host, volume_id, clients):
         self.attacher.unfence(ctxt, volume_id, clients)
+
+    def manage_existing_get_size(self, ctxt, host, ref, snapshot=False):
+        driver = self.attacher.driver
+        return (driver.manage_existing_snapshot_get_size if snapshot
+                else driver.manage_existing_get_size)(_wire(ref))
+
+    def get_manageable_volumes(self, ctxt, host):
+        return _wire(manage.manageable(self.attacher, ctxt, False))
+
+    def get_manageable_snapshots(self, ctxt, host):
+        return _wire(manage.manageable(self.attacher, ctxt, True))
 
     def __getattr__(self, name):
         """A cast, kept as ``(name, args)`` (its keyword arguments, if any,

@@ -108,7 +108,7 @@ class Creating(base.VolumeBase):
                                    source=source,
                                    group_zone=group.zone if group else None)
         encrypted = attach_rules.is_encrypted(specs)
-        is_multiattach = self._multiattach(ctxt, project, specs, encrypted)
+        is_multiattach = self.multiattach_of(ctxt, project, specs, encrypted)
         self.check_place(ctxt, source, vtype, specs, size, allowed)
         if group is not None:
             group.check_type(vtype.id)
@@ -132,7 +132,7 @@ class Creating(base.VolumeBase):
                   "src": " from %s" % source.describe() if source else ""})
         return row
 
-    def _multiattach(self, ctxt: RequestContext, project: str,
+    def multiattach_of(self, ctxt: RequestContext, project: str,
                      specs: Mapping[str, str | None],
                      encrypted: bool) -> bool:
         """Whether the type makes the volume multiattach, which policy
