@@ -105,6 +105,7 @@ class Operations(SimpleNamespace):
     quotas: quota_ops.QuotaOperations
     snapshots: snapshot_ops.SnapshotOperations
     fencing: fencing_ops.FencingOperations
+    manage: manage_ops.ManageOperations
     messages: message_ops.MessageOperations
     transfers: transfer_ops.TransferOperations
     qos: qos_ops.QoSOperations

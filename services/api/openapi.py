@@ -23,6 +23,7 @@ from services.api.schemas import backups as backup_schemas
 from services.api.schemas import clusters as cluster_schemas
 from services.api.schemas import encryption as encryption_schemas
 from services.api.schemas import groups as group_schemas
+from services.api.schemas import manage as manage_schemas
 from services.api.schemas import metadata as metadata_schemas
 from services.api.schemas import qos as qos_schemas
 from services.api.schemas import quotas as quota_schemas
@@ -82,6 +83,8 @@ def body_schemas() -> dict[str, Schema]:
         "WorkersCleanupRequest": _at_max(cluster_schemas.CLEANUP),
         "SnapshotCreateRequest": _at_max(snapshot_schemas.CREATE),
         "BackupCreateRequest": _at_max(backup_schemas.CREATE),
+        "ManageVolumeRequest": _at_max(manage_schemas.MANAGE_VOLUME),
+        "ManageSnapshotRequest": _at_max(manage_schemas.MANAGE_SNAPSHOT),
         "BackupRestoreRequest": _at_max(backup_schemas.RESTORE),
         "SnapshotUpdateRequest": _at_max(snapshot_schemas.UPDATE),
         "SnapshotActionRequest": _one_of(snapshot_schemas.ACTIONS),

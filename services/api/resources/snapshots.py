@@ -9,7 +9,6 @@ from services.api import validation
 from services.api.operations import manage as manage_ops
 from services.api.operations import snapshots as snapshot_ops
 from services.api.resources import base
-from services.api.schemas import manage as manage_schemas
 from services.api.schemas import snapshots as schemas
 from services.api.views import snapshots as views
 
@@ -103,9 +102,7 @@ class Action:
 
     def on_post(self, req: falcon.Request, resp: falcon.Response,
                 snapshot_id: str) -> None:
-        name, value = base.action_body(
-            req, dict(schemas.ACTIONS, **{
-                "os-unmanage": manage_schemas.UNMANAGE}))
+        name, value = base.action_body(req, schemas.ACTIONS)
         ctxt = base.ctxt(req)
         if name == "os-unmanage":
             self.manage.unmanage_snapshot(ctxt, snapshot_id)

@@ -35,6 +35,7 @@ ACTIONS = {
         "type": "object", "properties": {"status": {"type": "string"}},
         "required": ["status"], "additionalProperties": False})),
     "os-force_delete": unversioned(envelope("os-force_delete", {})),
+    "os-unmanage": unversioned(envelope("os-unmanage", {})),
     "os-update_snapshot_status": unversioned(envelope(
         "os-update_snapshot_status", {
             "type": "object",
