@@ -432,6 +432,8 @@ class VolumeDriver(abc.ABC):
 
     def unmanage(self, volume: DriverVolume) -> None:
         """Forget ``volume``: its storage stays as it is (the default)."""
+        LOG.info("Volume %(id)s unmanaged; %(where)s left as it is",
+                 {"id": volume.id, "where": volume.provider_location})
 
     def manageable_snapshots(self) -> list[dict[str, Any]]:
         """As :meth:`manageable_volumes`, for snapshots; each entry also
@@ -454,6 +456,8 @@ class VolumeDriver(abc.ABC):
 
     def unmanage_snapshot(self, snapshot: DriverSnapshot) -> None:
         """Forget ``snapshot``: its storage stays (the default)."""
+        LOG.info("Snapshot %(id)s unmanaged; %(where)s left as it is",
+                 {"id": snapshot.id, "where": snapshot.provider_location})
 
     def retype(self, volume: DriverVolume, multiattach: bool) -> None:
         """Make an available volume fit a new type whose multiattach flag

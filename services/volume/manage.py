@@ -97,8 +97,12 @@ def unmanage(here: volume_backend.Backend, ctxt: Context,
     if row is None:
         return False
     volume = volume_backend.driver_volume(row)
+
+    def forget() -> dict:
+        here.driver.unmanage(volume)
+        return {}
     if here.driver_call(ctxt, row, "unmanage", STATUS.ERROR_DELETING,
-                        lambda: here.driver.unmanage(volume)) is None:
+                        forget) is None:
         return False
     volumes_db.volume_destroy(ctxt, volume_id)
     LOG.info("Unmanaged volume %(id)s; %(where)s left on %(host)s",

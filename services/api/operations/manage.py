@@ -288,7 +288,7 @@ def paginate(entries: list[dict[str, Any]], marker: str | None,
     def key_of(value: Any) -> Any:
         return sorted(value.values())[0] if isinstance(value, dict) else value
 
-    def compare(left: dict, right: dict) -> int:
+    def compare(left: dict[str, Any], right: dict[str, Any]) -> int:
         for key, direction in sort:
             a, b = key_of(left[key]), key_of(right[key])
             if a != b:

@@ -56,7 +56,7 @@ class _Resource:
             limit=validation.parse_limit(req.params, self.max_limit),
             offset=validation.parse_offset(req.params),
             sort=_sort(req))
-        keys = _DETAIL if self.detail else _SUMMARY
+        keys: tuple[str, ...] = _DETAIL if self.detail else _SUMMARY
         if self.SNAPSHOT:
             keys += ("source_reference",)
         key = "manageable-snapshots" if self.SNAPSHOT else "manageable-volumes"
