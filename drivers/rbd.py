@@ -17,6 +17,8 @@ snapshot ``volume-<source id>@volume-<new id>.clone_snap``.  Deleting an
 image or a snapshot first flattens the clones that hang from it.  That
 machinery is in :mod:`drivers.rbd_clones`.
 
+Existing images are adopted by a rename (:mod:`drivers.rbd_manage`).
+
 A host is fenced by blocklisting its client instances of the image
 (:mod:`drivers.rbd_fence`), so pools report ``fencing``.
 """
@@ -36,6 +38,7 @@ from common import exception
 from drivers import base
 from drivers import rbd_clones
 from drivers import rbd_fence
+from drivers import rbd_manage
 
 if TYPE_CHECKING:
     # NOTE(ashlar): the bindings are optional: do_setup imports them.
@@ -111,8 +114,9 @@ def _lock_features(rbd_mod: types.ModuleType) -> int:
             | rbd_mod.RBD_FEATURE_FAST_DIFF | rbd_mod.RBD_FEATURE_JOURNALING)
 
 
-class RBDDriver(base.VolumeDriver):
-    """Volumes as RBD images in ``rbd_pool``."""
+class RBDDriver(rbd_manage.RBDManage, base.VolumeDriver):
+    """Volumes as RBD images in ``rbd_pool``; existing images are managed
+    as :mod:`drivers.rbd_manage` says."""
 
     VERSION = "1.0.0"
     STORAGE_PROTOCOL = "ceph"
