@@ -1,10 +1,13 @@
 """The sweep that resumes this backend's interrupted work.
 
-Creates, deletes, snapshots, reverts, extends and retypes that no message
-will bring are finished (an extend or retype from the size or type the api
-recorded as pending); an admin's migrate whose message was lost ends, and
-so does a move with no sign of progress for ``migration_stall_timeout``
-(its message was lost or its destination died: ``end_stalled``).  At
+Creates, deletes, snapshots, reverts, extends, retypes and unmanages that
+no message will bring are finished (an extend or retype from the size or
+type the api recorded as pending); a manage older than an RPC timeout,
+whose reference went with its message, ends ``available`` if its storage
+was adopted, else ``error_managing``; an admin's migrate whose message
+was lost ends, and so does a move with no sign of progress for
+``migration_stall_timeout`` (its message was lost or its destination
+died: ``end_stalled``).  At
 start the sweep takes everything a previous run began: RPC messages are
 acknowledged before they are handled, so work in hand when the process
 died is not redelivered.  Periodically it takes what is older than an RPC
@@ -15,7 +18,7 @@ it is claimed as a late cast would be and never done twice.
 """
 
 import functools
-from typing import Protocol
+from typing import Any, Protocol
 
 from oslo_config import cfg
 from oslo_log import log as logging
@@ -24,6 +27,7 @@ from common import constants
 from common import context as ashlar_context
 from common import migration
 from common.db.api import attachments as attachments_db
+from common.db.api import snapshots as snapshots_db
 from common.db.api import volumes as volumes_db
 from common.db.api.timestamps import older_than
 from services.volume import backend as volume_backend
@@ -43,6 +47,7 @@ class Endpoint(Protocol):
     conf: cfg.ConfigOpts
     service_host: str
     snapshots: snapshots.SnapshotWorker
+    here: volume_backend.Backend
 
     def create_volume(self, ctxt: Context, volume_id: str) -> None: ...
 
@@ -54,6 +59,10 @@ class Endpoint(Protocol):
 
     def revert_to_snapshot(self, ctxt: Context, volume_id: str,
                            snapshot_id: str | None) -> None: ...
+
+    def unmanage_volume(self, ctxt: Context, volume_id: str) -> None: ...
+
+    def unmanage_snapshot(self, ctxt: Context, snapshot_id: str) -> None: ...
 
     def extend_volume(self, ctxt: Context, volume_id: str,
                       new_size: int) -> None: ...
@@ -84,7 +93,15 @@ def finish_interrupted_work(mgr: Endpoint, min_age: float = 0.0) -> None:
             ("volume", _my_volumes(mgr.service_host, STATUS.RETYPING),
              functools.partial(_resume_retype, mgr)),
             ("volume", _my_volumes(mgr.service_host, STATUS.MAINTENANCE),
-             _resume_migrate)):
+             _resume_migrate),
+            ("volume", _my_volumes(mgr.service_host, STATUS.UNMANAGING),
+             mgr.unmanage_volume),
+            ("snapshot", snaps.mine(ctxt, SNAP.UNMANAGING),
+             mgr.unmanage_snapshot),
+            ("volume", _my_volumes(mgr.service_host, STATUS.MANAGING),
+             functools.partial(_resume_manage, mgr)),
+            ("snapshot", snaps.mine(ctxt, SNAP.MANAGING),
+             functools.partial(_resume_manage_snapshot, mgr))):
         for row in rows:
             changed = row.updated_at or row.created_at
             if min_age and changed is not None and not older_than(changed,
@@ -117,6 +134,50 @@ def _my_volumes(service_host: str, status: str) -> list:
     return [row for row in volumes_db.volume_list(
                 ctxt, filters={"status": status})
             if volume_rpcapi.backend_of(row.host or "") == service_host]
+
+
+def _older(row: Any, seconds: float) -> bool:
+    """Whether ``row`` last changed more than ``seconds`` ago."""
+    changed = row.updated_at or row.created_at
+    return changed is not None and older_than(changed, seconds)
+
+
+def _resume_manage(mgr: Endpoint, ctxt: Context, volume_id: str) -> None:
+    """A manage whose cast was lost: its ``ref`` went with it.  Once older
+    than an RPC timeout (its message may still be queued), the volume is
+    ``available`` if its storage was adopted already, else
+    ``error_managing`` (it may be deleted, and managed again)."""
+    with mgr.here.in_hand(volume_id) as mine:
+        row = volume_backend.volume_in(ctxt, volume_id, STATUS.MANAGING)
+        if not mine or row is None or not _older(row,
+                                                 mgr.conf.rpc_call_timeout):
+            return
+        try:
+            adopted = volume_id in mgr.here.driver.volume_locations()
+        except Exception:
+            LOG.exception("Backend %s cannot list its volumes",
+                          mgr.service_host)
+            return
+        values = {"status": STATUS.AVAILABLE} if adopted else {
+            "status": STATUS.ERROR_MANAGING, "error_reason": "The manage "
+            "was interrupted before the backend adopted the storage; "
+            "manage it again."}
+        volumes_db.volume_cas(ctxt, volume_id, {"status": STATUS.MANAGING},
+                              values)
+
+
+def _resume_manage_snapshot(mgr: Endpoint, ctxt: Context,
+                            snapshot_id: str) -> None:
+    """A snapshot manage whose cast was lost (its ``ref`` with it), older
+    than an RPC timeout: ``error``, which may be deleted."""
+    with mgr.here.in_hand(snapshot_id) as mine:
+        row = mgr.snapshots.in_status(ctxt, snapshot_id, SNAP.MANAGING)
+        if mine and row is not None and _older(row,
+                                               mgr.conf.rpc_call_timeout):
+            snapshots_db.snapshot_cas(
+                ctxt, snapshot_id, {"status": SNAP.MANAGING},
+                {"status": SNAP.ERROR, "error_reason": "The manage was "
+                 "interrupted before the backend adopted the storage."})
 
 
 def _resume_extend(mgr: Endpoint, ctxt: Context, volume_id: str) -> None:

@@ -8,6 +8,7 @@ for every field of the newest schema, a value of the wrong type, and checks
 that the answer is a Cinder fault whose message names the field.
 """
 
+import inspect
 import json
 import uuid
 from unittest import mock
@@ -24,6 +25,7 @@ from services.api.schemas import backups as backup_schemas
 from services.api.schemas import clusters as cluster_schemas
 from services.api.schemas import encryption as encryption_schemas
 from services.api.schemas import groups as group_schemas
+from services.api.schemas import manage as manage_schemas
 from services.api.schemas import metadata as metadata_schemas
 from services.api.schemas import qos as qos_schemas
 from services.api.schemas import quotas as quota_schemas
@@ -44,7 +46,8 @@ def _volume_actions() -> dict:
         from services.api.resources import volume_actions
     except ImportError:
         return volume_schemas.ACTIONS
-    served = volume_actions.Action(mock.MagicMock(), mock.MagicMock())
+    served = volume_actions.Action(*[mock.MagicMock()] * len(
+        inspect.signature(volume_actions.Action).parameters))
     return {name: table for name, table in volume_actions.ACTIONS.items()
             if name in getattr(served, "_handlers", volume_actions.ACTIONS)}
 
@@ -123,6 +126,13 @@ BODIES = {
     ("POST", "/v3/backups"): {"backup": backup_schemas.CREATE},
     ("POST", "/v3/backups/{backup_id}/restore"): {
         "restore": backup_schemas.RESTORE},
+    ("POST", "/v3/os-volume-manage"): {"volume": manage_schemas.MANAGE_VOLUME},
+    ("POST", "/v3/manageable_volumes"): {
+        "volume": manage_schemas.MANAGE_VOLUME},
+    ("POST", "/v3/os-snapshot-manage"): {
+        "snapshot": manage_schemas.MANAGE_SNAPSHOT},
+    ("POST", "/v3/manageable_snapshots"): {
+        "snapshot": manage_schemas.MANAGE_SNAPSHOT},
     # ``{name}`` is ``disable`` in ``ids``: the stricter of the two bodies.
     ("PUT", "/v3/clusters/{name}"): {None: cluster_schemas.DISABLE},
     ("POST", "/v3/workers/cleanup"): {None: cluster_schemas.CLEANUP},

@@ -12,6 +12,7 @@ from common.db.api import services as services_db
 from common.db.api import snapshots as snapshots_db
 from common.db.api import volumes as volumes_db
 from services.volume import manage
+from services.volume import resume
 
 try:
     from tests.unit.api import apitest
@@ -243,3 +244,30 @@ def test_a_failed_adoption_is_an_error(api, node):
 def test_node_listing_drops_what_no_row_names(api):
     entries = manage.manageable(api.rpc.attacher, fixtures.admin(), False)
     assert all(e["cinder_id"] is None for e in entries)
+
+
+def test_the_sweep_never_takes_a_manage_for_a_create_or_a_delete(api, node):
+    """A create resumed on a ``managing`` row would make a blank volume, a
+    delete resumed on an ``unmanaging`` one would remove the storage: the
+    sweep drops an unmanaging row only, and leaves a young manage to its
+    message."""
+    managing = _manage(api, {"source-name": "disk-a"}).json["volume"]["id"]
+    vid = api.volume()
+    assert api.action(vid, {"os-unmanage": None}).status_code == 202
+    resume.finish_interrupted_work(node)
+    assert [(row.id, row.status) for row in volumes_db.volume_list(
+        fixtures.admin())] == [(managing, "managing")]
+    assert api.driver.unmanaged["volume-" + vid] == 1
+    assert managing not in api.driver.volumes
+
+
+@pytest.mark.parametrize("adopted, after", [(True, "available"),
+                                            (False, "error_managing")])
+def test_a_lost_manage_ends_once_older_than_an_rpc_timeout(
+        api, node, adopted, after, monkeypatch):
+    vid = _manage(api, {"source-name": "disk-a"}).json["volume"]["id"]
+    if adopted:
+        api.driver.volumes[vid] = 3
+    monkeypatch.setattr(resume, "_older", lambda row, seconds: True)
+    resume.finish_interrupted_work(node)
+    assert volumes_db.volume_get(fixtures.admin(), vid).status == after

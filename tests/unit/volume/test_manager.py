@@ -155,9 +155,9 @@ def _conf_for_client():
         yield
 
 
-def test_rpc_version_is_one_eight():
-    assert rpcapi.VolumeAPI.RPC_API_VERSION == "1.8"
-    assert manager.VolumeManager.target.version == "1.8"
+def test_rpc_version_is_one_nine():
+    assert rpcapi.VolumeAPI.RPC_API_VERSION == "1.9"
+    assert manager.VolumeManager.target.version == "1.9"
 
 
 @pytest.mark.parametrize("method, kind, args, kwargs, version", [
@@ -187,6 +187,18 @@ def test_rpc_version_is_one_eight():
       "source": {"p": 1}, "new_type_id": "t1"}, "1.6"),
     ("delete_migrated", "cast", ("v1", "h@b#p", 1, "x"),
      {"volume_id": "v1", "size": 1, "provider_location": "x"}, "1.6"),
+    ("get_manageable_volumes", "call", ("h@b",), {}, "1.9"),
+    ("get_manageable_snapshots", "call", ("h@b#p",), {}, "1.9"),
+    ("manage_existing_get_size", "call", ("h@b", {"source-name": "x"}),
+     {"ref": {"source-name": "x"}, "snapshot": False}, "1.9"),
+    ("manage_existing", "cast", ("v1", "h@b", {"source-name": "x"}),
+     {"volume_id": "v1", "ref": {"source-name": "x"}}, "1.9"),
+    ("manage_existing_snapshot", "cast", ("s1", "h@b#p", {"r": 1}),
+     {"snapshot_id": "s1", "ref": {"r": 1}}, "1.9"),
+    ("unmanage_volume", "cast", ("v1", "h@b#p"), {"volume_id": "v1"},
+     "1.9"),
+    ("unmanage_snapshot", "cast", ("s1", "h@b#p"), {"snapshot_id": "s1"},
+     "1.9"),
 ])
 def test_rpc_methods(client, method, kind, args, kwargs, version):
     api, raw = client
@@ -235,6 +247,16 @@ def test_do_cleanup_runs_the_periodic_sweeps_now(mgr):
         mgr.do_cleanup("ctxt")
     sweep.assert_called_once_with(mgr, min_age=mgr.conf.rpc_call_timeout)
     stuck.assert_called_once_with()
+
+
+def test_manage_is_refused_before_1_9(client):
+    api, raw = client
+    raw.can_send_version.side_effect = lambda version: version <= "1.8"
+    with pytest.raises(rpcapi.rpc.ServiceTooOld):
+        api.manage_existing_get_size("ctxt", "h@b", {"source-name": "x"})
+    with pytest.raises(rpcapi.rpc.ServiceTooOld):
+        api.unmanage_volume("ctxt", "v1", "h@b")
+    raw.prepare.assert_not_called()
 
 
 def test_rpc_refuses_old_servers(client):
