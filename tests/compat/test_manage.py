@@ -40,7 +40,7 @@ def test_cinder_manageable_list_manage_and_unmanage(cinder, ashlar):
     ).ok().stdout)}
     entry = next(r for ref, r in listed.items() if "cli-disk.img" in ref)
     assert (entry["size"], entry["safe_to_manage"], entry["cinder_id"]) == (
-        "2", "True", "None")
+        "2", "True", "-")
     volume = properties(cinder("manage", "--name", "cli-managed",
                                "--metadata", "k=v", HOST,
                                "cli-disk.img").ok().stdout)

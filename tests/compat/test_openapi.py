@@ -232,6 +232,8 @@ def test_get_matches_the_document(ashlar, objects, version, path, schema):
     url = ashlar.root + path.format(**objects)
     # NOTE: the cluster lists refuse any unknown filter, "detail" too.
     params = {} if "/clusters" in path else {"detail": "true"}
+    if "manage" in path:
+        params["host"] = VOLUME_HOST + "@file"  # required
     resp = requests.get(url, timeout=30, params=params, headers={
         "X-Auth-Token": "admin:" + PROJECT,
         "OpenStack-API-Version": "volume " + version})

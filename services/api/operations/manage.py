@@ -216,20 +216,9 @@ class ManageOperations:
                             "manage_existing_snapshot")
         self.volume.manage_existing_get_size(ctxt, backend, ref,
                                              snapshot=True)
-        allowed = states.VOLUME_SNAPSHOTTABLE_FORCED
-        change = quota.Change(volume.volume_type.name, snapshots=1,
-                              gigabytes=volume.size)
-        row: models.Snapshot = snapshots_db.snapshot_create(ctxt, {
-            "id": str(uuid.uuid4()), "volume_id": volume_id,
-            "project_id": volume.project_id, "user_id": ctxt.user_id,
-            "status": SNAP.MANAGING, "progress": "0%",
-            "volume_size": volume.size, "display_name": name,
-            "display_description": description,
-        }, metadata, volume_expected={
-            "status": allowed, "migration_status": states.MIGRATION_SETTLED,
-            "size": volume.size, "volume_type_id": volume.volume_type_id},
-            check=self.volumes.quota_check(volume.project_id,
-                                           volume.volume_type_id, change))
+        row = self.snapshots.insert(
+            ctxt, volume, SNAP.MANAGING, states.VOLUME_SNAPSHOTTABLE_FORCED,
+            name, description, metadata)
         self.volume.manage_existing_snapshot(ctxt, row.id, backend, ref)
         LOG.info("Snapshot %(id)s of volume %(vol)s managing %(ref)s",
                  {"id": row.id, "vol": volume_id, "ref": ref})

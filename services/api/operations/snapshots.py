@@ -69,12 +69,30 @@ class SnapshotOperations:
                 reason="Volume %s status must be available%s, but current "
                 "status is: %s." % (volume_id, " or in-use" if force else "",
                                     volume.status))
+        row = self.insert(ctxt, volume, SNAP.CREATING, allowed, name,
+                          description, metadata)
+        try:
+            self.volume.create_snapshot(ctxt, row.id, volume.host)
+        except rpc.ServiceTooOld:
+            snapshots_db.snapshot_destroy(ctxt, row.id)
+            raise
+        LOG.info("Snapshot %(id)s of volume %(vol)s accepted",
+                 {"id": row.id, "vol": volume_id})
+        return row
+
+    def insert(self, ctxt: RequestContext, volume: Any, status: str,
+               allowed: tuple[str, ...], name: str | None,
+               description: str | None,
+               metadata: dict[str, str] | None) -> models.Snapshot:
+        """Insert a ``status`` snapshot of ``volume``, counted on it, with
+        the quota check, if the volume is still in an ``allowed`` status
+        and as it was read."""
         change = quota.Change(volume.volume_type.name, snapshots=1,
                               gigabytes=volume.size)
         row: models.Snapshot = snapshots_db.snapshot_create(ctxt, {
-            "id": str(uuid.uuid4()), "volume_id": volume_id,
+            "id": str(uuid.uuid4()), "volume_id": volume.id,
             "project_id": volume.project_id, "user_id": ctxt.user_id,
-            "status": SNAP.CREATING, "progress": "0%",
+            "status": status, "progress": "0%",
             "volume_size": volume.size, "display_name": name,
             "display_description": description,
         }, metadata, volume_expected={
@@ -83,13 +101,6 @@ class SnapshotOperations:
             "size": volume.size, "volume_type_id": volume.volume_type_id},
             check=self.volumes.quota_check(volume.project_id,
                                            volume.volume_type_id, change))
-        try:
-            self.volume.create_snapshot(ctxt, row.id, volume.host)
-        except rpc.ServiceTooOld:
-            snapshots_db.snapshot_destroy(ctxt, row.id)
-            raise
-        LOG.info("Snapshot %(id)s of volume %(vol)s accepted",
-                 {"id": row.id, "vol": volume_id})
         return row
 
     def update(self, ctxt: RequestContext, snapshot_id: str,

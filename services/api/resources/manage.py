@@ -81,7 +81,7 @@ class Volumes(VolumeList):
             volume_type=data.get("volume_type"),
             availability_zone=data.get("availability_zone"),
             bootable=validation.parse_bool_param(
-                "bootable", data.get("bootable", False)),
+                "bootable", data.get("bootable") or False),
             metadata=data.get("metadata"))
         resp.status = falcon.HTTP_202
         resp.media = {"volume": volume_views.detail(

@@ -10,7 +10,7 @@ import copy
 
 from services.api import microversion as mv
 from services.api.schemas import (
-    BOOLEAN,
+    OPTIONAL_BOOLEAN,
     DESCRIPTION,
     HOSTNAME,
     NULLABLE_METADATA,
@@ -27,7 +27,10 @@ _VOLUME: Schema = envelope("volume", {
     "properties": {
         "description": DESCRIPTION,
         "availability_zone": NULLABLE_NAME,
-        "bootable": BOOLEAN,
+        # NOTE(ashlar): openstacksdk (``openstack volume create
+        # --remote-source`` without --bootable) sends null, which Cinder's
+        # schema refuses: it is taken, as false.
+        "bootable": OPTIONAL_BOOLEAN,
         "volume_type": NULLABLE_NAME,
         "name": NULLABLE_NAME,
         "host": HOSTNAME,
