@@ -1,8 +1,9 @@
 """The file backend's manage and unmanage (Cinder's names).
 
 A manageable object is a regular file directly in ``file_volume_dir``,
-named by ``{"source-name": "<file name>"}``: ``*.qcow2`` is a qcow2 v3 image
-(its header is checked), anything else raw; symbolic links, hidden files
+named by ``{"source-name": "<file name>"}`` (``volume-<id>`` also names
+``volume-<id>.raw`` or ``.qcow2``): ``*.qcow2`` is a qcow2 v3 image (its
+header is checked), anything else raw; symbolic links, hidden files
 and paths are refused, so a manage never reaches outside the directory.
 Adopting renames the file to the name of its volume (or snapshot), which is
 what ``volume-<id>.<format>`` files are; its bytes are never touched.  An
@@ -68,7 +69,7 @@ class FileManage:
         """Hard-link the file under its new name, then unlink the old one
         (a link never replaces a file); a resumed adoption finds the new
         name made already."""
-        name = _source_name(ref)
+        name = self._named(ref)
         fmt = _format_of(name)
         target = self._path(object_id, fmt, kind)
         source = os.path.join(self.volume_dir, name)
@@ -94,7 +95,7 @@ class FileManage:
         :raises ManageExistingInvalidReference: not a plain name of a
             regular file here (a qcow2 one with a valid header).
         """
-        name = _source_name(ref)
+        name = self._named(ref)
         path = os.path.join(self.volume_dir, name)
         try:
             mode = os.lstat(path).st_mode
@@ -110,6 +111,20 @@ class FileManage:
                 except exception.VolumeBackendAPIException as exc:
                     raise _invalid(ref, str(exc))
         return path, fmt
+
+    def _named(self, ref: dict[str, Any]) -> str:
+        """The file name ``ref`` gives; ``volume-<id>`` (``snapshot-<id>``)
+        names that volume's file whatever its format, as Cinder's other
+        drivers name volumes (Tempest's default ``manage_volume_ref``)."""
+        name = _source_name(ref)
+        if os.path.lexists(os.path.join(self.volume_dir, name)):
+            return name
+        for fmt in ("raw", "qcow2"):
+            full = "%s.%s" % (name, fmt)
+            if self.name_re.match(full) and os.path.lexists(
+                    os.path.join(self.volume_dir, full)):
+                return full
+        return name
 
     def _entries(self) -> list[dict[str, Any]]:
         """Every regular, visible file of the directory, described."""

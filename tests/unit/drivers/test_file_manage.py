@@ -121,3 +121,16 @@ def test_snapshot_manage_renames_to_a_snapshot(driver):
         "snapshot-%s.raw" % snap.id
     driver.unmanage_snapshot(snap)
     assert os.path.exists(update["provider_location"])
+
+
+def test_a_volume_name_without_its_format_names_its_file(driver):
+    """Tempest's default ``manage_volume_ref``: ``volume-%s``."""
+    vol, path = test_file.create(driver)
+    driver.unmanage(vol)
+    ref = {"source-name": "volume-" + vol.id}
+    assert driver.manage_existing_get_size(ref) == 1
+    other = base.DriverVolume(id=str(uuid.uuid4()), size=1)
+    update = driver.manage_existing(other, ref)
+    assert not os.path.exists(path)
+    assert update["provider_location"].endswith(
+        "volume-%s.raw" % other.id)
