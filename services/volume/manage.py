@@ -12,6 +12,7 @@ from typing import Any
 
 from oslo_log import log as logging
 
+from common import capabilities
 from common import constants
 from common import context as ashlar_context
 from common import exception
@@ -77,13 +78,23 @@ def manage(here: volume_backend.Backend, ctxt: Context, volume_id: str,
         return False
     if not volumes_db.volume_cas(
             ctxt, volume_id, {"status": STATUS.MANAGING},
-            dict(update, status=STATUS.AVAILABLE,
+            dict(update, status=STATUS.AVAILABLE, host=_with_pool(here, row),
                  service_uuid=here.service_uuid)):
         LOG.warning("Volume %s changed status while being managed",
                     volume_id)
     LOG.info("Managed %(ref)s as volume %(id)s on %(host)s",
              {"ref": ref, "id": volume_id, "host": here.service_host})
     return True
+
+
+def _with_pool(here: volume_backend.Backend, row: Any) -> str:
+    """The row's ``host@backend``, given without a pool, with the pool of
+    a backend that has one (Cinder's manager appends it too)."""
+    if "#" in row.host:
+        return str(row.host)
+    pools = [name.partition("#")[2] for name in capabilities.flatten(
+        here.service_host, here.stats(), 0.0)]
+    return "%s#%s" % (row.host, pools[0]) if len(pools) == 1 else row.host
 
 
 def unmanage(here: volume_backend.Backend, ctxt: Context,

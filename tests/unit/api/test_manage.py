@@ -271,3 +271,14 @@ def test_a_lost_manage_ends_once_older_than_an_rpc_timeout(
     monkeypatch.setattr(resume, "_older", lambda row, seconds: True)
     resume.finish_interrupted_work(node)
     assert volumes_db.volume_get(fixtures.admin(), vid).status == after
+
+
+def test_a_host_without_a_pool_gets_the_backends_pool(api, node):
+    body = _manage(api, {"source-name": "disk-b"},
+                   host=apitest.HOST).json["volume"]
+    assert volumes_db.volume_get(fixtures.admin(), body["id"]).host == \
+        apitest.HOST
+    node.manage_existing(fixtures.admin(), body["id"],
+                         {"source-name": "disk-b"})
+    row = volumes_db.volume_get(fixtures.admin(), body["id"])
+    assert (row.status, row.host) == ("available", HOST)
