@@ -282,3 +282,17 @@ def test_a_host_without_a_pool_gets_the_backends_pool(api, node):
                          {"source-name": "disk-b"})
     row = volumes_db.volume_get(fixtures.admin(), body["id"])
     assert (row.status, row.host) == ("available", HOST)
+
+
+def test_a_pin_below_1_9_refuses_before_anything_changes(api):
+    """``[upgrade_levels] ashlar_volume`` below 1.9 (older volume nodes):
+    a 503 before any row is written or changed."""
+    api.rpc.cap = "1.8"
+    vid = api.volume()
+    assert _manage(api, {"source-name": "disk-a"}).status_code == 503
+    assert api.action(vid, {"os-unmanage": None}).status_code == 503
+    assert api.call("GET", "/manageable_volumes?host=" + HOST
+                    ).status_code == 503
+    assert [(row.id, row.status) for row in volumes_db.volume_list(
+        fixtures.admin())] == [(vid, "available")]
+    assert api.rpc.casts == []
