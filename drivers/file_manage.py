@@ -131,7 +131,7 @@ class FileManage:
         entries = []
         with os.scandir(self.volume_dir) as found:
             for entry in found:
-                if (entry.name.startswith(".")
+                if (entry.name.startswith(".") or not _printable(entry.name)
                         or not entry.is_file(follow_symlinks=False)):
                     continue
                 match = self.name_re.match(entry.name)
@@ -164,6 +164,16 @@ def _source_name(ref: Any) -> str:
         raise _invalid(ref, "expected {'source-name': <a file name in the "
                        "backend's directory>}")
     return name
+
+
+def _printable(name: str) -> bool:
+    """Whether a listing may name the file: UTF-8 (a name that is not
+    cannot cross the bus) without control characters."""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return name.isprintable()
 
 
 def _format_of(name: str) -> str:

@@ -39,6 +39,9 @@ def _digest(path):
 def test_listing_describes_plain_files_and_rounds_sizes_up(driver):
     _write(driver, "disk.img", b"x", size=units.Gi + 1)
     _write(driver, ".hidden", b"x")
+    with open(os.path.join(os.fsencode(driver.volume_dir), b"bad\xff"),
+              "wb"):
+        pass
     os.symlink("/etc/passwd", os.path.join(driver.volume_dir, "link"))
     vol, _path = test_file.create(driver)
     snap = driver.create_snapshot(base.DriverSnapshot(
