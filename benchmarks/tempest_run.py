@@ -287,13 +287,25 @@ def microversions() -> tuple[str, str]:
     return str(microversion.MIN_VERSION), str(microversion.MAX_VERSION)
 
 
+def _manage_refs(storage_protocol: str) -> dict[str, str]:
+    """What names an unmanaged volume's (snapshot's) storage: Tempest's
+    defaults (LVM's names), but for the file backend, whose snapshot is
+    the file ``snapshot-<id>.<format>`` (``drivers/file_manage.py``)."""
+    from drivers import file as file_driver
+
+    if storage_protocol != file_driver.FileDriver.STORAGE_PROTOCOL:
+        return {}
+    return {"manage_volume_ref": "source-name,volume-%s",
+            "manage_snapshot_ref": "source-name,snapshot-%s"}
+
+
 def tempest_conf(workdir: Path, auth_url: str, admin: keystone_component.User,
                  backends: Iterable[str] = BACKENDS,
                  build_timeout: int = 60, vendor_name: str | None = None,
                  storage_protocol: str | None = None) -> str:
     """tempest.conf for Ashlar as it is: Cinder's volume API with
-    snapshots, clones, reverts, several backends and multiattach; no
-    backups, images, compute, network or object storage; no manage,
+    snapshots, clones, reverts, manage, several backends and multiattach;
+    no backups, images, compute, network or object storage; no
     replication, consistency groups or encryption.  ``backends``,
     ``vendor_name`` and ``storage_protocol`` are the deployment's (default:
     Ashlar's file backends)."""
@@ -332,6 +344,7 @@ def tempest_conf(workdir: Path, auth_url: str, admin: keystone_component.User,
             "vendor_name": vendor_name,
             "storage_protocol": storage_protocol,
             "volume_size": 1, "volume_size_extend": 1,
+            **_manage_refs(storage_protocol),
             "build_interval": 1, "build_timeout": build_timeout},
         "volume-feature-enabled": {
             "snapshot": True, "clone": True, "multi_backend": True,
@@ -341,10 +354,10 @@ def tempest_conf(workdir: Path, auth_url: str, admin: keystone_component.User,
             # Cinder's standard extensions (os-hosts, ...) are Cinder's,
             # not optional: a deployment of Cinder says "all".
             "api_extensions": "all",
-            # Not offered: backups and images (deliberately), manage,
+            # Not offered: backups and images (deliberately),
             # replication; extending attached volumes needs Nova.
             "backup": False, "enable_volume_image_dep_tests": False,
-            "manage_volume": False, "manage_snapshot": False,
+            "manage_volume": True, "manage_snapshot": True,
             "replication": False, "extend_attached_volume": False,
             "extend_attached_encrypted_volume": False},
         # NOTE: no Nova, so no compute feature; the one a volume test reads
