@@ -121,6 +121,8 @@ class SnapshotStatus:
     #: delete.
     MANAGING = "managing"
     UNMANAGING = "unmanaging"
+    #: Read by a backup (Cinder's).
+    BACKING_UP = "backing-up"
 
 
 class BackupStatus:

@@ -25,6 +25,7 @@ LEVEL_ERROR = "ERROR"
 class Resource:
     VOLUME = "VOLUME"
     VOLUME_SNAPSHOT = "VOLUME_SNAPSHOT"
+    VOLUME_BACKUP = "VOLUME_BACKUP"
 
 
 #: Cinder's action ids and texts, of the actions Ashlar reports.
@@ -34,6 +35,9 @@ ACTIONS = {
     "008": "create volume from backend storage",
     "009": "create snapshot",
     "010": "delete snapshot",
+    "013": "create backup",
+    "014": "delete backup",
+    "015": "restore backup",
 }
 #: Cinder's detail ids and texts, of the details Ashlar reports.
 DETAILS = {
@@ -44,6 +48,10 @@ DETAILS = {
     "012": "Driver failed to create the volume.",
     "013": "Snapshot failed to create.",
     "016": "Snapshot failed to delete.",
+    "020": "Backup driver failed to create backup.",
+    "021": "Failed to attach volume.",
+    "025": "Backup driver failed to delete backup.",
+    "026": "Backup driver failed to restore backup.",
 }
 
 
@@ -69,6 +77,14 @@ SERVICE_DOWN = Event("008", "002")
 EXTEND_FAILED = Event("007", "010")
 SNAPSHOT_CREATE_FAILED = Event("009", "013", Resource.VOLUME_SNAPSHOT)
 SNAPSHOT_DELETE_FAILED = Event("010", "016", Resource.VOLUME_SNAPSHOT)
+#: A backup service could not connect the volume (or snapshot) it reads
+#: or writes: the node refused or failed (Cinder's ATTACH_ERROR).
+BACKUP_ATTACH_FAILED = Event("013", "021", Resource.VOLUME_BACKUP)
+RESTORE_ATTACH_FAILED = Event("015", "021", Resource.VOLUME_BACKUP)
+#: The backup driver failed to write, restore or delete a backup.
+BACKUP_CREATE_FAILED = Event("013", "020", Resource.VOLUME_BACKUP)
+BACKUP_RESTORE_FAILED = Event("015", "026", Resource.VOLUME_BACKUP)
+BACKUP_DELETE_FAILED = Event("014", "025", Resource.VOLUME_BACKUP)
 
 
 def user_message(action_id: str, detail_id: str) -> str:

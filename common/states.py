@@ -137,7 +137,11 @@ VOLUME_RESET_MIGRATION_STATUSES = (MIG.MIGRATING, MIG.ERROR, MIG.SUCCESS,
 
 #: Every snapshot status: what ``os-reset_status`` may set.
 SNAPSHOT_STATUSES = (SNAP.CREATING, SNAP.AVAILABLE, SNAP.DELETING,
-                     SNAP.ERROR, SNAP.ERROR_DELETING, SNAP.RESTORING)
+                     SNAP.ERROR, SNAP.ERROR_DELETING, SNAP.RESTORING,
+                     SNAP.BACKING_UP)
+#: A snapshot is force-deleted in any status but these: a revert or a
+#: backup reads it.
+SNAPSHOT_BUSY = (SNAP.RESTORING, SNAP.BACKING_UP)
 #: A snapshot may be the source of a new volume in these.
 SNAPSHOT_COPYABLE = (SNAP.AVAILABLE,)
 #: A snapshot may be deleted (not by force) in these.
@@ -166,10 +170,17 @@ BACKUP_STATUSES = (BAK.CREATING, BAK.AVAILABLE, BAK.DELETING, BAK.RESTORING,
 #: Cinder; it is ``backing-up`` meanwhile and goes back after.
 VOLUME_BACKUPABLE = (VOL.AVAILABLE,)
 VOLUME_BACKUPABLE_FORCED = (VOL.AVAILABLE, VOL.IN_USE)
+#: A snapshot may be backed up in these; it is ``backing-up`` meanwhile.
+SNAPSHOT_BACKUPABLE = (SNAP.AVAILABLE,)
 #: A backup may be deleted, or be the parent of an incremental one, or be
 #: restored, in these.
 BACKUP_DELETABLE = (BAK.AVAILABLE, BAK.ERROR)
 BACKUP_USABLE = (BAK.AVAILABLE,)
+#: What ``os-reset_status`` may set on a backup (Cinder's list).
+BACKUP_RESET_STATUSES = (BAK.AVAILABLE, BAK.ERROR)
+#: A backup is force-deleted in any status but these: a restore is reading
+#: it (a ``creating`` one is cancelled: its service stops reading).
+BACKUP_BUSY = (BAK.RESTORING,)
 #: An existing volume may be restored into in these (Cinder's).
 VOLUME_RESTORABLE = (VOL.AVAILABLE,)
 #: A backup service resumes its backups found in these as it starts (each

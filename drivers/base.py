@@ -502,6 +502,26 @@ class VolumeDriver(abc.ABC):
         :raises VolumeBackendAPIException: The backend failed.
         """
 
+    def initialize_connection_snapshot(self, snapshot: DriverSnapshot,
+                                       connector: dict[str, Any]
+                                       ) -> dict[str, Any]:
+        """Give a host read-only access to a snapshot (a backup of it).
+
+        :returns: os-brick ``connection_info``, as
+            :meth:`initialize_connection`.
+        :raises InvalidSnapshot: the backend cannot (the default).
+        """
+        raise exception.InvalidSnapshot(
+            reason="Backend %s cannot connect snapshot %s for a backup."
+            % (self.backend_name, snapshot.id))
+
+    def terminate_connection_snapshot(self, snapshot: DriverSnapshot,
+                                      connector: dict[str, Any]) -> None:
+        """Remove what :meth:`initialize_connection_snapshot` gave;
+        idempotent.  The default does nothing."""
+        LOG.debug("Snapshot %(id)s disconnected from %(host)s",
+                  {"id": snapshot.id, "host": connector.get("host")})
+
     def fence(self, volume: DriverVolume, target: FenceTarget) -> list[str]:
         """Revoke ``target``'s I/O to ``volume`` while other hosts go on.
 

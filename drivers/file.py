@@ -333,6 +333,21 @@ class FileDriver(file_manage.FileManage, base.VolumeDriver):
                   {"id": volume.id,
                    "host": connector.get("host") if connector else "all"})
 
+    def initialize_connection_snapshot(self, snapshot: base.DriverSnapshot,
+                                       connector: dict[str, Any]
+                                       ) -> dict[str, Any]:
+        """The snapshot's file for os-brick's ``local`` connector (the
+        reader opens it read only).
+
+        :raises SnapshotNotFound: the backend has no file for it.
+        """
+        found = self._find(snapshot.id, "snapshot")
+        if found is None:
+            raise exception.SnapshotNotFound(snapshot_id=snapshot.id)
+        return {"driver_volume_type": "local",
+                "data": {"device_path": found[0], "volume_id": snapshot.id,
+                         "format": found[1]}}
+
     def _collect_stats(self) -> dict[str, Any]:
         try:
             fs = os.statvfs(self.volume_dir)

@@ -476,6 +476,24 @@ class Backup(BASE):
     restore_volume_id: Mapped[str | None] = mapped_column(String(36))
     data_timestamp: Mapped[datetime.datetime | None] = mapped_column(
         DateTime)
+    backup_metadata: Mapped[list["BackupMetadata"]] = orm.relationship(
+        "BackupMetadata", lazy="selectin", cascade="all, delete-orphan",
+        passive_deletes=True)
+
+
+class BackupMetadata(BASE):
+    """A backup's key/value metadata (3.43)."""
+
+    __tablename__ = "backup_metadata"
+    __table_args__ = (UniqueConstraint("backup_id", "key"),)
+
+    id: Mapped[int] = mapped_column(
+        Integer, primary_key=True, autoincrement=True)
+    backup_id: Mapped[str] = mapped_column(
+        String(36), ForeignKey("backups.id", ondelete="CASCADE"),
+        nullable=False)
+    key: Mapped[str] = mapped_column(String(255), nullable=False)
+    value: Mapped[str | None] = mapped_column(String(255))
 
 
 class GroupType(BASE):

@@ -20,6 +20,7 @@ A parent is deleted only once no backup depends on it
 (``backups.num_dependent_backups``), so the objects it lends stay.
 """
 
+import contextlib
 import dataclasses
 import hashlib
 import json
@@ -27,6 +28,7 @@ import os
 import re
 import zlib
 from typing import Any
+from typing import Callable
 from typing import Protocol
 
 from oslo_config import cfg
@@ -41,6 +43,10 @@ _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,254}$")
 
 class BackupChecksumMismatch(exception.InvalidBackup):
     """A chunk read back does not have the checksum it was stored with."""
+
+
+class BackupCancelled(exception.InvalidBackup):
+    """The backup was deleted while it was being written."""
 
 
 class Readable(Protocol):
@@ -109,18 +115,26 @@ class PosixBackupDriver:
 
     # -- backup ----------------------------------------------------------------
     def backup(self, ref: BackupRef, source: Readable, size_bytes: int,
-               parent: BackupRef | None = None) -> dict[str, Any]:
+               parent: BackupRef | None = None,
+               cancelled: Callable[[], bool] | None = None) -> dict[str, Any]:
         """Back up ``size_bytes`` of ``source``; with ``parent``, store only
-        the chunks whose checksum differs from the parent's.
+        the chunks whose checksum differs from the parent's.  ``cancelled``
+        is asked before each chunk (Cinder's chunked driver asks whether
+        the backup is being deleted).
 
         :returns: the metadata written, with ``object_count``: the chunk
             files this backup wrote.
+        :raises BackupCancelled: ``cancelled`` said so (no metadata is
+            written: the folder is no backup).
         """
         known = self._parent_chunks(parent)
         folder = self._folder(ref)
         os.makedirs(folder, exist_ok=True)
         chunks, written = [], 0
         for index, offset in enumerate(range(0, size_bytes, self.chunk_size)):
+            if cancelled is not None and cancelled():
+                raise BackupCancelled(reason="Backup %s was deleted while "
+                                      "it was written." % ref.id)
             data = source.read(offset, min(self.chunk_size,
                                            size_bytes - offset))
             entry = {"offset": offset, "length": len(data),
@@ -192,6 +206,39 @@ class PosixBackupDriver:
                 reason="Backup object %s is corrupt: %s"
                 % (chunk["object"], exc)) from exc
 
+    # -- import ----------------------------------------------------------------
+    def check_import(self, ref: BackupRef, size_bytes: int,
+                     object_count: int | None,
+                     parent_id: str | None) -> None:
+        """Check that the store holds the backup an imported record
+        describes: its metadata says the same id, size, parent and object
+        count, and every object it names is there.
+
+        :raises InvalidBackup: it does not (or there is no such backup).
+        """
+        metadata = self.read_metadata(ref)
+        for name, have, want in (
+                ("id", metadata.get("backup_id"), ref.id),
+                ("size", metadata.get("size_bytes"), size_bytes),
+                ("parent_id", metadata.get("parent_id"), parent_id),
+                ("object_count", metadata.get("object_count"),
+                 object_count)):
+            if have != want:
+                raise exception.InvalidBackup(
+                    reason="Backup %s in container %s has %s %r, the record "
+                    "%r." % (ref.id, ref.container, name, have, want))
+        container = os.path.join(self.root, ref.container)
+        for chunk in metadata["chunks"]:
+            if chunk["object"] is None:
+                continue
+            backup_id, name = chunk["object"].split("/", 1)
+            check_name("Backup id", backup_id)
+            check_name("Object", name)
+            if not os.path.isfile(os.path.join(container, backup_id, name)):
+                raise exception.InvalidBackup(
+                    reason="Backup %s: object %s is missing."
+                    % (ref.id, chunk["object"]))
+
     # -- delete ----------------------------------------------------------------
     def delete(self, ref: BackupRef) -> None:
         """Remove the backup's folder (its metadata first, so a delete cut
@@ -201,5 +248,8 @@ class PosixBackupDriver:
             return
         names = sorted(os.listdir(folder), key=lambda n: n != METADATA)
         for name in names:
-            os.unlink(os.path.join(folder, name))
-        os.rmdir(folder)
+            # another delete of the same backup may run (a cancelled create)
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(os.path.join(folder, name))
+        with contextlib.suppress(FileNotFoundError):
+            os.rmdir(folder)

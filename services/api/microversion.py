@@ -48,7 +48,7 @@ _HISTORY: tuple[tuple[str, str], ...] = (
             "list."),
     ("3.8", "Manageable volume/snapshot listings; /manageable_volumes and "
             "/manageable_snapshots."),
-    ("3.9", "Backup update (not in Ashlar)."),
+    ("3.9", "Backup update: PUT /backups/{id} (name, description)."),
     ("3.10", "Volume list 'group_id' filter (Ashlar: at every version)."),
     ("3.11", "Group types and group specs."),
     ("3.12", "GET /volumes/summary."),
@@ -91,7 +91,7 @@ _HISTORY: tuple[tuple[str, str], ...] = (
     ("3.40", "Revert a volume to its latest snapshot."),
     ("3.41", "'user_id' in snapshot views."),
     ("3.42", "os-extend of in-use volumes."),
-    ("3.43", "Backup metadata (not in Ashlar)."),
+    ("3.43", "Backup metadata: on create, update and detail."),
     ("3.44", "Attachment os-complete action."),
     ("3.45", "'count' in volume lists (with_count)."),
     ("3.46", "Create from a Nova instance-snapshot image (not in Ashlar: no "
@@ -237,6 +237,7 @@ VOLUME_LIST_GLANCE_METADATA = APIVersion(3, 4)
 MESSAGES_PAGINATION = APIVersion(3, 5)
 CLUSTER_SUPPORT = APIVersion(3, 7)
 MANAGE_EXISTING_LIST = APIVersion(3, 8)
+BACKUP_UPDATE = APIVersion(3, 9)
 GROUP_TYPE = APIVersion(3, 11)
 VOLUME_SUMMARY = APIVersion(3, 12)
 GROUP_VOLUME = APIVersion(3, 13)
@@ -261,6 +262,7 @@ LIMITS_ADMIN_FILTER = APIVersion(3, 39)
 VOLUME_REVERT = APIVersion(3, 40)
 SNAPSHOT_LIST_USER_ID = APIVersion(3, 41)
 VOLUME_EXTEND_INUSE = APIVersion(3, 42)
+BACKUP_METADATA = APIVersion(3, 43)
 NEW_ATTACH_COMPLETION = APIVersion(3, 44)
 SUPPORT_COUNT_INFO = APIVersion(3, 45)
 VOLUME_CREATE_FROM_BACKUP = APIVersion(3, 47)

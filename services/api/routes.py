@@ -117,8 +117,12 @@ ROUTES: tuple[Route, ...] = (
     # Backups (the backup service's).
     route("/v3/backups", backups.Collection, "backups", "max_limit"),
     route("/v3/backups/detail", backups.Detail, "backups", "max_limit"),
+    route("/v3/backups/import_record", backups.ImportRecord, "backups"),
     route("/v3/backups/{backup_id}", backups.Item, "backups"),
     route("/v3/backups/{backup_id}/restore", backups.Restore, "backups"),
+    route("/v3/backups/{backup_id}/action", backups.Action, "backups"),
+    route("/v3/backups/{backup_id}/export_record", backups.ExportRecord,
+          "backups"),
     # Volume types, their extra specs, access and encryption.
     route("/v3/types", types.Collection, "types"),
     route("/v3/types/{type_id}", types.Item, "types", "conf"),

@@ -45,6 +45,14 @@ class BackupManager(service.Manager):
         self.worker.restore(ctxt, backup_id, volume_id, new_volume)
 
     @messaging.expose
+    def import_record(self, ctxt: Context, backup_id: str,
+                      backup_service: str, backup_url: str) -> None:
+        """An imported ``creating`` backup -> ``available`` once its record
+        matches the store (or ``error``)."""
+        self.worker.import_record(ctxt, backup_id, backup_service,
+                                  backup_url)
+
+    @messaging.expose
     def delete_backup(self, ctxt: Context, backup_id: str) -> None:
         """Remove the data, then the row (or ``error_deleting``)."""
         self.worker.delete(ctxt, backup_id)

@@ -12,11 +12,15 @@ class BackupAPI(rpc.RPCAPI):
 
         1.0 - Initial version: create_backup, restore_backup,
               delete_backup (casts).
+        1.1 - import_record (cast): check an imported record against the
+              store, then make the backup available.
     """
 
     TOPIC = constants.BACKUP_TOPIC
     BINARY = constants.BACKUP_BINARY
-    RPC_API_VERSION = "1.0"
+    RPC_API_VERSION = "1.1"
+    #: What an import needs of the backup service.
+    IMPORT_VERSION = "1.1"
 
     def create_backup(self, ctxt: RequestContext, host: str,
                       backup_id: str) -> None:
@@ -38,3 +42,11 @@ class BackupAPI(rpc.RPCAPI):
         """Remove a ``deleting`` backup's data, then its row (cast)."""
         self._prepare(server=host, version="1.0").cast(
             ctxt, "delete_backup", backup_id=backup_id)
+
+    def import_record(self, ctxt: RequestContext, host: str, backup_id: str,
+                      backup_service: str, backup_url: str) -> None:
+        """Check a ``creating`` imported backup's record against the store
+        and make it available (cast; ``require(IMPORT_VERSION)`` first)."""
+        self._prepare(server=host, version=self.IMPORT_VERSION).cast(
+            ctxt, "import_record", backup_id=backup_id,
+            backup_service=backup_service, backup_url=backup_url)

@@ -11,6 +11,7 @@ cast has no caller to answer: a failure ends as a status with a
 """
 
 import contextlib
+import threading
 import time
 from typing import Any
 from typing import Iterator
@@ -18,10 +19,11 @@ from typing import Iterator
 from oslo_config import cfg
 from oslo_log import log as logging
 
+from common import backup_record
 from common import constants
 from common import context as ashlar_context
 from common import exception
-from common.db.api import attachments as attachments_db
+from common import messages
 from common.db.api import backups as backups_db
 from common.db.api import volumes as volumes_db
 from drivers.backup import posix
@@ -34,8 +36,16 @@ Context = ashlar_context.RequestContext
 BAK = constants.BackupStatus
 VOL = constants.VolumeStatus
 GIB = 1024 ** 3
+#: The driver named in ``backups.service`` (and in an exported record).
+SERVICE = "drivers.backup.posix"
 #: Seconds between reads of a new volume a restore waits for.
 NEW_VOLUME_POLL = 0.5
+
+
+class ConnectFailed(exception.AshlarException):
+    """The volume's node did not connect the volume (or snapshot)."""
+
+    msg_fmt = "%(reason)s"
 
 
 class BackupWorker:
@@ -50,13 +60,27 @@ class BackupWorker:
         #: lets in the initiator volume_io logs in as.
         self.connector = {"host": host, "multipath": False,
                           "initiator": iscsi_io.initiator_name(conf)}
+        #: Backups this process is creating (a delete waits for them).
+        self._creating: set[str] = set()
+        self._lock = threading.Lock()
 
     # -- the data path ---------------------------------------------------------
     @contextlib.contextmanager
-    def _open(self, ctxt: Context, volume: Any,
-              read_only: bool) -> Iterator[volume_io.VolumeHandle]:
-        info = self.volume_rpc.backup_connect(ctxt, volume.host, volume.id,
-                                              self.connector)
+    def _open(self, ctxt: Context, volume: Any, read_only: bool,
+              snapshot_id: str | None = None
+              ) -> Iterator[volume_io.VolumeHandle]:
+        """The volume (or its snapshot ``snapshot_id``, read only) through
+        the connection its node makes for this service."""
+        rpc = self.volume_rpc
+        try:
+            if snapshot_id:
+                info = rpc.backup_connect_snapshot(
+                    ctxt, volume.host, snapshot_id, self.connector)
+            else:
+                info = rpc.backup_connect(ctxt, volume.host, volume.id,
+                                          self.connector)
+        except Exception as exc:
+            raise ConnectFailed(reason=str(exc)) from exc
         try:
             flat = dict(info.get("data") or {},
                         driver_volume_type=info.get("driver_volume_type"),
@@ -66,48 +90,95 @@ class BackupWorker:
                     reason="Volume %s is %s; backups read raw volumes."
                     % (volume.id, flat["format"]))
             with volume_io.open_volume(self.conf, {
-                    "id": "backup-of-%s" % volume.id,
+                    "id": "backup-of-%s" % (snapshot_id or volume.id),
                     "connection_info": flat}) as handle:
                 yield handle
         finally:
-            self.volume_rpc.backup_disconnect(ctxt, volume.host, volume.id,
-                                              self.connector)
+            if snapshot_id:
+                rpc.backup_disconnect_snapshot(ctxt, volume.host, snapshot_id,
+                                               self.connector)
+            else:
+                rpc.backup_disconnect(ctxt, volume.host, volume.id,
+                                      self.connector)
 
     def _ref(self, row: Any) -> posix.BackupRef:
         return posix.BackupRef(row.id, row.container)
 
     # -- create ----------------------------------------------------------------
     def create(self, ctxt: Context, backup_id: str) -> None:
+        """Read the volume (or snapshot) into the store; ``available``,
+        else ``error`` with a user message.  A backup deleted meanwhile (an
+        admin's force delete) stops, and its data and row go."""
         row = backups_db.backup_get(ctxt, backup_id)
         if row.status != BAK.CREATING:
             return
+        with self._lock:
+            self._creating.add(backup_id)
+        try:
+            self._create(ctxt, row)
+        finally:
+            with self._lock:
+                self._creating.discard(backup_id)
+
+    def _create(self, ctxt: Context, row: Any) -> None:
         volume = volumes_db.volume_get(ctxt, row.volume_id)
         parent = (self._ref(backups_db.backup_get(ctxt, row.parent_id))
                   if row.parent_id else None)
         try:
-            with self._open(ctxt, volume, read_only=True) as handle:
-                meta = self.driver.backup(self._ref(row), handle,
-                                          volume.size * GIB, parent)
+            with self._open(ctxt, volume, True, row.snapshot_id) as handle:
+                meta = self.driver.backup(
+                    self._ref(row), handle, row.size * GIB, parent,
+                    cancelled=lambda: self._deleting(ctxt, row.id))
         except Exception as exc:  # noqa: BLE001 - a cast ends as a status
-            LOG.exception("Backup %s failed", backup_id)
-            self._settle(ctxt, backup_id, BAK.CREATING,
-                         {"status": BAK.ERROR, "fail_reason": str(exc)},
-                         row.volume_id)
+            LOG.exception("Backup %s failed", row.id)
+            if not self._settle(ctxt, row, {"status": BAK.ERROR,
+                                             "fail_reason": str(exc)}):
+                self._finish_cancelled(ctxt, row)
+                return
+            self._tell(ctxt, row, messages.BACKUP_ATTACH_FAILED
+                       if isinstance(exc, ConnectFailed)
+                       else messages.BACKUP_CREATE_FAILED)
             return
-        self._settle(ctxt, backup_id, BAK.CREATING,
-                     {"status": BAK.AVAILABLE,
-                      "object_count": meta["object_count"],
-                      "service": "drivers.backup.posix"},
-                     row.volume_id)
+        if not self._settle(ctxt, row, {
+                "status": BAK.AVAILABLE, "object_count": meta["object_count"],
+                "service": SERVICE}):
+            self._finish_cancelled(ctxt, row)
 
-    def _settle(self, ctxt: Context, backup_id: str, expected: str,
-                values: dict[str, Any], volume_id: str) -> None:
-        """The backup to ``values``; the volume out of ``backing-up`` to
-        what its attachments say (``available`` or ``in-use``)."""
-        if not backups_db.backup_cas(ctxt, backup_id, {"status": expected},
-                                     values):
-            LOG.warning("Backup %s changed meanwhile", backup_id)
-        attachments_db.volume_leave_status(ctxt, volume_id, VOL.BACKING_UP)
+    def _tell(self, ctxt: Context, row: Any,
+              event: messages.Event) -> None:
+        """A user message about the backup for its project."""
+        messages.record(ctxt, self.conf.message_ttl, event, row.id,
+                        row.project_id)
+
+    def _deleting(self, ctxt: Context, backup_id: str) -> bool:
+        try:
+            row = backups_db.backup_get(ctxt, backup_id)
+        except exception.BackupNotFound:
+            return True
+        return row.status == BAK.DELETING
+
+    def _settle(self, ctxt: Context, row: Any, values: dict[str, Any]) -> bool:
+        """``creating`` to ``values``; the volume (or snapshot) out of
+        ``backing-up`` either way.
+
+        :returns: whether the backup was still ``creating``.
+        """
+        settled = backups_db.backup_cas(ctxt, row.id,
+                                        {"status": BAK.CREATING}, values)
+        if not settled:
+            LOG.warning("Backup %s changed meanwhile", row.id)
+        backups_db.release_source(ctxt, row.volume_id, row.snapshot_id)
+        return settled
+
+    def _finish_cancelled(self, ctxt: Context, row: Any) -> None:
+        """A backup deleted while it was read: remove what was written,
+        then the row (its delete left it to this step)."""
+        with self._lock:
+            self._creating.discard(row.id)
+        if not self._deleting(ctxt, row.id):
+            return
+        LOG.info("Backup %s was deleted while created; removing it", row.id)
+        self.delete(ctxt, row.id)
 
     # -- restore ---------------------------------------------------------------
     def restore(self, ctxt: Context, backup_id: str, volume_id: str,
@@ -123,10 +194,13 @@ class BackupWorker:
             LOG.exception("Restore of backup %s failed", backup_id)
             backups_db.volume_settle(ctxt, volume_id, VOL.RESTORING_BACKUP,
                                      VOL.ERROR_RESTORING)
-            backups_db.backup_cas(ctxt, backup_id, {"status": BAK.RESTORING},
-                                  {"status": BAK.AVAILABLE,
-                                   "restore_volume_id": None,
-                                   "fail_reason": str(exc)})
+            if backups_db.backup_cas(
+                    ctxt, backup_id, {"status": BAK.RESTORING},
+                    {"status": BAK.AVAILABLE, "restore_volume_id": None,
+                     "fail_reason": str(exc)}):
+                self._tell(ctxt, row, messages.RESTORE_ATTACH_FAILED
+                           if isinstance(exc, ConnectFailed)
+                           else messages.BACKUP_RESTORE_FAILED)
             return
         backups_db.volume_settle(ctxt, volume_id, VOL.RESTORING_BACKUP,
                                  VOL.AVAILABLE)
@@ -178,18 +252,82 @@ class BackupWorker:
                     {"status": BAK.AVAILABLE})
         return len(rows)
 
+    # -- import ----------------------------------------------------------------
+    def import_record(self, ctxt: Context, backup_id: str,
+                      backup_service: str, backup_url: str) -> None:
+        """A ``creating`` import: check the record against the store, then
+        ``available`` with the record's columns (else ``error``), as
+        Cinder's backup manager does."""
+        row = backups_db.backup_get(ctxt, backup_id)
+        if row.status != BAK.CREATING:
+            return
+        try:
+            values, metadata = self._checked_record(backup_id,
+                                                    backup_service,
+                                                    backup_url)
+        except Exception as exc:  # noqa: BLE001 - a cast ends as a status
+            LOG.exception("Import of backup %s failed", backup_id)
+            backups_db.backup_cas(ctxt, backup_id, {"status": BAK.CREATING},
+                                  {"status": BAK.ERROR,
+                                   "fail_reason": str(exc)})
+            return
+        if not backups_db.backup_import_settle(ctxt, backup_id, values,
+                                               metadata):
+            LOG.warning("Imported backup %s changed meanwhile", backup_id)
+
+    def _checked_record(self, backup_id: str, backup_service: str,
+                        backup_url: str) -> tuple[dict, dict]:
+        """The columns and metadata of a record that matches the store.
+
+        :raises ServiceNotFound: the record is another driver's.
+        :raises InvalidBackup: it does not match the store or the row.
+        """
+        if not SERVICE.startswith(backup_service or "-"):
+            raise exception.ServiceNotFound(service_id=backup_service)
+        record = backup_record.decode(backup_url)
+        missing = backup_record.REQUIRED - set(record)
+        if missing:
+            raise exception.InvalidBackup(
+                reason="Driver successfully decoded imported backup data, "
+                "but there are missing fields (%s)."
+                % ", ".join(sorted(missing)))
+        if record["id"] != backup_id:
+            raise exception.InvalidBackup(
+                reason="Trying to import backup metadata from id %s into "
+                "backup %s." % (record["id"], backup_id))
+        values = backup_record.columns(record)
+        self.driver.check_import(
+            posix.BackupRef(backup_id, str(values["container"])),
+            int(values["size"]) * GIB, values["object_count"],
+            values["parent_id"])
+        values.update(service=SERVICE, host=self.host,
+                      availability_zone=self.conf.storage_availability_zone)
+        return values, dict(record.get("metadata") or {})
+
     # -- delete ----------------------------------------------------------------
     def delete(self, ctxt: Context, backup_id: str) -> None:
-        row = backups_db.backup_get(ctxt, backup_id)
+        """Remove the data, then the row (``error_deleting`` on failure).
+        A backup this service is still creating is left to that step,
+        which stops at its next chunk and comes here."""
+        with self._lock:
+            if backup_id in self._creating:
+                return
+        try:
+            row = backups_db.backup_get(ctxt, backup_id)
+        except exception.BackupNotFound:
+            return
         if row.status != BAK.DELETING:
             return
         try:
             self.driver.delete(self._ref(row))
         except Exception as exc:  # noqa: BLE001 - a cast ends as a status
             LOG.exception("Delete of backup %s failed", backup_id)
-            backups_db.backup_cas(ctxt, backup_id, {"status": BAK.DELETING},
-                                  {"status": BAK.ERROR_DELETING,
-                                   "fail_reason": str(exc)})
+            if backups_db.backup_cas(ctxt, backup_id,
+                                     {"status": BAK.DELETING},
+                                     {"status": BAK.ERROR_DELETING,
+                                      "fail_reason": str(exc)}):
+                self._tell(ctxt, row, messages.BACKUP_DELETE_FAILED)
             return
+        # a create cut short (a force delete, then a restart) held its source
+        backups_db.release_source(ctxt, row.volume_id, row.snapshot_id)
         backups_db.backup_destroy(ctxt, backup_id)
-

@@ -338,6 +338,20 @@ class VolumeManager(service.Manager):
         """End a backup's or a restore's connection."""
         backup_access.disconnect(ctxt, self.driver, volume_id, connector)
 
+    @messaging.expose
+    def backup_connect_snapshot(self, ctxt: Context, snapshot_id: str,
+                                connector: dict) -> dict:
+        """Connect a snapshot a backup reads."""
+        return backup_access.connect_snapshot(ctxt, self.driver, snapshot_id,
+                                              connector)
+
+    @messaging.expose
+    def backup_disconnect_snapshot(self, ctxt: Context, snapshot_id: str,
+                                   connector: dict) -> None:
+        """End a snapshot backup's connection."""
+        backup_access.disconnect_snapshot(ctxt, self.driver, snapshot_id,
+                                          connector)
+
 
 def _snapshot_of(ctxt: Context, attachment_id: str,
                  connecting: bool) -> volume_rpcapi.AttachmentSnapshot:

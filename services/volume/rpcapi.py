@@ -104,13 +104,17 @@ class VolumeAPI(rpc.RPCAPI):
               manage_existing_get_size (calls); manage_existing,
               manage_existing_snapshot, unmanage_volume,
               unmanage_snapshot (casts): adopt or forget existing storage.
+        1.10 - backup_connect_snapshot, backup_disconnect_snapshot (calls):
+              a backup service reads a ``backing-up`` snapshot.
     """
 
     TOPIC = constants.VOLUME_TOPIC
     BINARY = constants.VOLUME_BINARY
-    RPC_API_VERSION = "1.9"
+    RPC_API_VERSION = "1.10"
     #: What a backup or a restore needs of the volume's node.
     BACKUP_VERSION = "1.8"
+    #: What a backup of a snapshot needs of the volume's node.
+    SNAPSHOT_BACKUP_VERSION = "1.10"
     #: A delete that takes the volume's snapshots along.
     CASCADE_VERSION = "1.5"
 
@@ -339,3 +343,23 @@ class VolumeAPI(rpc.RPCAPI):
         """Forget the ``unmanaging`` snapshot, its storage left (cast)."""
         self._prepare(server=backend_of(host), version="1.9").cast(
             ctxt, "unmanage_snapshot", snapshot_id=snapshot_id)
+    @rpc.assert_min_rpc_version("1.10")
+    def backup_connect_snapshot(self, ctxt: RequestContext, host: str,
+                                snapshot_id: str,
+                                connector: dict[str, Any]) -> dict[str, Any]:
+        """The driver's read-only connection to a snapshot being backed
+        up, for the backup service's ``connector`` (call)."""
+        info: dict[str, Any] = self._prepare(
+            server=backend_of(host), version="1.10").call(
+            ctxt, "backup_connect_snapshot", snapshot_id=snapshot_id,
+            connector=connector)
+        return info
+
+    @rpc.assert_min_rpc_version("1.10")
+    def backup_disconnect_snapshot(self, ctxt: RequestContext, host: str,
+                                   snapshot_id: str,
+                                   connector: dict[str, Any]) -> None:
+        """End what ``backup_connect_snapshot`` made (call)."""
+        self._prepare(server=backend_of(host), version="1.10").call(
+            ctxt, "backup_disconnect_snapshot", snapshot_id=snapshot_id,
+            connector=connector)

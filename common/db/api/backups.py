@@ -9,6 +9,7 @@ its parent (``num_dependent_backups``, ``WHERE`` the parent is
 delete and an incremental backup of the same parent only one lands.
 """
 
+from collections.abc import Mapping
 from typing import Any
 
 import sqlalchemy as sa
@@ -19,7 +20,10 @@ from common import exception
 from common import states
 from common.context import RequestContext
 from common.db import models
+from common.db.api import attachments as attachments_db
+from common.db.api import metadata as metadata_db
 from common.db.api import quotas as quotas_db
+from common.db.api import snapshots as snapshots_db
 from common.db.api.cas import compare_and_swap
 from common.db.api.cas import conditional_update
 from common.db.api.engine import reader
@@ -71,19 +75,41 @@ def _count_on_parent(session: SessionOrConnection, parent_id: str) -> None:
             "incremental backup." % parent_id)
 
 
+def _swap_snapshot(session: SessionOrConnection, snapshot_id: str,
+                   volume_id: str) -> None:
+    """The volume's ``available`` snapshot to ``backing-up``.
+
+    :raises InvalidSnapshot: it is in another status, or of another volume
+        (SnapshotNotFound: it is gone).
+    """
+    if not conditional_update(
+            session, models.Snapshot, snapshot_id,
+            {"status": states.SNAPSHOT_BACKUPABLE, "volume_id": volume_id},
+            {"status": constants.SnapshotStatus.BACKING_UP}):
+        status = session.execute(sa.select(models.Snapshot.status).where(
+            models.Snapshot.id == snapshot_id)).scalar()
+        if status is None:
+            raise exception.SnapshotNotFound(snapshot_id=snapshot_id)
+        raise exception.InvalidSnapshot(
+            reason="Snapshot to be backed up must be available, but the "
+            "current status is \"%s\"." % status)
+
+
 @retry_on_deadlock
 @writer
 def backup_create(context: RequestContext, conf: cfg.ConfigOpts,
-                  values: dict[str, Any],
-                  volume_expected: dict[str, Any]) -> models.Backup:
-    """Insert a backup ``creating``, its volume going ``backing-up``, in
-    one transaction.
+                  values: dict[str, Any], volume_expected: dict[str, Any],
+                  metadata: Mapping[str, str | None] | None = None
+                  ) -> models.Backup:
+    """Insert a backup ``creating``, its volume going ``backing-up`` (or,
+    with ``snapshot_id``, that snapshot), in one transaction.
 
     :param values: the backup's columns (``id``, ``volume_id``,
         ``project_id``, ``size`` at least; ``parent_id`` for an
-        incremental one).
+        incremental one, ``snapshot_id`` for a backup of a snapshot).
     :raises QuotaError: over the backup quotas.
     :raises InvalidVolume: the volume does not pass ``volume_expected``.
+    :raises InvalidSnapshot: the snapshot is not ``available``.
     :raises InvalidBackup: the parent is not available.
     """
     session = context.session
@@ -95,11 +121,16 @@ def backup_create(context: RequestContext, conf: cfg.ConfigOpts,
         if refusal is not None:
             raise refusal from None
         raise
-    _swap_volume(session, values["volume_id"], volume_expected,
-                 constants.VolumeStatus.BACKING_UP)
+    if values.get("snapshot_id"):
+        _swap_snapshot(session, values["snapshot_id"], values["volume_id"])
+    else:
+        _swap_volume(session, values["volume_id"], volume_expected,
+                     constants.VolumeStatus.BACKING_UP)
     if values.get("parent_id"):
         _count_on_parent(session, values["parent_id"])
     row = BAK(status=constants.BackupStatus.CREATING, **values)
+    row.backup_metadata = [models.BackupMetadata(key=k, value=v)
+                           for k, v in (metadata or {}).items()]
     session.add(row)
     session.flush()
     return _get(session, row.id)
@@ -112,13 +143,16 @@ def backup_get(context: RequestContext, backup_id: str) -> models.Backup:
 
 
 @reader
-def latest_backup(context: RequestContext,
-                  volume_id: str) -> models.Backup | None:
+def latest_backup(context: RequestContext, volume_id: str,
+                  before: Any = None) -> models.Backup | None:
     """The volume's newest available backup (an incremental one's parent,
-    as in Cinder: by ``data_timestamp``)."""
-    return context.session.execute(sa.select(BAK).where(
-        BAK.volume_id == volume_id,
-        BAK.status.in_(states.BACKUP_USABLE)).order_by(
+    as in Cinder: by ``data_timestamp``); with ``before`` (a snapshot's
+    ``created_at``), the newest of the data older than that."""
+    query = sa.select(BAK).where(BAK.volume_id == volume_id,
+                                 BAK.status.in_(states.BACKUP_USABLE))
+    if before is not None:
+        query = query.where(BAK.data_timestamp < before)
+    return context.session.execute(query.order_by(
         BAK.data_timestamp.desc(), BAK.created_at.desc(),
         BAK.id)).scalars().first()
 
@@ -199,8 +233,115 @@ def backup_destroy(context: RequestContext, backup_id: str) -> bool:
             BAK.id == backup_id, BAK.num_dependent_backups == 0)
             ).rowcount != 1:
         return False
+    session.execute(sa.delete(models.BackupMetadata).where(
+        models.BackupMetadata.backup_id == backup_id))
     if parent_id is not None:
         session.execute(sa.update(BAK).where(BAK.id == parent_id).values(
             num_dependent_backups=BAK.num_dependent_backups - 1,
             updated_at=utcnow()))
+    return True
+
+
+@reader
+def creating_backup_of(context: RequestContext, volume_id: str,
+                       snapshot_id: str | None) -> bool:
+    """Whether a backup of the volume (or of its snapshot) is
+    ``creating``."""
+    source = BAK.snapshot_id == snapshot_id if snapshot_id else \
+        BAK.snapshot_id.is_(None)
+    return context.session.execute(sa.select(BAK.id).where(
+        BAK.volume_id == volume_id, source,
+        BAK.status == constants.BackupStatus.CREATING).limit(1)
+    ).first() is not None
+
+
+def release_source(context: RequestContext, volume_id: str,
+                   snapshot_id: str | None) -> None:
+    """The volume out of ``backing-up`` to what its attachments say (or
+    the snapshot back to ``available``), unless a backup of it is still
+    ``creating``: while the source is held no other backup of it starts,
+    so the answer cannot change before the swap."""
+    if creating_backup_of(context, volume_id, snapshot_id):
+        return
+    if snapshot_id:
+        snapshots_db.snapshot_cas(
+            context, snapshot_id,
+            {"status": constants.SnapshotStatus.BACKING_UP},
+            {"status": constants.SnapshotStatus.AVAILABLE})
+    else:
+        attachments_db.volume_leave_status(
+            context, volume_id, constants.VolumeStatus.BACKING_UP)
+
+
+@retry_on_deadlock
+@writer
+def backup_update(context: RequestContext, backup_id: str,
+                  values: dict[str, Any],
+                  metadata: Mapping[str, str | None] | None) -> models.Backup:
+    """Set a backup's columns (name, description) and, unless None,
+    replace its metadata (Cinder's backup update).
+
+    :raises BackupNotFound:
+    """
+    session = context.session
+    row = _get(session, backup_id)
+    for key, value in values.items():
+        setattr(row, key, value)
+    if metadata is not None:
+        metadata_db.set_items(session, row, "backup_metadata",
+                              models.BackupMetadata, metadata, replace=True)
+    row.updated_at = utcnow()
+    session.flush()
+    return _get(session, backup_id)
+
+
+@retry_on_deadlock
+@writer
+def backup_import_create(context: RequestContext, conf: cfg.ConfigOpts,
+                         values: dict[str, Any]) -> models.Backup:
+    """Insert an imported backup ``creating`` under the quota check (its
+    columns from the record come once its service has checked it).
+
+    :raises QuotaError: over the backup quotas.
+    :raises InvalidBackup: a backup with that id exists.
+    """
+    session = context.session
+    quotas_db.enforce_backups(session, conf, values["project_id"],
+                              values["size"])
+    if session.execute(sa.select(BAK.id).where(
+            BAK.id == values["id"])).first() is not None:
+        raise exception.InvalidBackup(
+            reason="Backup already exists in database.")
+    session.add(BAK(status=constants.BackupStatus.CREATING, **values))
+    session.flush()
+    return _get(session, values["id"])
+
+
+@retry_on_deadlock
+@writer
+def backup_import_settle(context: RequestContext, backup_id: str,
+                         values: dict[str, Any],
+                         metadata: Mapping[str, str | None]) -> bool:
+    """A ``creating`` import to ``available`` with the record's columns
+    and metadata, counted on its parent (if that is here) and counting the
+    incremental backups already here that name it, in one transaction.
+
+    :returns: whether it was still ``creating``.
+    """
+    session = context.session
+    children = session.execute(sa.select(sa.func.count()).where(
+        BAK.parent_id == backup_id)).scalar_one()
+    if not conditional_update(session, BAK, backup_id,
+                              {"status": constants.BackupStatus.CREATING},
+                              dict(values, num_dependent_backups=children,
+                                   status=constants.BackupStatus.AVAILABLE)):
+        return False
+    if values.get("parent_id"):
+        session.execute(sa.update(BAK).where(
+            BAK.id == values["parent_id"]).values(
+            num_dependent_backups=BAK.num_dependent_backups + 1,
+            updated_at=utcnow()))
+    metadata_db.set_items(session, _get(session, backup_id),
+                          "backup_metadata", models.BackupMetadata,
+                          metadata, replace=True)
     return True

@@ -1,5 +1,5 @@
-"""Key/value metadata of volumes and snapshots: one way to merge, replace
-and remove keys for both (each owner has its item model and relation)."""
+"""Key/value metadata of volumes, snapshots and backups: one way to merge,
+replace and remove keys for all (each owner has its item model and relation)."""
 
 from collections.abc import Mapping
 
@@ -11,8 +11,9 @@ from common.db.api.timestamps import utcnow
 
 #: An owner of metadata (``Volume``, ``Snapshot``) and its item model
 #: (``VolumeMetadata``, ``SnapshotMetadata``).
-_Owner = models.Volume | models.Snapshot
-_Item = type[models.VolumeMetadata] | type[models.SnapshotMetadata]
+_Owner = models.Volume | models.Snapshot | models.Backup
+_Item = (type[models.VolumeMetadata] | type[models.SnapshotMetadata]
+         | type[models.BackupMetadata])
 
 
 def set_items(session: orm.Session, row: _Owner, relation: str, item: _Item,

@@ -115,7 +115,8 @@ class SnapshotOperations:
                force: bool = False) -> None:
         """``deleting``, then the volume service removes it.
 
-        With ``force``, any status but ``restoring``: a ``deleting`` one
+        With ``force``, any status but ``restoring`` or ``backing-up``
+        (``states.SNAPSHOT_BUSY``): a ``deleting`` one
         is cast again (its node deletes it once; a cast that finds it in
         hand or gone does nothing), as Cinder's force delete does.
 
@@ -133,7 +134,7 @@ class SnapshotOperations:
                            snapshot_id, row.group_snapshot_id))
         expected = ({"status": states.SNAPSHOT_DELETABLE} if not force
                     else {"status": row.status})
-        if row.status == SNAP.RESTORING or \
+        if row.status in states.SNAPSHOT_BUSY or \
                 not snapshots_db.snapshot_cas(
                     ctxt, snapshot_id, expected, {"status": SNAP.DELETING},
                     check=lambda session: sources_db.refuse_if_copied(
@@ -141,7 +142,7 @@ class SnapshotOperations:
             raise exception.InvalidSnapshot(
                 reason="Snapshot status must be %s, not %s" % (
                     "available or error" if not force
-                    else "other than restoring", row.status))
+                    else "other than restoring or backing-up", row.status))
         try:
             self.volume.delete_snapshot(
                 ctxt, snapshot_id,

@@ -34,6 +34,9 @@ def detail(row: models.Backup, ctxt: RequestContext, version: V,
         "snapshot_id": row.snapshot_id,
         "data_timestamp": views.timestamp(row.data_timestamp),
     }
+    if version >= mv.BACKUP_METADATA:
+        body["metadata"] = {item.key: item.value
+                            for item in row.backup_metadata}
     if version >= mv.BACKUP_PROJECT and ctxt.can(
             "backup:backup_project_attribute",
             {"project_id": row.project_id}, fatal=False):

@@ -45,6 +45,7 @@ class FakeVolumeRPC:
     MIGRATION_VERSION = "1.6"
     BACKUP_VERSION = "1.8"
     MANAGE_VERSION = "1.9"
+    SNAPSHOT_BACKUP_VERSION = "1.10"
 
     def __init__(self, attacher):
         self.attacher = attacher

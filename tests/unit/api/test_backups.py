@@ -2,6 +2,8 @@
 list, show, delete, restore; placement on a live backup service; the
 rules, quotas and messages Cinder has."""
 
+import base64
+import json
 import uuid
 
 import pytest
@@ -9,6 +11,7 @@ import pytest
 from common.db.api import backups as backups_db
 from common.db.api import quotas as quotas_db
 from common.db.api import services as services_db
+from common.db.api import snapshots as snapshots_db
 from common.db.api import volumes as volumes_db
 
 try:
@@ -103,19 +106,60 @@ def test_a_backup_is_the_requesters_projects_as_in_cinder(api):
         "id"]).project_id == "p1"
 
 
-def test_a_null_snapshot_id_is_taken_a_snapshot_refused(api):
-    """cinderclient sends ``snapshot_id: null``; a backup of a snapshot
-    is refused, and changes nothing."""
-    vid = api.volume()
-    refused = api.call("POST", "/backups", {"backup": {
-        "volume_id": vid, "snapshot_id": str(uuid.uuid4())}})
-    assert refused.status_code == 400
-    assert apitest.message(refused) == (
-        "Invalid input received: Backups of a snapshot are not supported "
-        "yet.")
-    assert _status(vid) == "available"
+def _snapshot(volume_id, status="available"):
+    volume = volumes_db.volume_get(fixtures.admin(), volume_id)
+    return fixtures.make_snapshot(volume, status=status)
+
+
+def test_a_backup_of_a_snapshot_holds_the_snapshot_not_the_volume(api):
+    """cinderclient sends ``snapshot_id: null`` (a volume backup); a
+    snapshot named is read instead: it is ``backing-up``, the volume's
+    status does not matter."""
+    vid = api.volume(status="in-use")
+    snap = _snapshot(vid)
+    resp = _backup(api, vid, snapshot_id=snap.id, **MEMBER)
+    assert resp.status_code == 202, resp.json
+    row = backups_db.backup_get(fixtures.admin(), resp.json["backup"]["id"])
+    assert (row.snapshot_id, row.size, row.data_timestamp) == (
+        snap.id, snap.volume_size, snap.created_at)
+    assert _status(vid) == "in-use"
+    assert snapshots_db.snapshot_get(fixtures.admin(), snap.id).status == \
+        "backing-up"
+    shown = api.call("GET", "/backups/" + row.id).json["backup"]
+    assert shown["snapshot_id"] == snap.id
+    again = _backup(api, vid, snapshot_id=snap.id)
+    assert again.status_code == 400
+    assert apitest.message(again) == (
+        'Invalid snapshot: Snapshot to be backed up must be available, but '
+        'the current status is "backing-up".')
     assert api.call("POST", "/backups", {"backup": {
-        "volume_id": vid, "snapshot_id": None}}).status_code == 202
+        "volume_id": vid, "snapshot_id": None}}).status_code == 400  # in-use
+
+
+def test_a_snapshot_of_another_volume_or_unknown_is_refused(api):
+    snap = _snapshot(api.volume())
+    other = api.volume()
+    resp = _backup(api, other, snapshot_id=snap.id)
+    assert resp.status_code == 400
+    assert "does not match with snapshot.volume_id" in apitest.message(resp)
+    assert _backup(api, other, snapshot_id=str(uuid.uuid4())
+                   ).status_code == 404
+    assert backups_db.backup_list(fixtures.admin()) == []
+
+
+def test_an_incremental_backup_of_a_snapshot_takes_older_data(api):
+    """The parent is the latest backup of data older than the snapshot,
+    as Cinder chooses it."""
+    vid = api.volume()
+    before = _backup(api, vid).json["backup"]["id"]
+    _available(api, before, vid)
+    snap = _snapshot(vid)
+    after = _backup(api, vid).json["backup"]["id"]
+    _available(api, after, vid)
+    incr = _backup(api, vid, snapshot_id=snap.id, incremental=True)
+    assert incr.status_code == 202, incr.json
+    row = backups_db.backup_get(fixtures.admin(), incr.json["backup"]["id"])
+    assert row.parent_id == before
 
 
 def test_no_live_backup_service_is_503_and_changes_nothing(api):
@@ -239,3 +283,145 @@ def test_restore_into_a_new_volume(api):
     assert call[2] == {"new_volume": True}
     resp = api.call("POST", "/backups/%s/restore" % bid, {"restore": {}})
     assert resp.status_code == 400  # restoring already
+
+
+def _action(api, backup_id, body, **kwargs):
+    return api.call("POST", "/backups/%s/action" % backup_id, body, **kwargs)
+
+
+def test_reset_status_is_an_admins_and_takes_cinders_statuses(api):
+    vid = api.volume()
+    bid = _backup(api, vid).json["backup"]["id"]
+    assert _action(api, bid, {"os-reset_status": {"status": "available"}},
+                   **MEMBER).status_code == 403
+    resp = _action(api, bid, {"os-reset_status": {"status": "deleting"}})
+    assert resp.status_code == 400
+    assert apitest.message(resp) == (
+        "Invalid input received: Backup status: deleting is invalid, valid "
+        "statuses are: ['available', 'error'].")
+    resp = _action(api, bid, {"os-reset_status": {"status": "ERROR"}})
+    assert resp.status_code == 202 and resp.text == ""
+    assert backups_db.backup_get(fixtures.admin(), bid).status == "error"
+    assert _action(api, bid, {"os-bogus": {}}).status_code == 400
+    assert _action(api, str(uuid.uuid4()), {"os-reset_status": {
+        "status": "error"}}).status_code == 404
+
+
+def test_force_delete_any_status_but_restoring(api):
+    """A ``creating`` backup is force-deleted (its service cancels it), a
+    ``restoring`` one is refused, a parent still refused."""
+    vid = api.volume()
+    bid = _backup(api, vid).json["backup"]["id"]
+    assert _action(api, bid, {"os-force_delete": None},
+                   **MEMBER).status_code == 403
+    resp = _action(api, bid, {"os-force_delete": {}})
+    assert resp.status_code == 202, resp.json
+    assert backups_db.backup_get(fixtures.admin(), bid).status == "deleting"
+    assert _casts(api, "delete_backup")[-1][1][1:] == ("bk-a", bid)
+    assert _action(api, bid, {"os-force_delete": {}}).status_code == 202
+    backups_db.backup_cas(fixtures.admin(), bid, {}, {"status": "restoring"})
+    resp = _action(api, bid, {"os-force_delete": {}})
+    assert resp.status_code == 400
+    assert apitest.message(resp) == (
+        "Invalid backup: Backup status must be other than restoring")
+    vid2 = api.volume()
+    parent = _backup(api, vid2).json["backup"]["id"]
+    _available(api, parent, vid2)
+    _backup(api, vid2, incremental=True)
+    resp = _action(api, parent, {"os-force_delete": {}})
+    assert resp.status_code == 400
+    assert "Incremental backups exist" in apitest.message(resp)
+
+
+def test_update_name_description_from_3_9_metadata_from_3_43(api):
+    vid = api.volume()
+    bid = _backup(api, vid, name="old").json["backup"]["id"]
+    path = "/backups/" + bid
+    assert api.call("PUT", path, {"backup": {"name": "x"}},
+                    version="volume 3.8").status_code == 404
+    resp = api.call("PUT", path, {"backup": {"name": "new",
+                                             "description": "d"}},
+                    version="volume 3.9", **MEMBER)
+    assert resp.status_code == 200, resp.json
+    assert resp.json["backup"]["name"] == "new"
+    assert api.call("PUT", path, {"backup": {"metadata": {"k": "v"}}},
+                    version="volume 3.42").status_code == 400
+    assert api.call("PUT", path, {"backup": {"metadata": {"k": "v"}}},
+                    version="volume 3.43").status_code == 200
+    assert api.call("PUT", path, {"backup": {"metadata": {"k2": "w"}}},
+                    version="volume 3.43").status_code == 200
+    shown = api.call("GET", path, version="volume 3.43").json["backup"]
+    assert (shown["name"], shown["description"], shown["metadata"]) == (
+        "new", "d", {"k2": "w"})
+    assert "metadata" not in api.call("GET", path, version="volume 3.42"
+                                      ).json["backup"]
+    assert api.call("PUT", path, {"backup": {"name": "r"}}, version=apitest.MV,
+                    **READER).status_code == 403
+
+
+def test_create_with_metadata_from_3_43(api):
+    vid = api.volume()
+    refused = api.call("POST", "/backups", {"backup": {
+        "volume_id": vid, "metadata": {"a": "b"}}}, version="volume 3.42")
+    assert refused.status_code == 400
+    made = api.call("POST", "/backups", {"backup": {
+        "volume_id": vid, "metadata": {"a": "b"}}}, version="volume 3.43")
+    assert made.status_code == 202, made.json
+    shown = api.call("GET", "/backups/" + made.json["backup"]["id"],
+                     version="volume 3.43").json["backup"]
+    assert shown["metadata"] == {"a": "b"}
+
+
+def test_export_then_import_a_record(api):
+    """Export an available backup; the record comes back as a new
+    ``creating`` row once the row is gone, cast to a backup service."""
+    vid = api.volume()
+    bid = _backup(api, vid, name="kept").json["backup"]["id"]
+    path = "/backups/%s/export_record" % bid
+    resp = api.call("GET", path)
+    assert resp.status_code == 400
+    assert apitest.message(resp) == (
+        "Invalid backup: Backup status must be available and not creating.")
+    backups_db.backup_cas(fixtures.admin(), bid, {},
+                          {"status": "available", "service":
+                           "drivers.backup.posix", "object_count": 3},
+                          (vid, {"status": "backing-up"}, "available"))
+    assert api.call("GET", path, **MEMBER).status_code == 403
+    record = api.call("GET", path).json["backup-record"]
+    assert record["backup_service"] == "drivers.backup.posix"
+    fields = json.loads(base64.b64decode(record["backup_url"]))
+    assert (fields["id"], fields["display_name"], fields["size"],
+            fields["object_count"], fields["driver_info"]) == (
+        bid, "kept", 1, 3, {})
+    body = {"backup-record": record}
+    resp = api.call("POST", "/backups/import_record", body)
+    assert resp.status_code == 400
+    assert apitest.message(resp) == (
+        "Invalid backup: Backup already exists in database.")
+    backups_db.backup_cas(fixtures.admin(), bid, {}, {"status": "deleting"})
+    backups_db.backup_destroy(fixtures.admin(), bid)
+    assert api.call("POST", "/backups/import_record", body,
+                    **MEMBER).status_code == 403
+    resp = api.call("POST", "/backups/import_record", body)
+    assert resp.status_code == 201, resp.json
+    assert resp.json["backup"]["id"] == bid
+    row = backups_db.backup_get(fixtures.admin(), bid)
+    assert (row.status, row.volume_id, row.host, row.project_id) == (
+        "creating", "00000000-0000-0000-0000-000000000000", "bk-a", "p1")
+    call = _casts(api, "import_record")[0]
+    assert call[1][1:] == ("bk-a", bid, "drivers.backup.posix",
+                           record["backup_url"])
+
+
+@pytest.mark.parametrize("url, reason", [
+    ("not base64!", "Can't parse backup record."),
+    (base64.b64encode(b"[1]").decode(), "Can't parse backup record."),
+    (base64.b64encode(b'{"size": 1}').decode(),
+     "Provided backup record is missing an id"),
+    (base64.b64encode(b'{"id": "x"}').decode(),
+     "Provided backup record is missing size attribute")])
+def test_an_unreadable_record_is_400(api, url, reason):
+    resp = api.call("POST", "/backups/import_record", {"backup-record": {
+        "backup_service": "drivers.backup.posix", "backup_url": url}})
+    assert resp.status_code == 400
+    assert apitest.message(resp) == "Invalid input received: " + reason

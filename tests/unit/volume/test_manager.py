@@ -156,8 +156,8 @@ def _conf_for_client():
 
 
 def test_rpc_version_is_one_nine():
-    assert rpcapi.VolumeAPI.RPC_API_VERSION == "1.9"
-    assert manager.VolumeManager.target.version == "1.9"
+    assert rpcapi.VolumeAPI.RPC_API_VERSION == "1.10"
+    assert manager.VolumeManager.target.version == "1.10"
 
 
 @pytest.mark.parametrize("method, kind, args, kwargs, version", [
@@ -199,6 +199,10 @@ def test_rpc_version_is_one_nine():
      "1.9"),
     ("unmanage_snapshot", "cast", ("s1", "h@b#p"), {"snapshot_id": "s1"},
      "1.9"),
+    ("backup_connect_snapshot", "call", ("h@b#p", "s1", {"host": "b"}),
+     {"snapshot_id": "s1", "connector": {"host": "b"}}, "1.10"),
+    ("backup_disconnect_snapshot", "call", ("h@b#p", "s1", {"host": "b"}),
+     {"snapshot_id": "s1", "connector": {"host": "b"}}, "1.10"),
 ])
 def test_rpc_methods(client, method, kind, args, kwargs, version):
     api, raw = client
