@@ -133,6 +133,10 @@ BODIES = {
         "snapshot": manage_schemas.MANAGE_SNAPSHOT},
     ("POST", "/v3/manageable_snapshots"): {
         "snapshot": manage_schemas.MANAGE_SNAPSHOT},
+    ("PUT", "/v3/backups/{backup_id}"): {"backup": backup_schemas.UPDATE},
+    ("POST", "/v3/backups/{backup_id}/action"): backup_schemas.ACTIONS,
+    ("POST", "/v3/backups/import_record"): {
+        "backup-record": backup_schemas.IMPORT_RECORD},
     # ``{name}`` is ``disable`` in ``ids``: the stricter of the two bodies.
     ("PUT", "/v3/clusters/{name}"): {None: cluster_schemas.DISABLE},
     ("POST", "/v3/workers/cleanup"): {None: cluster_schemas.CLEANUP},
