@@ -121,6 +121,10 @@ class BackupWorker:
                 self._creating.discard(backup_id)
 
     def _create(self, ctxt: Context, row: Any) -> None:
+        # As Cinder's manager: the driver is named before it writes, so a
+        # delete knows whether the store may hold anything of it.
+        backups_db.backup_cas(ctxt, row.id, {"status": BAK.CREATING},
+                              {"service": SERVICE})
         volume = volumes_db.volume_get(ctxt, row.volume_id)
         parent = (self._ref(backups_db.backup_get(ctxt, row.parent_id))
                   if row.parent_id else None)
@@ -237,7 +241,14 @@ class BackupWorker:
         rows = backups_db.backups_in_flight(ctxt, self.host)
         for row in rows:
             LOG.info("Resuming %s of backup %s", row.status, row.id)
-            if row.status == BAK.CREATING:
+            if row.status == BAK.CREATING and \
+                    row.volume_id == backup_record.IMPORT_VOLUME_ID:
+                backups_db.backup_cas(ctxt, row.id, {"status": BAK.CREATING},
+                                      {"status": BAK.ERROR, "fail_reason":
+                                       "The import was interrupted; delete "
+                                       "this backup (its data stays) and "
+                                       "import the record again."})
+            elif row.status == BAK.CREATING:
                 self.create(ctxt, row.id)
             elif row.status == BAK.DELETING:
                 self.delete(ctxt, row.id)
@@ -319,7 +330,10 @@ class BackupWorker:
         if row.status != BAK.DELETING:
             return
         try:
-            self.driver.delete(self._ref(row))
+            # No driver named: nothing was written, or it is an import not
+            # checked, whose data stays for the next import (as Cinder).
+            if row.service:
+                self.driver.delete(self._ref(row))
         except Exception as exc:  # noqa: BLE001 - a cast ends as a status
             LOG.exception("Delete of backup %s failed", backup_id)
             if backups_db.backup_cas(ctxt, backup_id,

@@ -260,7 +260,8 @@ def release_source(context: RequestContext, volume_id: str,
     """The volume out of ``backing-up`` to what its attachments say (or
     the snapshot back to ``available``), unless a backup of it is still
     ``creating``: while the source is held no other backup of it starts,
-    so the answer cannot change before the swap."""
+    so the answer cannot change before the swap.  A source gone (a backup
+    outlives its volume) is nothing to release."""
     if creating_backup_of(context, volume_id, snapshot_id):
         return
     if snapshot_id:
@@ -268,9 +269,12 @@ def release_source(context: RequestContext, volume_id: str,
             context, snapshot_id,
             {"status": constants.SnapshotStatus.BACKING_UP},
             {"status": constants.SnapshotStatus.AVAILABLE})
-    else:
+        return
+    try:
         attachments_db.volume_leave_status(
             context, volume_id, constants.VolumeStatus.BACKING_UP)
+    except exception.VolumeNotFound:
+        pass
 
 
 @retry_on_deadlock

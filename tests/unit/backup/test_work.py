@@ -392,3 +392,37 @@ def test_a_record_of_another_driver_or_missing_fields_is_error(worker):
         json.dumps(fields).encode()).decode())
     assert got.status == "error"
     assert "missing fields (object_count)" in got.fail_reason
+
+
+def test_an_interrupted_import_is_error_and_its_delete_keeps_the_data(
+        worker, tmp_path):
+    """An import whose service stopped before checking the record cannot
+    be redone (the record is not kept): ``error``; deleting that row
+    leaves the store's data for the next import, as Cinder's (no driver
+    named)."""
+    vol = _volume(worker, b"i" * CHUNK)
+    row, url = _exported(worker, vol)
+    _forget(row.id)
+    backups_db.backup_import_create(fixtures.admin(), worker.conf, {
+        "id": row.id, "project_id": "p1", "host": "bk1",
+        "volume_id": backup_record.IMPORT_VOLUME_ID, "size": 1})
+    assert worker.resume(fixtures.admin()) == 1
+    failed = backups_db.backup_get(fixtures.admin(), row.id)
+    assert failed.status == "error" and "import" in failed.fail_reason
+    backups_db.backup_cas(fixtures.admin(), row.id, {},
+                          {"status": "deleting"})
+    worker.delete(fixtures.admin(), row.id)
+    assert backups_db.backup_list(fixtures.admin()) == []
+    assert (tmp_path / "store" / "c" / row.id / "metadata.json").exists()
+    assert _import(worker, url).status == "available"
+
+
+def test_a_backup_outlives_its_volume_and_is_deleted_after_it(worker):
+    vol = _volume(worker, b"gone")
+    row = _backup(worker, vol)
+    worker.create(fixtures.admin(), row.id)
+    volumes_db.volume_destroy(fixtures.admin(), vol.id)
+    backups_db.backup_cas(fixtures.admin(), row.id, {},
+                          {"status": "deleting"})
+    worker.delete(fixtures.admin(), row.id)
+    assert backups_db.backup_list(fixtures.admin()) == []
