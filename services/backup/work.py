@@ -123,8 +123,12 @@ class BackupWorker:
     def _create(self, ctxt: Context, row: Any) -> None:
         # As Cinder's manager: the driver is named before it writes, so a
         # delete knows whether the store may hold anything of it.
-        backups_db.backup_cas(ctxt, row.id, {"status": BAK.CREATING},
-                              {"service": SERVICE})
+        if not backups_db.backup_cas(ctxt, row.id, {"status": BAK.CREATING},
+                                     {"service": SERVICE}):
+            LOG.warning("Backup %s changed before it started", row.id)
+            backups_db.release_source(ctxt, row.volume_id, row.snapshot_id)
+            self._finish_cancelled(ctxt, row)
+            return
         volume = volumes_db.volume_get(ctxt, row.volume_id)
         parent = (self._ref(backups_db.backup_get(ctxt, row.parent_id))
                   if row.parent_id else None)

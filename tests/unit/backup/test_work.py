@@ -426,3 +426,25 @@ def test_a_backup_outlives_its_volume_and_is_deleted_after_it(worker):
                           {"status": "deleting"})
     worker.delete(fixtures.admin(), row.id)
     assert backups_db.backup_list(fixtures.admin()) == []
+
+
+def test_a_backup_deleted_before_it_started_writes_nothing(
+        worker, tmp_path, monkeypatch):
+    """Force-deleted between the create's first read and its start: the
+    create writes nothing and finishes the delete (the delete cast found
+    it in hand)."""
+    vol = _volume(worker, b"early")
+    row = _backup(worker, vol)
+    real_get = backups_db.backup_get
+
+    def read_then_deleted(ctxt, backup_id):
+        found = real_get(ctxt, backup_id)
+        backups_db.backup_cas(ctxt, backup_id, {}, {"status": "deleting"})
+        monkeypatch.setattr(work.backups_db, "backup_get", real_get)
+        return found
+
+    monkeypatch.setattr(work.backups_db, "backup_get", read_then_deleted)
+    worker.create(fixtures.admin(), row.id)
+    assert backups_db.backup_list(fixtures.admin()) == []
+    assert _status(vol.id) == "available"
+    assert not (tmp_path / "store" / "c" / row.id).exists()
