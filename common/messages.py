@@ -102,28 +102,36 @@ def record(ctxt: RequestContext, ttl: float, event: Event, resource_uuid: str,
     change it explains has happened already.
     """
     try:
-        messages_db.message_create(ctxt, {
-            "id": str(uuid.uuid4()), "project_id": project_id,
-            "request_id": ctxt.request_id,
-            "resource_type": event.resource_type,
-            "resource_uuid": resource_uuid, "event_id": event.event_id,
-            "action_id": event.action_id, "detail_id": event.detail_id,
-            "message_level": LEVEL_ERROR}, ttl)
+        messages_db.message_create(
+            ctxt, _row(ctxt, event, resource_uuid, project_id), ttl)
     except Exception:
         LOG.exception("Cannot record user message %(event)s for %(id)s",
                       {"event": event.event_id, "id": resource_uuid})
 
 
+def _row(ctxt: RequestContext, event: Event, resource_uuid: str,
+         project_id: str) -> dict[str, Any]:
+    """The columns of ``event``'s message (but its times)."""
+    return {"id": str(uuid.uuid4()), "project_id": project_id,
+            "request_id": ctxt.request_id,
+            "resource_type": event.resource_type,
+            "resource_uuid": resource_uuid, "event_id": event.event_id,
+            "action_id": event.action_id, "detail_id": event.detail_id,
+            "message_level": LEVEL_ERROR}
+
+
 def fail_volume(ctxt: RequestContext, ttl: float, volume: Any, expected: dict,
                 values: dict, event: Event | None) -> bool:
     """Compare-and-swap ``volume`` into a failed status (``values``) and,
-    if it changed here, record ``event`` (if any) for its project: of
-    racing failures only the one that changed it tells.
+    if it changed here, record ``event`` (if any) for its project, in the
+    same transaction: a client that sees the failed status finds the
+    message; of racing failures only the one that changed it tells.
 
     :returns: whether the volume changed.
     """
-    if not volumes_db.volume_cas(ctxt, volume.id, expected, values):
-        return False
-    if event is not None:
-        record(ctxt, ttl, event, volume.id, volume.project_id)
-    return True
+    if event is None:
+        return volumes_db.volume_cas(ctxt, volume.id, expected, values)
+    row = _row(ctxt, event, volume.id, volume.project_id)
+    return volumes_db.volume_cas(
+        ctxt, volume.id, expected, values,
+        then=lambda conn: messages_db.message_insert(conn, row, ttl))

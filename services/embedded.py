@@ -41,6 +41,9 @@ class _ThreadingServer(socketserver.ThreadingMixIn, simple_server.WSGIServer):
     # NOTE(ashlar): not daemon threads, so that server_close() waits for the
     # requests in flight when the process is asked to stop.
     daemon_threads = False
+    # NOTE(ashlar): socketserver's listen backlog is 5; 16 clients
+    # connecting at once on a loaded machine got connections reset.
+    request_queue_size = 128
     block_on_close = True
 
 

@@ -17,6 +17,7 @@ from common.db import models
 from common.db.api.engine import reader
 from common.db.api.engine import retry_on_deadlock
 from common.db.api.engine import writer
+from common.db.api.execution import SessionOrConnection
 from common.db.api.paging import project_page
 from common.db.api.timestamps import utcnow
 
@@ -45,6 +46,17 @@ def message_create(context: RequestContext, values: dict[str, Any],
     context.session.add(row)
     context.session.flush()
     return row
+
+
+def message_insert(conn: SessionOrConnection, values: dict[str, Any],
+                   ttl: float) -> None:
+    """Insert a message on ``conn``, in a transaction the caller holds
+    (the status change the message explains, e.g.), expiring ``ttl``
+    seconds from now."""
+    now = utcnow()
+    conn.execute(sa.insert(MSG), [dict(
+        values, created_at=now,
+        expires_at=now + datetime.timedelta(seconds=ttl))])
 
 
 @reader
