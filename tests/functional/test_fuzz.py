@@ -1,12 +1,13 @@
 """Property-based fuzzing of the served ``/openapi.yaml`` in every mode.
 
 For each ``[api] auth_strategy`` (noauth, http_basic, keystone) one real
-deployment is started: the api (gunicorn, 2 workers), a scheduler and one
-volume node with the file backend, on PostgreSQL and a RabbitMQ vhost of
-its own; keystone mode behind the session's real Keystone.  schemathesis
-loads the API description the api serves and, for every operation in it,
-generates requests (positive and negative generation modes, hypothesis
-derandomized: the same choices on every run) that are sent as:
+deployment is started: the api (gunicorn, 2 workers), a scheduler, one
+volume node with the file backend and a backup service, on PostgreSQL
+and a RabbitMQ vhost of its own; keystone mode behind the session's real
+Keystone.  schemathesis loads the API description the api serves and, for
+every operation in it, generates requests (positive and negative
+generation modes, hypothesis derandomized: the same choices on every run)
+that are sent as:
 
 * an administrator of a project (noauth ``admin:<project>``; http_basic
   ``operator``; keystone ``alpha-admin`` on project alpha),
@@ -321,6 +322,7 @@ def _start(dep: harness.Deployment, extra: str) -> None:
     dep.db_sync()
     dep.start("scheduler", "services.scheduler", "sched")
     dep.start("volume1", "services.volume", VOLUME_HOST)
+    dep.start_backup()
     dep.start("api", "services.api", "api", extra=extra)
 
 

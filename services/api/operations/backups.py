@@ -311,10 +311,12 @@ class BackupOperations:
         :raises ServiceUnavailable: no backup service is up.
         """
         ctxt.can("backup:backup-import")
-        self.backup.require(self.backup.IMPORT_VERSION, "import_record")
-        host = self._service_host(ctxt)
+        # NOTE(ashlar): the record first: a record that cannot be read is
+        # the caller's 400 whatever the backup services' state.
         record = backup_record.decode(backup_url)
         backup_record.check(record)
+        self.backup.require(self.backup.IMPORT_VERSION, "import_record")
+        host = self._service_host(ctxt)
         row = backups_db.backup_import_create(ctxt, self.conf, {
             "id": record["id"], "project_id": ctxt.project_id,
             "user_id": ctxt.user_id, "host": host,
