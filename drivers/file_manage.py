@@ -107,9 +107,17 @@ class FileManage:
         if fmt == "qcow2":
             with open(path, "rb") as image:
                 try:
-                    qcow2.read_header(image.fileno())
+                    header = qcow2.read_header(image.fileno())
                 except exception.VolumeBackendAPIException as exc:
                     raise _invalid(ref, str(exc))
+            # NOTE(ashlar): a backing file (or an external data file, an
+            # incompatible feature) would let whoever opens the volume read
+            # another file of the host, e.g. /etc/shadow through QEMU; an
+            # encrypted image needs keys Ashlar does not hold.
+            if (header.backing_file_offset or header.crypt_method
+                    or header.incompatible_features):
+                raise _invalid(ref, "a qcow2 image with a backing file, "
+                               "encryption or incompatible features")
         return path, fmt
 
     def _named(self, ref: dict[str, Any]) -> str:

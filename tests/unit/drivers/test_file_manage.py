@@ -89,6 +89,32 @@ def test_manage_keeps_a_qcow2_image_in_its_format(tmp_path):
         assert qcow2.read_header(image.fileno()).size == 2 * units.Gi
 
 
+@pytest.mark.parametrize("field,value", [
+    ("backing_file_offset", 512), ("crypt_method", 2),
+    ("incompatible_features", 4)])
+def test_a_qcow2_image_that_reaches_elsewhere_is_refused(tmp_path, field,
+                                                         value):
+    """A backing file (say /etc/shadow), encryption or an external data
+    file (incompatible feature bit 2) is refused, and the file kept."""
+    driver = test_file.make_driver(tmp_path, fmt="qcow2")
+    vol, _path = test_file.create(driver, size=1)
+    path = os.path.join(driver.volume_dir, "img.qcow2")
+    os.rename(os.path.join(driver.volume_dir, "volume-%s.qcow2" % vol.id),
+              path)
+    with open(path, "r+b") as image:
+        header = qcow2.read_header(image.fileno())
+        os.pwrite(image.fileno(), qcow2._HEADER.pack(
+            *header._replace(**{field: value})), 0)
+    before = _digest(path)
+    ref = {"source-name": "img.qcow2"}
+    with pytest.raises(exception.ManageExistingInvalidReference):
+        driver.manage_existing_get_size(ref)
+    with pytest.raises(exception.ManageExistingInvalidReference):
+        driver.manage_existing(base.DriverVolume(id=str(uuid.uuid4()),
+                                                 size=1), ref)
+    assert _digest(path) == before
+
+
 @pytest.mark.parametrize("ref", [
     {"source-name": "missing"}, {"source-name": "../etc/passwd"},
     {"source-name": ".volume-x.tmp"}, {"source-name": "link"},
