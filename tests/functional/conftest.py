@@ -6,26 +6,6 @@ from deploy.testbed import harness
 from deploy.testbed.components import ceph as ceph_component
 from deploy.testbed.components import keystone as keystone_component
 
-#: Session fixtures that start a component once per worker: the files that
-#: use one go to the same worker (``pytest -n 2 --dist loadgroup``).
-SHARED_BY_GROUP = {"ceph": "ceph", "keystone": "keystone",
-                   "personas": "keystone"}
-
-
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Group each test with its file (a module's deployment is made once,
-    on one worker), or with every file that shares a session component."""
-    by_file: dict[str, str] = {}
-    for item in items:
-        shared = [group for fixture, group in SHARED_BY_GROUP.items()
-                  if fixture in getattr(item, "fixturenames", ())]
-        if shared:
-            by_file[item.path.name] = shared[0]
-    for item in items:
-        if item.get_closest_marker("xdist_group") is None:
-            item.add_marker(pytest.mark.xdist_group(
-                by_file.get(item.path.name, item.path.name)))
-
 
 @pytest.fixture(scope="module")
 def vhost():
