@@ -474,8 +474,9 @@ class Backup(BASE):
         Integer, nullable=False, default=0, server_default="0")
     #: The volume a restore in progress writes.
     restore_volume_id: Mapped[str | None] = mapped_column(String(36))
+    #: Microseconds on MySQL too: compared with a snapshot's created_at.
     data_timestamp: Mapped[datetime.datetime | None] = mapped_column(
-        DateTime)
+        PRECISE_DATETIME)
     backup_metadata: Mapped[list["BackupMetadata"]] = orm.relationship(
         "BackupMetadata", lazy="selectin", cascade="all, delete-orphan",
         passive_deletes=True)

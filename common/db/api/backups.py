@@ -144,14 +144,22 @@ def backup_get(context: RequestContext, backup_id: str) -> models.Backup:
 
 @reader
 def latest_backup(context: RequestContext, volume_id: str,
-                  before: Any = None) -> models.Backup | None:
+                  snapshot_id: str | None = None) -> models.Backup | None:
     """The volume's newest available backup (an incremental one's parent,
-    as in Cinder: by ``data_timestamp``); with ``before`` (a snapshot's
-    ``created_at``), the newest of the data older than that."""
+    as in Cinder: by ``data_timestamp``); with ``snapshot_id``, the newest
+    of the data older than that snapshot.
+
+    NOTE(ashlar): compared with the snapshot's ``created_at`` as stored:
+    MariaDB keeps whole seconds, so a time read in Python (with its
+    microseconds) took a backup of the same second as older.  In a tie
+    the older parent is chosen (a larger increment, never newer data).
+    """
     query = sa.select(BAK).where(BAK.volume_id == volume_id,
                                  BAK.status.in_(states.BACKUP_USABLE))
-    if before is not None:
-        query = query.where(BAK.data_timestamp < before)
+    if snapshot_id is not None:
+        taken = sa.select(models.Snapshot.created_at).where(
+            models.Snapshot.id == snapshot_id).scalar_subquery()
+        query = query.where(BAK.data_timestamp < taken)
     return context.session.execute(query.order_by(
         BAK.data_timestamp.desc(), BAK.created_at.desc(),
         BAK.id)).scalars().first()

@@ -74,7 +74,7 @@ class BackupOperations:
     def _parent(self, ctxt: RequestContext, volume_id: str,
                 snapshot: models.Snapshot | None) -> models.Backup:
         parent = backups_db.latest_backup(
-            ctxt, volume_id, snapshot.created_at if snapshot else None)
+            ctxt, volume_id, snapshot.id if snapshot else None)
         if parent is None:
             raise exception.InvalidBackup(
                 reason="No backups available to do an incremental backup.")

@@ -120,8 +120,9 @@ def test_a_backup_of_a_snapshot_holds_the_snapshot_not_the_volume(api):
     resp = _backup(api, vid, snapshot_id=snap.id, **MEMBER)
     assert resp.status_code == 202, resp.json
     row = backups_db.backup_get(fixtures.admin(), resp.json["backup"]["id"])
+    stored = snapshots_db.snapshot_get(fixtures.admin(), snap.id)
     assert (row.snapshot_id, row.size, row.data_timestamp) == (
-        snap.id, snap.volume_size, snap.created_at)
+        snap.id, snap.volume_size, stored.created_at)
     assert _status(vid) == "in-use"
     assert snapshots_db.snapshot_get(fixtures.admin(), snap.id).status == \
         "backing-up"
