@@ -228,7 +228,10 @@ class BackupWorker:
                                         VOL.RESTORING_BACKUP):
                 return
             status = volumes_db.volume_get(ctxt, volume_id).status
-            if status != VOL.CREATING or time.monotonic() > deadline:
+            # NOTE(ashlar): ``available`` now means it became so after
+            # the settle above was tried: try it again.
+            if status not in (VOL.CREATING, VOL.AVAILABLE) \
+                    or time.monotonic() > deadline:
                 raise exception.InvalidVolume(
                     reason="Volume %s made for the restore is %s."
                     % (volume_id, status))
