@@ -102,7 +102,7 @@ class Settings:
     lease: int = 10
 
 
-def _waited(predicate: Callable[[], Any], timeout: float,
+def waited(predicate: Callable[[], Any], timeout: float,
             interval: float = 0.1) -> bool:
     """``harness.wait_for`` answering False at its deadline."""
     try:
@@ -133,6 +133,8 @@ class Tally:
     def __init__(self) -> None:
         self.lock = threading.Lock()
         self.latencies: list[float] = []
+        #: When each successful cycle ended (``time.monotonic()``).
+        self.done_at: list[float] = []
         self.failed = 0
         self.errors: collections.Counter = collections.Counter()
         self.fatal: collections.Counter = collections.Counter()
@@ -146,6 +148,16 @@ class Tally:
     def success(self, seconds: float) -> None:
         with self.lock:
             self.latencies.append(seconds)
+            self.done_at.append(time.monotonic())
+
+    def longest_gap(self, since: float, until: float) -> float:
+        """The longest time between ``since``, two successful cycles'
+        ends, and ``until``: how long the load saw no progress."""
+        with self.lock:
+            marks = sorted([since, until] + [
+                t for t in self.done_at if since <= t <= until])
+        return round(max(b - a for a, b
+                         in zip(marks, marks[1:], strict=False)), 2)
 
     def failure(self) -> None:
         with self.lock:
@@ -166,6 +178,8 @@ class Ledger:
     def __init__(self) -> None:
         self.lock = threading.Lock()
         self.attachments: dict[str, str] = {}
+        #: Every attachment the client was told of, and its volume.
+        self.told_of: dict[str, str] = {}
         self.delete_sent: set[str] = set()
         self.volumes: dict[str, str] = {}
         self.lost: list[str] = []
@@ -182,6 +196,7 @@ class Ledger:
     def told(self, attachment: str, volume: str) -> None:
         with self.lock:
             self.attachments[attachment] = volume
+            self.told_of[attachment] = volume
 
     def deleting(self, attachment: str) -> bool:
         """Note a delete; True if it is the first sent for the row."""
@@ -415,7 +430,7 @@ class Load:
         def reached() -> bool:
             seen[0] = client.volume_status(tally, volume)
             return seen[0] in wanted + ("error_deleting",)
-        _waited(reached, self.settings.window, interval=0.2)
+        waited(reached, self.settings.window, interval=0.2)
         return seen[0]
 
     def _delete_volume(self, client: Client, tally: Tally,
@@ -424,7 +439,7 @@ class Load:
             resp = client.call(tally, "volume delete", "DELETE",
                                "/volumes/%s" % volume, expect=(202, 404))
             return resp is not None
-        if not _waited(deleted, self.settings.window, interval=0.5):
+        if not waited(deleted, self.settings.window, interval=0.5):
             return False
         with self.ledger.lock:
             self.ledger.volumes[volume] = "deleted"
@@ -529,6 +544,8 @@ class Campaign:
         self.cleanups: list[Callable[[], Any]] = []
         self.pool: list[str] = []
         self.probes: list[str] = []
+        #: The pool has a volume of this many nodes (one probe each).
+        self.nodes_wanted = 2
 
     # setting up
     def __enter__(self) -> "Campaign":
@@ -607,7 +624,8 @@ class Campaign:
             "name": "multiattach", "extra_specs": MA_SPECS}})
         assert resp.status_code == 200, resp.text
         hosts: dict[str, str] = {}
-        while len(self.pool) < self.settings.pool or len(hosts) < 2:
+        while (len(self.pool) < self.settings.pool
+               or len(hosts) < self.nodes_wanted):
             assert len(self.pool) < self.settings.pool + 10, hosts
             volume = self.client.create_volume(
                 size=1, volume_type="multiattach")["id"]
@@ -625,7 +643,7 @@ class Campaign:
         self.dep.stop("volume1", signal.SIGKILL)
         hold()
         started = time.monotonic()
-        seen = _waited(self._node1_down, self.settings.window, interval=0.2)
+        seen = waited(self._node1_down, self.settings.window, interval=0.2)
         self.start_volume("volume1")
         return ("kill -9 of volume node node1, held until the api showed "
                 "it down (%s after %.1f s), started again"
@@ -688,7 +706,8 @@ class Campaign:
             after = self._load_for(tally, mark)
         finally:
             self.load.stop()
-        loaded = time.monotonic() - started
+        ended = time.monotonic()
+        loaded = ended - started
         return dict({"fault": name, "did": detail,
                      "cycles": tally.ok, "cycles_after_recovery":
                      tally.ok - mark, "failed_cycles": tally.failed,
@@ -696,6 +715,7 @@ class Campaign:
                      "non_retryable": dict(tally.fatal),
                      "error_samples": tally.samples,
                      "recovery_s": recovery and round(recovery, 2),
+                     "longest_gap_s": tally.longest_gap(started, ended),
                      "load_reached": before and after,
                      "load_s": round(loaded, 1),
                      "latency": summarize(tally.latencies),
@@ -707,7 +727,7 @@ class Campaign:
         successful cycles (bounded by the window)."""
         since = time.monotonic()
         s = self.settings
-        return _waited(lambda: tally.ok - base >= s.min_cycles
+        return waited(lambda: tally.ok - base >= s.min_cycles
                        and time.monotonic() - since >= s.load_seconds,
                        s.load_seconds + s.window)
 
@@ -722,7 +742,7 @@ class Campaign:
                 if client.attach_cycle(tally, volume, "fc-probe"):
                     pending.discard(volume)
             return not pending
-        if not _waited(probed, since + self.settings.window
+        if not waited(probed, since + self.settings.window
                        - time.monotonic(), interval=0.2):
             return None
         return time.monotonic() - since
@@ -734,11 +754,11 @@ class Campaign:
         what the client holds (found by instance or name after a create
         got no answer), wait again, then count."""
         started = time.monotonic()
-        by_server = _waited(lambda: not self.stuck(), self.settings.window,
+        by_server = waited(lambda: not self.stuck(), self.settings.window,
                             interval=0.5)
         left_by_server = [] if by_server else self.stuck()
         self._delete_held()
-        calm = _waited(lambda: not self.stuck(), self.settings.window,
+        calm = waited(lambda: not self.stuck(), self.settings.window,
                        interval=0.5)
         settled = time.monotonic() - started
         rows = self.rows()
@@ -796,7 +816,7 @@ class Campaign:
             return not (self.ledger.attachments or self.ledger.unanswered
                         or self.ledger.unanswered_volumes
                         or self._found_volumes())
-        _waited(all_deleted, self.settings.window, interval=0.5)
+        waited(all_deleted, self.settings.window, interval=0.5)
 
     def _found_volumes(self) -> list[str]:
         with self.ledger.lock:

@@ -123,12 +123,22 @@ class HA:
     ``galera``, ``etcd``), Ashlar's processes (``dep``: a
     ``harness.Deployment``) and a ``client``.
 
+    :param members: How many volume members (``node1``, ...).
+    :param backend: The members' backend name, and ``backend_section``
+        its config section (default: the file backend on a shared folder).
     :param options: ``harness.Deployment``'s (``quota_volumes``, ...).
     """
 
-    def __init__(self, workdir: Path | str, **options: object) -> None:
+    def __init__(self, workdir: Path | str, members: int = len(MEMBERS),
+                 backend: str = BACKEND, backend_section: str | None = None,
+                 **options: object) -> None:
         self.dir = Path(workdir)
         self.options = options
+        self.members = tuple("node%d" % (i + 1) for i in range(members))
+        self.backend = backend
+        self.backend_section = backend_section
+        #: The cluster's one pool, as ``get_pools`` names it.
+        self.pool = "%s@%s#%s" % (CLUSTER, backend, backend)
         self.rabbit = rabbit_cluster.RabbitCluster(self.dir / "rabbitmq")
         self.galera = galera_component.Galera(self.dir / "galera")
         self.etcd = etcd_component.Etcd(self.dir / "etcd")
@@ -188,7 +198,7 @@ class HA:
         self.dep.db_sync()
         self.dep.start("scheduler", "services.scheduler", "sched",
                        extra=RPC_OPTIONS)
-        for index in range(len(MEMBERS)):
+        for index in range(len(self.members)):
             self.start_member(index)
         self.api_ports = {name: self.dep.port if name == "api"
                           else harness.free_port() for name in API_HOSTS}
@@ -203,7 +213,7 @@ class HA:
         self.dep.endpoint = own.replace(":%d/" % self.dep.port,
                                         ":%d/" % self.front.port)
         self.client = harness.Client(self.dep.endpoint)
-        harness.wait_for(lambda: set(self.client.pools()) == {POOL},
+        harness.wait_for(lambda: set(self.client.pools()) == {self.pool},
                          timeout=POOLS_TIMEOUT, what="the cluster's pool")
 
     def start_api(self, name: str) -> None:
@@ -214,22 +224,37 @@ class HA:
 
     def member_config(self, index: int) -> str:
         """The extra config of volume member ``index``: the cluster, the
-        shared backend folder, tooz on etcd's front, the RPC options."""
-        shared = self.dir / "ashlar" / "shared-volumes"
-        shared.mkdir(parents=True, exist_ok=True)
+        backend (by default a folder the members share), tooz on etcd's
+        front, the RPC options."""
+        section = self.backend_section
+        if section is None:
+            shared = self.dir / "ashlar" / "shared-volumes"
+            shared.mkdir(parents=True, exist_ok=True)
+            section = "[%s]\nfile_volume_dir = %s" % (self.backend, shared)
         return "\n".join((
             "[DEFAULT]", "cluster = %s" % CLUSTER, DETECTION,
             "[coordination]",
             "backend_url = %s" % self.etcd.tooz_url(),
-            "[%s]" % BACKEND, "file_volume_dir = %s" % shared,
-            RPC_OPTIONS))
+            section, RPC_OPTIONS))
 
     def start_member(self, index: int) -> None:
         """(Re)start volume member ``index`` (``volume1``, ...)."""
         assert self.dep is not None
         self.dep.start("volume%d" % (index + 1), "services.volume",
-                       MEMBERS[index], backends=BACKEND,
+                       self.members[index], backends=self.backend,
                        extra=self.member_config(index))
+
+    def done_more_than_once(self, line: str, ids: set[str]
+                            ) -> dict[str, int]:
+        """The ids the volume members' logs name in ``line`` (``%s`` for
+        the id) more than once, with how often: an operation done twice
+        (a restarted member appends to its log, so its earlier life
+        counts too)."""
+        assert self.dep is not None
+        logs = "".join(self.dep.log("volume%d" % (i + 1))
+                       for i in range(len(self.members)))
+        counts = {i: logs.count(line % i) for i in ids}
+        return {i: n for i, n in counts.items() if n > 1}
 
     # -- what it costs --------------------------------------------------------
     def pss_parts(self) -> dict[str, float]:

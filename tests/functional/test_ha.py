@@ -106,7 +106,7 @@ def test_the_deployment_runs_on_every_engine(ha):
     """The members serve one pool of the cluster, on Galera's writer,
     connected to the RabbitMQ cluster with quorum queues, locking on
     etcd."""
-    assert set(ha.client.pools()) == {ha_deployment.POOL}
+    assert set(ha.client.pools()) == {ha.pool}
     services = ha.client.services_up()
     assert {host for binary, host in services
             if binary == "cinder-volume"} == {"node1@file", "node2@file"}
@@ -125,7 +125,7 @@ def test_the_deployment_runs_on_every_engine(ha):
     client.wait_status(volume_id, None)
     assert any("Cluster locks at %s" % ha.etcd.tooz_url()
                in ha.dep.log("volume%d" % (i + 1))
-               for i in range(len(ha_deployment.MEMBERS)))
+               for i in range(len(ha.members)))
 
 
 def test_each_api_host_judges_creates_alike(ha):
@@ -307,7 +307,7 @@ def _nodes_of_both_members(ha) -> set[str]:
     """The RabbitMQ nodes the volume members are connected to, once both
     are listed (empty until then)."""
     on = ha.volume_members_on()
-    if len(on) < len(ha_deployment.MEMBERS):
+    if len(on) < len(ha.members):
         return set()
     return {node for nodes in on.values() for node in nodes}
 
@@ -556,22 +556,14 @@ class _Faulted:
                 "refused": self.refused, "answers": dict(self.answers)}
 
 
-def _done_once(ha, line: str, ids: set[str]) -> dict[str, int]:
-    """The ids the volume members' logs name in ``line`` more than
-    once (an operation done twice), with how often."""
-    logs = "".join(ha.dep.log("volume%d" % (i + 1))
-                   for i in range(len(ha_deployment.MEMBERS)))
-    counts = {i: logs.count(line % i) for i in ids}
-    return {i: n for i, n in counts.items() if n > 1}
-
-
 def _assert_clean(ha, load: _Faulted, refused_at_most: int) -> None:
     assert load.failures == [] and load.duplicates == []
     assert 500 not in load.answers, load.answers
     assert load.refused <= refused_at_most, load.answers
     load.settle()
-    assert _done_once(ha, "Created volume %s ", load.volumes) == {}
-    assert _done_once(ha, "Attachment %s of volume", load.attachments) == {}
+    assert ha.done_more_than_once("Created volume %s ", load.volumes) == {}
+    assert ha.done_more_than_once("Attachment %s of volume",
+                                  load.attachments) == {}
 
 
 def test_the_galera_writers_crash_costs_503s_and_loses_nothing(ha):

@@ -197,10 +197,10 @@ class Galera(members.Members):
         self._bootstrap = False
         self._make_users(first)
         for name in self.names[1:]:
-            self._join(name)
+            self.join(name)
         self.start(HAPROXY)
 
-    def _join(self, member: str) -> None:
+    def join(self, member: str) -> None:
         """Start a joiner; once more if its transfer failed and it exited.
 
         NOTE(ashlar): on a loaded two-core machine a mariabackup joiner
