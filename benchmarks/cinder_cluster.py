@@ -176,7 +176,7 @@ class CinderCluster:
             self.cleanups.append(drop)
             self.db_url = sa.engine.make_url(url).update_query_dict(
                 {"charset": "utf8mb4"}).render_as_string(hide_password=False)
-        self._write_configs()
+        self.write_configs()
         subprocess.run([str(self.venv / "bin" / "cinder-manage"),
                         "--config-file", str(self.conf), "db", "sync"],
                        check=True, capture_output=True, timeout=300)
@@ -198,7 +198,7 @@ class CinderCluster:
         """The ``host`` of member ``index`` (its service: ``<host>@rbd``)."""
         return "member%d" % index
 
-    def _write_configs(self) -> None:
+    def write_configs(self) -> None:
         """cinder.conf (shared), a ceph.conf naming the keyring, and one
         file per member (its host and the cluster)."""
         conf, keyring, user, pool = self.ceph

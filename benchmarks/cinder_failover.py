@@ -7,10 +7,13 @@ Starts a throwaway Ceph (``components/ceph.py``), etcd
 members of cluster ``c1`` on RBD).  ``--threads`` clients run the attach
 cycle (``POST /attachments`` with a connector, ``os-complete``, ``DELETE``)
 over ``--volumes`` multiattach volumes, and ``--churn`` clients create
-and delete volumes; after ``--before`` seconds ``member0`` is killed (kill -9 of its
-group).  The load goes on ``--after`` seconds and stops; ``--window``
-seconds after the kill the rows in a transitional state are listed, and
-again after ``POST /workers/cleanup`` and after ``member0`` started again.
+and delete volumes; after ``--before`` seconds ``member0`` is killed
+(kill -9 of its group; with ``--kill-during create``, then once its log
+shows a volume's create begun and not finished; with ``attach``, once it
+runs ``ceph mon dump``, as Cinder's RBD driver does for each connect).
+The load goes on ``--after`` seconds and stops; ``--window`` seconds
+after the kill the rows in a transitional state are listed, and again
+after ``POST /workers/cleanup`` and after ``member0`` started again.
 One JSON line each: the load (cycles before and after the kill, the
 longest time without a completed cycle, the first cycle begun after the
 kill to complete, errors by kind), then each snapshot (services, stuck
@@ -18,14 +21,15 @@ volumes and attachments, the ``workers`` rows, cycles each member logged)::
 
     python -m benchmarks.cinder_failover --anchor ANCHOR_DIR \\
         --anchor-home ANCHOR_HOME [--threads 4] [--volumes 4] [--churn 2]
-        [--before 15] [--after 20] [--window 60] [--service-down-time 60]
-        [--report-interval 10] [--keep]
+        [--before 15] [--kill-during any|create|attach] [--after 20] [--window 60]
+        [--service-down-time 60] [--report-interval 10] [--keep]
 """
 
 import argparse
 import collections
 import itertools
 import json
+import os
 import pathlib
 import random
 import shutil
@@ -48,6 +52,9 @@ TRANSITIONAL = ("creating", "deleting", "attaching", "detaching",
                 "reserved", "extending", "maintenance")
 #: What a member logs for each attachment it connected.
 CONNECTED = "attachment_update completed successfully"
+#: What a member logs when it begins and ends a volume's create.
+CREATING = "being created as"
+CREATED = "Created volume successfully"
 HTTP_TIMEOUT = 120
 
 
@@ -192,6 +199,8 @@ def snapshot(cluster: CinderCluster, engine: sa.engine.Engine,
             "FROM workers WHERE deleted = 0 AND resource_type != 'SENTINEL'"))]
     return {"at": label, "s_after_kill": round(time.monotonic() - killed, 1),
             "services": [(s["host"], s["state"]) for s in cluster.services()],
+            "volumes_by_status": dict(collections.Counter(
+                v["status"] for v in volumes["volumes"])),
             "stuck_volumes": sorted("%s %s" % (v["status"], v["id"])
                                     for v in volumes["volumes"]
                                     if v["status"] in TRANSITIONAL),
@@ -202,6 +211,32 @@ def snapshot(cluster: CinderCluster, engine: sa.engine.Engine,
             "connects_logged": {
                 name: cluster.log(name).count(CONNECTED)
                 for name in ("member0", "member1")}}
+
+
+def creating(cluster: CinderCluster) -> bool:
+    """member0 has begun creating a volume it has not finished (its log)."""
+    log = cluster.log("member0")
+    return log.count(CREATING) > log.count(CREATED)
+
+
+def attaching(cluster: CinderCluster) -> bool:
+    """member0 connects an attachment: Cinder's RBD driver runs ``ceph mon
+    dump`` for each (a process of member0's session)."""
+    session = cluster.procs["member0"].pid
+    for entry in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            stat = pathlib.Path("/proc", entry, "stat").read_text()
+            argv = pathlib.Path("/proc", entry, "cmdline").read_bytes()
+        except OSError:
+            continue
+        if int(stat.rsplit(")", 1)[1].split()[4]) == session \
+                and b"mon\0dump" in argv:
+            return True
+    return False
+
+
+#: What ``--kill-during`` waits for, after ``--before``.
+BUSY = {"create": creating, "attach": attaching}
 
 
 def settle(cluster: CinderCluster, engine: sa.engine.Engine, killed: float,
@@ -248,13 +283,19 @@ def run(args: argparse.Namespace, root: pathlib.Path) -> None:
                     args.threads, args.churn)
         load.start()
         time.sleep(args.before)  # the load's length, not a synchronisation
+        if args.kill_during != "any":
+            harness.wait_for(lambda: BUSY[args.kill_during](cluster),
+                             timeout=60, interval=0.02,
+                             what="member0 to be busy with a %s"
+                             % args.kill_during)
         killed = time.monotonic()
         cluster.kill_member(0)
         try:
             time.sleep(args.after)  # the load's length after the kill
         finally:
             load.stop()
-        print(json.dumps({"load": load.figures(killed)}), flush=True)
+        print(json.dumps({"kill_during": args.kill_during,
+                          "load": load.figures(killed)}), flush=True)
         time.sleep(max(0.0, killed + args.window - time.monotonic()))
         print(json.dumps(snapshot(cluster, engine, killed, "window")),
               flush=True)
@@ -283,6 +324,10 @@ def main() -> None:
         parser.add_argument("--" + name, type=float, default=default)
     parser.add_argument("--service-down-time", type=int, default=60)
     parser.add_argument("--report-interval", type=int, default=10)
+    parser.add_argument("--kill-during", choices=["any", "create", "attach"],
+                        default="any",
+                        help="after --before, kill member0 once it creates "
+                        "a volume or connects an attachment")
     parser.add_argument("--keep", action="store_true",
                         help="keep the folder of configs and logs")
     args = parser.parse_args()
