@@ -77,6 +77,12 @@ QUOTAS = ("quota_volumes", "quota_snapshots", "quota_gigabytes",
 #: ``cluster`` in ``os-services`` is from 3.7.
 WORKERS_CLEANUP = "3.24"
 SERVICES_VERSION = "3.7"
+VOLUME_ROWS = (
+    "SELECT v.id, v.status, v.host, (SELECT COUNT(*) FROM volume_attachment "
+    "a WHERE a.volume_id = v.id AND a.deleted = 0) AS attachment_count "
+    "FROM volumes v WHERE v.deleted = 0")
+ATTACHMENT_ROWS = ("SELECT id, volume_id, attach_status, NULL AS transition "
+                   "FROM volume_attachment WHERE deleted = 0")
 READY_TIMEOUT = 180.0
 STOP_TIMEOUT = 20.0
 
@@ -323,6 +329,22 @@ class CinderCluster:
             raise RuntimeError("workers/cleanup: %d %s"
                                % (resp.status_code, resp.text))
         return resp.json()
+
+    def rows(self) -> dict[str, list[dict[str, Any]]]:
+        """Live rows (Cinder soft-deletes: ``deleted = 0``) shaped as
+        ``fault_campaign.Campaign.rows`` gives Ashlar's: volumes (id,
+        status, host, attachment_count: their live attachments, as Cinder
+        keeps no counter) and attachments (id, volume_id, attach_status,
+        transition: always None, Cinder has none)."""
+        engine = sa.create_engine(self.db_url or "", poolclass=sa.pool.NullPool)
+        try:
+            with engine.connect() as conn:
+                return {"volumes": [dict(r._mapping) for r in conn.execute(
+                    sa.text(VOLUME_ROWS))], "attachments": [
+                    dict(r._mapping) for r in conn.execute(
+                        sa.text(ATTACHMENT_ROWS))]}
+        finally:
+            engine.dispose()
 
     def log(self, name: str) -> str:
         """The log of ``api``, ``scheduler`` or ``member<i>``."""

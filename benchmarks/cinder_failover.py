@@ -13,7 +13,8 @@ shows a volume's create begun and not finished; with ``attach``, once it
 runs ``ceph mon dump``, as Cinder's RBD driver does for each connect).
 The load goes on ``--after`` seconds and stops; ``--window`` seconds
 after the kill the rows in a transitional state are listed, and again
-after ``POST /workers/cleanup`` and after ``member0`` started again.
+after ``POST /workers/cleanup``, after ``member0`` started again and
+after a client deleted the attachments left unattached.
 One JSON line each: the load (cycles before and after the kill, the
 longest time without a completed cycle, the first cycle begun after the
 kill to complete, errors by kind), then each snapshot (services, stuck
@@ -229,7 +230,7 @@ def attaching(cluster: CinderCluster) -> bool:
             argv = pathlib.Path("/proc", entry, "cmdline").read_bytes()
         except OSError:
             continue
-        if int(stat.rsplit(")", 1)[1].split()[4]) == session \
+        if int(stat.rsplit(")", 1)[1].split()[3]) == session \
                 and b"mon\0dump" in argv:
             return True
     return False
@@ -255,6 +256,16 @@ def settle(cluster: CinderCluster, engine: sa.engine.Engine, killed: float,
     return round(time.monotonic() - started, 1)
 
 
+def delete_stuck_attachments(cluster: CinderCluster) -> list[int]:
+    """What a client does with an attachment its create got a 500 for (it
+    finds it by its instance): DELETE each attachment not attached; the
+    answers' status codes."""
+    client = cluster.client()
+    rows = client.get("/attachments/detail").json()["attachments"]
+    return [client.delete("/attachments/%s" % row["id"]).status_code
+            for row in rows if row["status"] != "attached"]
+
+
 def make_volumes(cluster: CinderCluster, count: int) -> list[str]:
     client = cluster.client()
     resp = client.post("/types", {"volume_type": {
@@ -266,6 +277,21 @@ def make_volumes(cluster: CinderCluster, count: int) -> list[str]:
         client.wait_status(volume, "available", timeout=120)
         volumes.append(volume)
     return volumes
+
+
+def kill_under(load: Load, cluster: CinderCluster,
+               args: argparse.Namespace) -> float:
+    """Kill member0 after ``--before`` s of load (and once it is busy as
+    ``--kill-during`` says); when."""
+    time.sleep(args.before)  # the load's length, not a synchronisation
+    if args.kill_during != "any":
+        harness.wait_for(lambda: BUSY[args.kill_during](cluster),
+                         timeout=120, interval=0.02,
+                         what="member0 to be busy with a %s"
+                         % args.kill_during)
+    killed = time.monotonic()
+    cluster.kill_member(0)
+    return killed
 
 
 def run(args: argparse.Namespace, root: pathlib.Path) -> None:
@@ -282,15 +308,8 @@ def run(args: argparse.Namespace, root: pathlib.Path) -> None:
         load = Load(cluster, make_volumes(cluster, args.volumes),
                     args.threads, args.churn)
         load.start()
-        time.sleep(args.before)  # the load's length, not a synchronisation
-        if args.kill_during != "any":
-            harness.wait_for(lambda: BUSY[args.kill_during](cluster),
-                             timeout=60, interval=0.02,
-                             what="member0 to be busy with a %s"
-                             % args.kill_during)
-        killed = time.monotonic()
-        cluster.kill_member(0)
         try:
+            killed = kill_under(load, cluster, args)
             time.sleep(args.after)  # the load's length after the kill
         finally:
             load.stop()
@@ -308,6 +327,12 @@ def run(args: argparse.Namespace, root: pathlib.Path) -> None:
         settled = settle(cluster, engine, killed, args.settle)
         print(json.dumps(dict(snapshot(cluster, engine, killed, "restarted"),
                               settled_s=settled)), flush=True)
+        deleted = delete_stuck_attachments(cluster)
+        settled = settle(cluster, engine, killed, args.settle)
+        print(json.dumps(dict(snapshot(cluster, engine, killed,
+                                      "client deleted"),
+                              deleted=deleted, settled_s=settled)),
+              flush=True)
         engine.dispose()
 
 
