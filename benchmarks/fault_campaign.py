@@ -461,6 +461,34 @@ class Load:
                     ", ".join(told))
 
 
+def delete_held(endpoint: str, ledger: Ledger, window: float) -> None:
+    """Delete every attachment the client was told exists (or found by
+    its instance after a create got no answer) and has not seen deleted
+    yet, and the volumes found by name, retrying as a client would
+    (within ``window`` seconds)."""
+    client = Client(endpoint, ledger, timeout=30)
+    scratch = Tally()
+
+    def found_volumes() -> list[str]:
+        with ledger.lock:
+            return [volume for volume, state in ledger.volumes.items()
+                    if state == "found"]
+
+    def all_deleted() -> bool:
+        client.find_unanswered(scratch)
+        client.find_unanswered_volumes(scratch)
+        for attachment in list(ledger.attachments):
+            client.delete_attachment(scratch, attachment)
+        for volume in found_volumes():
+            if client.call(scratch, "volume delete", "DELETE",
+                           "/volumes/%s" % volume, expect=(202, 404)):
+                with ledger.lock:
+                    ledger.volumes[volume] = "deleted"
+        return not (ledger.attachments or ledger.unanswered
+                    or ledger.unanswered_volumes or found_volumes())
+    waited(all_deleted, window, interval=0.5)
+
+
 # -- the database under the deployment ----------------------------------
 class PrivatePostgres:
     """A PostgreSQL server of the campaign's own (``initdb`` and
@@ -797,31 +825,7 @@ class Campaign:
         return found
 
     def _delete_held(self) -> None:
-        """Delete every attachment the client was told exists (or found by
-        its instance after a create got no answer) and has not seen
-        deleted yet, retrying as a client would."""
-        client = Client(self.dep.endpoint, self.ledger, timeout=30)
-        scratch = Tally()
-
-        def all_deleted() -> bool:
-            client.find_unanswered(scratch)
-            client.find_unanswered_volumes(scratch)
-            for attachment in list(self.ledger.attachments):
-                client.delete_attachment(scratch, attachment)
-            for volume in self._found_volumes():
-                if client.call(scratch, "volume delete", "DELETE",
-                               "/volumes/%s" % volume, expect=(202, 404)):
-                    with self.ledger.lock:
-                        self.ledger.volumes[volume] = "deleted"
-            return not (self.ledger.attachments or self.ledger.unanswered
-                        or self.ledger.unanswered_volumes
-                        or self._found_volumes())
-        waited(all_deleted, self.settings.window, interval=0.5)
-
-    def _found_volumes(self) -> list[str]:
-        with self.ledger.lock:
-            return [volume for volume, state in self.ledger.volumes.items()
-                    if state == "found"]
+        delete_held(self.dep.endpoint, self.ledger, self.settings.window)
 
     def rows(self) -> dict[str, list[dict]]:
         with self.engine.connect() as conn:

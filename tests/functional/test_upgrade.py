@@ -1,13 +1,13 @@
-"""Rolling upgrade from the previous release (0.1.0) to this one, with
-real processes on the real broker and database: the previous release's
+"""Rolling upgrades with real processes on the real broker and database.
+
+From release 0.1.0 to this one: the previous release's
 scheduler and volume node beside this release's api (its volume calls
 pinned, ``[upgrade_levels] ashlar_volume = 1.3``), and the order
 docs/operations.md ("Rolling upgrades") prescribes (volume nodes first):
 this release's scheduler and volume node beside the previous release's
 api.  The database is at this release's schema (``db sync`` first, as
-that section says)."""
-
-import subprocess
+that section says).
+(test_rolling_upgrade.py: a cluster's, from 0.2.0)."""
 
 import pytest
 
@@ -20,17 +20,9 @@ PIN = "[upgrade_levels]\nashlar_volume = 1.3\n"
 
 @pytest.fixture(scope="module")
 def previous(tmp_path_factory):
-    """The previous release's source tree (``git archive``)."""
-    tree = tmp_path_factory.mktemp("release-0.1.0")
-    archive = subprocess.run(["git", "-C", harness.REPO, "archive",
-                              PREVIOUS_RELEASE], capture_output=True,
-                             timeout=120)
-    assert archive.returncode == 0, (
-        "the previous release %s is not in this clone's history: %s"
-        % (PREVIOUS_RELEASE, archive.stderr.decode()[-500:]))
-    subprocess.run(["tar", "-x", "-C", str(tree)], input=archive.stdout,
-                   check=True, timeout=120)
-    return str(tree)
+    """Release 0.1.0's source tree."""
+    return harness.release_tree(tmp_path_factory.mktemp("release-0.1.0"),
+                                PREVIOUS_RELEASE)
 
 
 @pytest.fixture
