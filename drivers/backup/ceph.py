@@ -40,6 +40,7 @@ from oslo_log import log as logging
 
 from common import exception
 from drivers.backup.base import BackupRef
+from drivers.backup.base import is_zero
 from services.agent import volume_io
 
 if TYPE_CHECKING:
@@ -57,6 +58,8 @@ SNAP_FORMAT = "backup.%s.snap.%s"
 SNAP_RE = re.compile(r"^backup\.([a-z0-9\-]+?)\.snap\.(.+)$")
 #: The base image's metadata key of a backup on it.
 META_FORMAT = "ashlar.backup.%s"
+#: Seconds between questions whether a backup being written was deleted.
+CANCEL_POLL = 1.0
 #: What a source's connection ``data`` a delete needs to find it again.
 SOURCE_KEYS = ("name", "hosts", "ports", "cluster_name", "auth_username")
 
@@ -263,11 +266,16 @@ class CephBackupDriver:
         """A full copy of a volume that is not RBD (as Cinder's)."""
         snap = SNAP_FORMAT % (ref.id, "%.6f" % time.time())
         base = BASE_FORMAT % (ref.volume_id, ref.id)
-        return self._store(ioctx, ref, base, True, size, source,
-                           [(0, size)], [], cancelled,
-                           {"snap": snap, "size_bytes": size,
-                            "parent_id": parent.id if parent else None,
-                            "source": None})
+        written = self._store(ioctx, ref, base, True, size, source,
+                              [(0, size)], [], cancelled,
+                              {"snap": snap, "size_bytes": size,
+                               "parent_id": parent.id if parent else None,
+                               "source": None})
+        LOG.info("Backup %(id)s of volume %(vol)s: full copy, %(n)d chunks "
+                 "into %(base)s@%(snap)s", {"id": ref.id, "n": written,
+                                            "vol": ref.volume_id,
+                                            "base": base, "snap": snap})
+        return written
 
     def _store(self, ioctx: "rados.Ioctx", ref: BackupRef, base: str,
                create: bool, size: int, source: Any, data: list[Extent],
@@ -308,15 +316,21 @@ class CephBackupDriver:
         :returns: the chunks written.
         """
         written = 0
+        asked = time.monotonic()
         for offset, length in data:
             for start in range(offset, offset + length, self.chunk):
-                if cancelled is not None and cancelled():
-                    raise exception.InvalidBackup(
-                        reason="Backup %s was deleted while it was "
-                        "written." % ref.id)
+                # NOTE(ashlar): a question to the database, so once a
+                # second at most, not for each chunk of a whole volume.
+                if cancelled is not None and \
+                        time.monotonic() - asked >= CANCEL_POLL:
+                    asked = time.monotonic()
+                    if cancelled():
+                        raise exception.InvalidBackup(
+                            reason="Backup %s was deleted while it was "
+                            "written." % ref.id)
                 chunk = source.read(start, min(self.chunk,
                                                offset + length - start))
-                if zeros_count or chunk.strip(b"\0"):
+                if zeros_count or not is_zero(chunk):
                     dest.write(chunk, start)
                     written += 1
         for offset, length in zeroed:

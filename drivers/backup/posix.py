@@ -35,6 +35,7 @@ from common import exception
 from drivers.backup.base import BackupRef
 from drivers.backup.base import Readable
 from drivers.backup.base import Writable
+from drivers.backup.base import is_zero
 
 __all__ = ["BackupRef", "Readable", "Writable", "PosixBackupDriver"]
 
@@ -134,7 +135,7 @@ class PosixBackupDriver:
             if same is not None and same["sha256"] == entry["sha256"] \
                     and same["length"] == entry["length"]:
                 entry["object"] = same["object"]
-            elif data.strip(b"\0"):
+            elif not is_zero(data):
                 name = "chunk-%05d" % index
                 self._write_file(os.path.join(folder, name),
                                  self._compress(data))
