@@ -7,7 +7,11 @@ DRIVERS = ("drivers.backup.posix", "drivers.backup.ceph")
 
 opts = [
     cfg.StrOpt("backup_driver", default="drivers.backup.posix",
-               choices=DRIVERS,
+               choices=[
+                   (DRIVERS[0], "chunked, compressed files in "
+                    "backup_posix_path"),
+                   (DRIVERS[1], "snapshots of RBD images in a Ceph pool, "
+                    "incremental by rbd diff")],
                help="Where backups go: a POSIX directory "
                     "(backup_posix_path) or a Ceph pool (backup_ceph_*)."),
     cfg.StrOpt("backup_posix_path", default="$state_path/backup",
