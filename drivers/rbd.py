@@ -39,6 +39,7 @@ from drivers import base
 from drivers import rbd_clones
 from drivers import rbd_fence
 from drivers import rbd_manage
+from drivers.backup import ceph as ceph_backup
 
 if TYPE_CHECKING:
     # NOTE(ashlar): the bindings are optional: do_setup imports them.
@@ -289,10 +290,13 @@ class RBDDriver(rbd_manage.RBDManage, base.VolumeDriver):
 
     def _drop_clone_snaps(self, image: "rbd.Image", name: str) -> None:
         """Remove the image's hidden clone snapshots (flattening their
-        clones), refusing while it has other snapshots."""
+        clones) and the snapshots Ceph backups left on it (as Cinder's
+        driver does: the backups stay whole in their pool), refusing while
+        it has other snapshots."""
         snaps = [snap["name"] for snap in image.list_snaps()]
         kept = [snap for snap in snaps
-                if not snap.endswith(CLONE_SNAP_SUFFIX)]
+                if not snap.endswith(CLONE_SNAP_SUFFIX)
+                and not ceph_backup.is_backup_snap(snap)]
         if kept:
             raise exception.VolumeBackendAPIException(
                 data="image %s still has snapshots %s" % (name, kept))

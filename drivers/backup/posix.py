@@ -21,7 +21,6 @@ A parent is deleted only once no backup depends on it
 """
 
 import contextlib
-import dataclasses
 import hashlib
 import json
 import os
@@ -29,11 +28,16 @@ import re
 import zlib
 from typing import Any
 from typing import Callable
-from typing import Protocol
 
 from oslo_config import cfg
 
 from common import exception
+from drivers.backup.base import BackupRef
+from drivers.backup.base import Readable
+from drivers.backup.base import Writable
+from drivers.backup.base import is_zero
+
+__all__ = ["BackupRef", "Readable", "Writable", "PosixBackupDriver"]
 
 METADATA = "metadata.json"
 VERSION = 1
@@ -49,22 +53,6 @@ class BackupCancelled(exception.InvalidBackup):
     """The backup was deleted while it was being written."""
 
 
-class Readable(Protocol):
-    def read(self, offset: int, length: int) -> bytes: ...
-
-
-class Writable(Protocol):
-    def write(self, offset: int, data: bytes) -> int: ...
-
-
-@dataclasses.dataclass(frozen=True)
-class BackupRef:
-    """Where a backup lives: its id and its container."""
-
-    id: str
-    container: str
-
-
 def check_name(kind: str, name: str) -> None:
     """:raises InvalidInput: ``name`` is not one path component."""
     if not _NAME_RE.match(name) or name in (".", ".."):
@@ -75,6 +63,9 @@ def check_name(kind: str, name: str) -> None:
 
 class PosixBackupDriver:
     """Chunked, compressed, checksummed backups in a directory."""
+
+    SERVICE = "drivers.backup.posix"
+    SNAPSHOTS_SOURCE = False
 
     def __init__(self, root: str, chunk_size: int,
                  compression: str = "zlib") -> None:
@@ -144,7 +135,7 @@ class PosixBackupDriver:
             if same is not None and same["sha256"] == entry["sha256"] \
                     and same["length"] == entry["length"]:
                 entry["object"] = same["object"]
-            elif data.strip(b"\0"):
+            elif not is_zero(data):
                 name = "chunk-%05d" % index
                 self._write_file(os.path.join(folder, name),
                                  self._compress(data))

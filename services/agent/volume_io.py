@@ -14,6 +14,7 @@ import contextlib
 import io
 import os
 import tempfile
+from typing import Any
 from typing import Iterator
 
 from oslo_config import cfg
@@ -38,7 +39,8 @@ class VolumeHandle:
     def __init__(self, raw: io.RawIOBase, attachment_id: str,
                  refusals: tuple[type[Exception], ...],
                  clients: list[str] | None = None,
-                 read_only: bool = False) -> None:
+                 read_only: bool = False, rbd_image: Any = None,
+                 connection: dict | None = None) -> None:
         self._raw = raw
         self._attachment_id = attachment_id
         self._refusals = refusals
@@ -46,6 +48,12 @@ class VolumeHandle:
         #: librados instance's address), which a fence revokes.
         self.clients = list(clients or [])
         self.read_only = read_only
+        #: An RBD volume's open librbd image (os-brick's ``RBDVolume``,
+        #: which passes ``rbd.Image``'s calls on), as Cinder's backup
+        #: drivers find it on an RBD volume file; None for other volumes.
+        self.rbd_image = rbd_image
+        #: The connection's ``data`` it was opened with.
+        self.connection = dict(connection or {})
 
     def read(self, offset: int, length: int) -> bytes:
         self._raw.seek(offset)
@@ -143,7 +151,8 @@ def _open_rbd(conf: cfg.ConfigOpts, info: dict, read_only: bool,
                "mode": "ro" if read_only else "rw"})
     return VolumeHandle(raw, attachment_id, (rbd.ReadOnlyImage,),
                         clients=[client.client.get_addrs()],
-                        read_only=read_only)
+                        read_only=read_only, rbd_image=volume,
+                        connection=info)
 
 
 @contextlib.contextmanager

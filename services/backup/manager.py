@@ -7,6 +7,8 @@ from oslo_config import cfg
 
 from common import context as ashlar_context
 from common import service
+from drivers.backup import base as backup_base
+from drivers.backup import ceph
 from drivers.backup import posix
 from services.backup import rpcapi as backup_rpcapi
 from services.backup import work
@@ -15,15 +17,21 @@ from services.volume import rpcapi as volume_rpcapi
 Context = ashlar_context.RequestContext
 
 
+def load_driver(conf: cfg.ConfigOpts) -> backup_base.BackupDriver:
+    """The driver ``backup_driver`` names (a choice of the option)."""
+    if conf.backup_driver == ceph.SERVICE:
+        return ceph.CephBackupDriver.from_conf(conf)
+    return posix.PosixBackupDriver.from_conf(conf)
+
+
 class BackupManager(service.Manager):
-    """Serves ``ashlar-backup`` as ``host`` with the POSIX driver."""
+    """Serves ``ashlar-backup`` as ``host`` with its ``backup_driver``."""
 
     target = messaging.Target(version=backup_rpcapi.BackupAPI.RPC_API_VERSION)
 
     def __init__(self, conf: cfg.ConfigOpts, host: str) -> None:
         self.worker = work.BackupWorker(
-            conf, host, posix.PosixBackupDriver.from_conf(conf),
-            volume_rpcapi.VolumeAPI(conf))
+            conf, host, load_driver(conf), volume_rpcapi.VolumeAPI(conf))
 
     def after_start(self) -> None:
         """Resume what this host left in flight, beside new messages (a

@@ -26,7 +26,7 @@ from common import exception
 from common import messages
 from common.db.api import backups as backups_db
 from common.db.api import volumes as volumes_db
-from drivers.backup import posix
+from drivers.backup import base as backup_base
 from services.agent import iscsi_io
 from services.agent import volume_io
 from services.volume import rpcapi as volume_rpcapi
@@ -36,8 +36,6 @@ Context = ashlar_context.RequestContext
 BAK = constants.BackupStatus
 VOL = constants.VolumeStatus
 GIB = 1024 ** 3
-#: The driver named in ``backups.service`` (and in an exported record).
-SERVICE = "drivers.backup.posix"
 #: Seconds between reads of a new volume a restore waits for.
 NEW_VOLUME_POLL = 0.5
 
@@ -50,7 +48,7 @@ class ConnectFailed(exception.AshlarException):
 
 class BackupWorker:
     def __init__(self, conf: cfg.ConfigOpts, host: str,
-                 driver: posix.PosixBackupDriver,
+                 driver: backup_base.BackupDriver,
                  volume_rpc: volume_rpcapi.VolumeAPI) -> None:
         self.conf = conf
         self.host = host
@@ -101,8 +99,8 @@ class BackupWorker:
                 rpc.backup_disconnect(ctxt, volume.host, volume.id,
                                       self.connector)
 
-    def _ref(self, row: Any) -> posix.BackupRef:
-        return posix.BackupRef(row.id, row.container)
+    def _ref(self, row: Any) -> backup_base.BackupRef:
+        return backup_base.BackupRef(row.id, row.container, row.volume_id)
 
     # -- create ----------------------------------------------------------------
     def create(self, ctxt: Context, backup_id: str) -> None:
@@ -124,7 +122,7 @@ class BackupWorker:
         # As Cinder's manager: the driver is named before it writes, so a
         # delete knows whether the store may hold anything of it.
         if not backups_db.backup_cas(ctxt, row.id, {"status": BAK.CREATING},
-                                     {"service": SERVICE}):
+                                     {"service": self.driver.SERVICE}):
             LOG.warning("Backup %s changed before it started", row.id)
             backups_db.release_source(ctxt, row.volume_id, row.snapshot_id)
             self._finish_cancelled(ctxt, row)
@@ -133,7 +131,12 @@ class BackupWorker:
         parent = (self._ref(backups_db.backup_get(ctxt, row.parent_id))
                   if row.parent_id else None)
         try:
-            with self._open(ctxt, volume, True, row.snapshot_id) as handle:
+            # NOTE(ashlar): a driver that snapshots the source (Ceph's, on
+            # an RBD volume) opens it writable; a snapshot stays read-only.
+            read_only = bool(row.snapshot_id) or \
+                not self.driver.SNAPSHOTS_SOURCE
+            with self._open(ctxt, volume, read_only,
+                            row.snapshot_id) as handle:
                 meta = self.driver.backup(
                     self._ref(row), handle, row.size * GIB, parent,
                     cancelled=lambda: self._deleting(ctxt, row.id))
@@ -149,7 +152,7 @@ class BackupWorker:
             return
         if not self._settle(ctxt, row, {
                 "status": BAK.AVAILABLE, "object_count": meta["object_count"],
-                "service": SERVICE}):
+                "service": self.driver.SERVICE}):
             self._finish_cancelled(ctxt, row)
 
     def _tell(self, ctxt: Context, row: Any,
@@ -300,7 +303,7 @@ class BackupWorker:
         :raises ServiceNotFound: the record is another driver's.
         :raises InvalidBackup: it does not match the store or the row.
         """
-        if not SERVICE.startswith(backup_service or "-"):
+        if not self.driver.SERVICE.startswith(backup_service or "-"):
             raise exception.ServiceNotFound(service_id=backup_service)
         record = backup_record.decode(backup_url)
         missing = backup_record.REQUIRED - set(record)
@@ -315,10 +318,11 @@ class BackupWorker:
                 "backup %s." % (record["id"], backup_id))
         values = backup_record.columns(record)
         self.driver.check_import(
-            posix.BackupRef(backup_id, str(values["container"])),
+            backup_base.BackupRef(backup_id, str(values["container"]),
+                                  str(values.get("volume_id") or "")),
             int(values["size"]) * GIB, values["object_count"],
             values["parent_id"])
-        values.update(service=SERVICE, host=self.host,
+        values.update(service=self.driver.SERVICE, host=self.host,
                       availability_zone=self.conf.storage_availability_zone)
         return values, dict(record.get("metadata") or {})
 
