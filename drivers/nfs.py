@@ -1,0 +1,573 @@
+"""NFS backend: each volume is a file on one of several NFS shares.
+
+The shares are listed in ``nfs_shares_config`` (:mod:`drivers.nfs_shares`),
+as Cinder's NFS driver has them.  Neither the volume node nor the compute
+hosts mount them: this machine has no kernel NFS client, so every call
+goes through libnfs (:mod:`common.libnfs`, NFSv3).  A volume is
+``volume-<id>.<format>`` at the top of its share, ``raw`` (sparse; several
+hosts may open one) or ``qcow2`` (``nfs_qcow2_volumes``), and its row's
+``provider_location`` is its share (``host:/path``), as Cinder keeps it.
+New volumes go to the share with the most free space.
+
+With ``nfs_snapshot_support``, a snapshot is ``snapshot-<id>.<format>``
+beside its volume, a copy made through libnfs (blocks of zeros are left
+as holes); volumes from snapshots and clones are such copies too.
+Without it, snapshots are refused (as Cinder's default), and so are
+clones, which need one.
+
+Files are written under a hidden temporary name and hard-linked into
+place (an NFSv3 LINK, which never overwrites), so a crash leaves no half
+volume; a create that finds its volume's file adopts it.
+"""
+
+import contextlib
+import re
+import secrets
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from oslo_config import cfg
+from oslo_log import log as logging
+from oslo_utils import units
+
+from common import exception
+from common import libnfs
+from drivers import base
+from drivers import nfs_shares
+from drivers import qcow2
+
+LOG = logging.getLogger(__name__)
+
+NFS_OPTS = [
+    cfg.StrOpt("nfs_shares_config", default="/etc/ashlar/nfs_shares",
+               help="File of the NFS shares, one a line: host:/export "
+               "[-o mount options], or a libnfs URL nfs://host/export?"
+               "nfsport=N&mountport=M (for servers whose ports no "
+               "portmapper gives). Of the mount options, port, mountport "
+               "and vers reach libnfs."),
+    cfg.BoolOpt("nfs_qcow2_volumes", default=False,
+                help="Create volumes as qcow2 images (for hypervisors that "
+                "open them with their qcow2 driver; never multiattach) "
+                "instead of sparse raw files."),
+    cfg.BoolOpt("nfs_snapshot_support", default=False,
+                help="Allow snapshots (copies on the share), and with them "
+                "clones. False, Cinder's default: both are refused."),
+    cfg.BoolOpt("nfs_multiattach", default=True,
+                help="Report raw volumes as multiattach capable."),
+    cfg.IntOpt("nfs_mount_timeout", default=10, min=1,
+               help="Seconds libnfs waits for a share's server."),
+]
+
+_NAME_RE = re.compile(
+    r"^(?P<kind>volume|snapshot)-(?P<id>[A-Za-z0-9][A-Za-z0-9_-]{0,127})"
+    r"\.(?P<fmt>raw|qcow2)$")
+_FORMATS = ("raw", "qcow2")
+_TMP_PREFIX = ".ashlar-"
+_TMP_SUFFIX = ".tmp"
+#: Bytes read and written at a time when copying.
+_CHUNK = units.Mi
+_ZEROS = bytes(_CHUNK)
+_QCOW2_MAGIC = b"QFI\xfb"
+#: End of a qcow2 header's size field (big-endian, at byte 24).
+_QCOW2_SIZE_END = 32
+
+Mounter = Callable[[str, int], libnfs.Share]
+
+
+class NfsDriver(base.VolumeDriver):
+    """Volumes as files on NFS shares, reached through libnfs."""
+
+    VERSION = "1.0.0"
+    STORAGE_PROTOCOL = "nfs"
+    driver_opts = tuple(NFS_OPTS)
+
+    def __init__(self, conf: cfg.ConfigOpts.GroupAttr, backend_name: str,
+                 host: str, mounter: Mounter = libnfs.Share) -> None:
+        super().__init__(conf, backend_name, host)
+        self._mounter = mounter
+        self.volume_format = "qcow2" if conf.nfs_qcow2_volumes else "raw"
+        self.shares: dict[str, nfs_shares.Share] = {}
+        self._stats: dict[str, Any] | None = None
+
+    # -- set-up -----------------------------------------------------------
+    def do_setup(self) -> None:
+        """Read ``nfs_shares_config`` and remove what interrupted creates
+        left on each share.
+
+        :raises VolumeBackendAPIException: the file cannot be read or
+            lists no share.
+        """
+        path = self.conf.nfs_shares_config
+        try:
+            with open(path) as shares_file:
+                shares = nfs_shares.parse(shares_file.read(), path)
+        except (OSError, exception.InvalidInput) as exc:
+            raise exception.VolumeBackendAPIException(
+                data="cannot read the NFS shares: %s" % exc) from exc
+        if not shares:
+            raise exception.VolumeBackendAPIException(
+                data="%s lists no NFS share" % path)
+        self.shares = {share.export: share for share in shares}
+        for export in self.shares:
+            try:
+                with self._mount(export) as nfs:
+                    _remove_partial_files(nfs)
+            except exception.VolumeBackendAPIException as exc:
+                LOG.warning("NFS share %(share)s: %(err)s",
+                            {"share": export, "err": exc})
+
+    def check_for_setup_error(self) -> None:
+        """Check that at least one share mounts."""
+        for export in self.shares:
+            with contextlib.suppress(exception.VolumeBackendAPIException), \
+                    self._mount(export):
+                return
+        raise exception.DriverNotInitialized(
+            "No NFS share of %s can be mounted." % ", ".join(self.shares))
+
+    @contextlib.contextmanager
+    def _mount(self, export: str) -> Iterator[libnfs.Share]:
+        """The share mounted through libnfs for one call.
+
+        :raises VolumeBackendAPIException: it cannot be mounted, or a
+            libnfs call in the block failed.
+        """
+        share = self.shares[export]
+        try:
+            nfs = self._mounter(share.url,
+                                self.conf.nfs_mount_timeout * 1000)
+        except libnfs.Error as exc:
+            raise exception.VolumeBackendAPIException(
+                data="cannot mount %s: %s" % (export, exc)) from exc
+        try:
+            yield nfs
+        except libnfs.Error as exc:
+            raise exception.VolumeBackendAPIException(
+                data="NFS share %s: %s" % (export, exc)) from exc
+        finally:
+            nfs.close()
+
+    # -- capacity -----------------------------------------------------------
+    def get_volume_stats(self, refresh: bool = False) -> dict[str, Any]:
+        """One pool over every share: total and free from each share's
+        statvfs, provisioned the sum of its volumes' file sizes."""
+        if refresh or self._stats is None:
+            self._stats = self._collect_stats()
+        return self._stats
+
+    def _collect_stats(self) -> dict[str, Any]:
+        total = free = provisioned = count = 0
+        reached = 0
+        for export in self.shares:
+            try:
+                with self._mount(export) as nfs:
+                    share_total, share_free = nfs.capacity()
+                    files = _volume_files(nfs)
+            except exception.VolumeBackendAPIException as exc:
+                LOG.warning("NFS share %(share)s is unreachable: %(err)s",
+                            {"share": export, "err": exc})
+                continue
+            reached += 1
+            total, free = total + share_total, free + share_free
+            provisioned += sum(files.values())
+            count += len(files)
+        raw = self.volume_format == "raw"
+        return self._capacity_report(
+            total, free, provisioned, count, "up" if reached else "down",
+            multiattach=raw and self.conf.nfs_multiattach,
+            snapshot_support=self.conf.nfs_snapshot_support,
+            revert_to_snapshot_support=self.conf.nfs_snapshot_support,
+            online_extend_support=raw)
+
+    def _emptiest_share(self) -> str:
+        """The reachable share with the most free bytes."""
+        best: tuple[int, str] | None = None
+        for export in self.shares:
+            try:
+                with self._mount(export) as nfs:
+                    free = nfs.capacity()[1]
+            except exception.VolumeBackendAPIException as exc:
+                LOG.warning("Skipping NFS share %(share)s: %(err)s",
+                            {"share": export, "err": exc})
+                continue
+            if best is None or free > best[0]:
+                best = (free, export)
+        if best is None:
+            raise exception.VolumeBackendAPIException(
+                data="no NFS share of backend %s can be mounted"
+                % self.backend_name)
+        return best[1]
+
+    # -- finding files ------------------------------------------------------
+    def _locate(self, object_id: str, kind: str = "volume",
+                hint: str | None = None) -> tuple[str, str] | None:
+        """The share and format of a volume's (or snapshot's) file, the
+        ``hint`` share first; None when no share has it."""
+        _file_name(object_id, "raw", kind)
+        order = [hint] if hint in self.shares else []
+        order += [export for export in self.shares if export != hint]
+        for export in order:
+            with self._mount(export) as nfs:
+                names = nfs.listdir("/")
+            for fmt in _FORMATS:
+                if _file_name(object_id, fmt, kind) in names:
+                    return export, fmt
+        return None
+
+    def _require(self, volume: base.DriverVolume) -> tuple[str, str]:
+        found = self._locate(volume.id, hint=volume.provider_location)
+        if found is None:
+            raise exception.VolumeNotFound(volume_id=volume.id)
+        return found
+
+    def _require_snapshot(self, snapshot: base.DriverSnapshot
+                          ) -> tuple[str, str]:
+        found = self._locate(snapshot.id, "snapshot",
+                             snapshot.provider_location
+                             or snapshot.volume.provider_location)
+        if found is None:
+            raise exception.SnapshotNotFound(snapshot_id=snapshot.id)
+        return found
+
+    # -- volumes ------------------------------------------------------------
+    def create_volume(self, volume: base.DriverVolume) -> dict[str, Any]:
+        """An empty file in the configured format on the emptiest share
+        (a volume's file found on a share is adopted)."""
+        base.validate_size(volume.size)
+        existing = self._locate(volume.id, hint=volume.provider_location)
+        if existing is not None:
+            return _adopted(volume.id, existing[0])
+        export = self._emptiest_share()
+        name = _file_name(volume.id, self.volume_format)
+        size = volume.size * units.Gi
+        with self._mount(export) as nfs:
+            _write_atomically(nfs, name, lambda out: _WRITERS[
+                self.volume_format](out, size))
+        LOG.info("Created %(fmt)s volume %(id)s of %(size)s GiB on "
+                 "%(share)s", {"fmt": self.volume_format, "id": volume.id,
+                               "size": volume.size, "share": export})
+        return {"provider_location": export}
+
+    def delete_volume(self, volume: base.DriverVolume) -> None:
+        """Remove the volume's file from its share, if any."""
+        found = self._locate(volume.id, hint=volume.provider_location)
+        if found is None:
+            LOG.info("Volume %(id)s has no file; nothing to delete",
+                     {"id": volume.id})
+            return
+        with self._mount(found[0]) as nfs:
+            nfs.unlink("/" + _file_name(volume.id, found[1]))
+        LOG.info("Deleted volume %(id)s from %(share)s",
+                 {"id": volume.id, "share": found[0]})
+
+    def extend_volume(self, volume: base.DriverVolume, new_size: int) -> None:
+        """Grow the raw file, or the qcow2 image's virtual size."""
+        base.validate_new_size(volume, new_size)
+        export, fmt = self._require(volume)
+        with self._mount(export) as nfs, \
+                nfs.open("/" + _file_name(volume.id, fmt)) as image:
+            _EXTENDERS[fmt](image, new_size * units.Gi)
+        LOG.info("Extended volume %(id)s to %(size)s GiB",
+                 {"id": volume.id, "size": new_size})
+
+    # -- snapshots and clones ---------------------------------------------
+    def _check_snapshots(self, what: str) -> None:
+        if not self.conf.nfs_snapshot_support:
+            raise exception.NotSupported(
+                what="%s on NFS backend %s (nfs_snapshot_support is false)"
+                % (what, self.backend_name))
+
+    def create_snapshot(self, snapshot: base.DriverSnapshot
+                        ) -> dict[str, Any]:
+        """Copy the volume's file to ``snapshot-<id>.<format>`` beside it.
+
+        :raises NotSupported: ``nfs_snapshot_support`` is false.
+        """
+        self._check_snapshots("Snapshots")
+        export, fmt = self._require(snapshot.volume)
+        if self._locate(snapshot.id, "snapshot", export) is not None:
+            raise exception.VolumeBackendAPIException(
+                data="snapshot %s already exists" % snapshot.id)
+        self._copy((export, _file_name(snapshot.volume.id, fmt)),
+                   (export, _file_name(snapshot.id, fmt, "snapshot")))
+        LOG.info("Created snapshot %(id)s of volume %(vol)s on %(share)s",
+                 {"id": snapshot.id, "vol": snapshot.volume.id,
+                  "share": export})
+        return {"provider_location": export}
+
+    def delete_snapshot(self, snapshot: base.DriverSnapshot) -> None:
+        """Remove the snapshot's file, if any."""
+        found = self._locate(snapshot.id, "snapshot",
+                             snapshot.provider_location)
+        if found is None:
+            LOG.info("Snapshot %(id)s has no file; nothing to delete",
+                     {"id": snapshot.id})
+            return
+        with self._mount(found[0]) as nfs:
+            nfs.unlink("/" + _file_name(snapshot.id, found[1], "snapshot"))
+        LOG.info("Deleted snapshot %(id)s", {"id": snapshot.id})
+
+    def create_volume_from_snapshot(self, volume: base.DriverVolume,
+                                    snapshot: base.DriverSnapshot
+                                    ) -> dict[str, Any]:
+        """A copy of the snapshot's file, grown to the volume's size."""
+        self._check_snapshots("Volumes from snapshots")
+        base.validate_clone_size(volume, snapshot.size)
+        export, fmt = self._require_snapshot(snapshot)
+        return self._new_copy(volume, export,
+                              _file_name(snapshot.id, fmt, "snapshot"), fmt)
+
+    def create_cloned_volume(self, volume: base.DriverVolume,
+                             source: base.DriverVolume) -> dict[str, Any]:
+        """A copy of the source volume's file, grown to the volume's size
+        (as Cinder, only where snapshots are supported)."""
+        self._check_snapshots("Clones")
+        base.validate_clone_size(volume, source.size)
+        export, fmt = self._require(source)
+        return self._new_copy(volume, export, _file_name(source.id, fmt),
+                              fmt)
+
+    def revert_to_snapshot(self, volume: base.DriverVolume,
+                           snapshot: base.DriverSnapshot) -> None:
+        """Replace the volume's file by a copy of the snapshot's, grown
+        to the volume's size, in one rename."""
+        self._check_snapshots("Reverts")
+        export, fmt = self._require(volume)
+        snap_export, snap_fmt = self._require_snapshot(snapshot)
+        if snap_fmt != fmt:
+            raise exception.VolumeBackendAPIException(
+                data="snapshot %s is %s, volume %s is %s"
+                % (snapshot.id, snap_fmt, volume.id, fmt))
+        self._copy((snap_export, _file_name(snapshot.id, fmt, "snapshot")),
+                   (export, _file_name(volume.id, fmt)),
+                   volume.size * units.Gi, replace=True)
+        LOG.info("Reverted volume %(id)s to snapshot %(snap)s",
+                 {"id": volume.id, "snap": snapshot.id})
+
+    def _new_copy(self, volume: base.DriverVolume, export: str, source: str,
+                  fmt: str) -> dict[str, Any]:
+        """Volume ``volume`` as a copy of ``source`` on ``export`` (the
+        same share), unless its file exists (adopted)."""
+        existing = self._locate(volume.id, hint=volume.provider_location)
+        if existing is not None:
+            return _adopted(volume.id, existing[0])
+        if volume.multiattach and fmt != "raw":
+            raise exception.VolumeBackendAPIException(
+                data="a copy of %s would be %s, which cannot be shared, but "
+                "volume %s is multiattach" % (source, fmt, volume.id))
+        self._copy((export, source), (export, _file_name(volume.id, fmt)),
+                   volume.size * units.Gi)
+        LOG.info("Created %(fmt)s volume %(id)s of %(size)s GiB from "
+                 "%(src)s on %(share)s", {"fmt": fmt, "id": volume.id,
+                                          "size": volume.size, "src": source,
+                                          "share": export})
+        return {"provider_location": export}
+
+    def _copy(self, source: tuple[str, str], dest: tuple[str, str],
+              size: int | None = None, replace: bool = False) -> None:
+        """Copy file ``source`` (share, name) to ``dest`` through libnfs,
+        grown to ``size`` bytes if given."""
+        with self._mount(source[0]) as src_nfs, \
+                src_nfs.open("/" + source[1], read_only=True) as src, \
+                self._mount(dest[0]) as dest_nfs:
+            length = src_nfs.size("/" + source[1])
+            fmt = _NAME_RE.match(dest[1])["fmt"]  # type: ignore[index]
+
+            def fill(out: libnfs.File) -> None:
+                _copy_data(src, out, length)
+                if size is not None:
+                    _EXTENDERS[fmt](out, size)
+            _write_atomically(dest_nfs, dest[1], fill, replace=replace)
+
+    def volume_locations(self) -> dict[str, str | None]:
+        """The volume files on every share, by volume id, with their
+        share.
+
+        :raises VolumeBackendAPIException: a share cannot be listed (so
+            nothing is taken for gone).
+        """
+        found: dict[str, str | None] = {}
+        for export in self.shares:
+            with self._mount(export) as nfs:
+                names = nfs.listdir("/")
+            for name in names:
+                match = _NAME_RE.match(name)
+                if match is not None and match["kind"] == "volume":
+                    found[match["id"]] = export
+        return found
+
+    # -- connections --------------------------------------------------------
+    def initialize_connection(self, volume: base.DriverVolume,
+                              connector: dict[str, Any]) -> dict[str, Any]:
+        """Cinder's ``nfs`` connection_info (``export``, ``name``,
+        ``options``, ``format``) plus ``share_url``, the libnfs URL of the
+        share, with which a host opens the file without mounting."""
+        export, fmt = self._require(volume)
+        share = self.shares[export]
+        LOG.debug("Connecting volume %(id)s to %(host)s",
+                  {"id": volume.id, "host": connector.get("host")})
+        return {"driver_volume_type": "nfs", "data": {
+            "export": share.export, "name": _file_name(volume.id, fmt),
+            "options": share.options or None, "format": fmt,
+            "share_url": share.url, "volume_id": volume.id}}
+
+    def terminate_connection(self, volume: base.DriverVolume,
+                             connector: dict[str, Any] | None) -> None:
+        """Nothing to revoke: the share's export rules admit hosts."""
+        LOG.debug("Disconnecting volume %(id)s from %(host)s",
+                  {"id": volume.id,
+                   "host": connector.get("host") if connector else "all"})
+
+
+def _file_name(object_id: str, fmt: str, kind: str = "volume") -> str:
+    """``<kind>-<id>.<fmt>``.
+
+    :raises InvalidInput: the id cannot be a file name.
+    """
+    name = "%s-%s.%s" % (kind, object_id, fmt)
+    if not _NAME_RE.match(name):
+        raise exception.InvalidInput(
+            reason="%s id %r is not a valid identifier." % (
+                kind.capitalize(), object_id))
+    return name
+
+
+def _adopted(volume_id: str, export: str) -> dict[str, Any]:
+    LOG.info("Volume %(id)s exists on %(share)s; adopting it",
+             {"id": volume_id, "share": export})
+    return {"provider_location": export}
+
+
+def _volume_files(nfs: libnfs.Share) -> dict[str, int]:
+    """The volume files at the top of a share: name -> the size their
+    user sees (a qcow2 image's virtual size)."""
+    found = {}
+    for name, size in nfs.listdir("/").items():
+        match = _NAME_RE.match(name)
+        if match is None or match["kind"] != "volume":
+            continue
+        if match["fmt"] == "qcow2":
+            try:
+                with nfs.open("/" + name, read_only=True) as image:
+                    size = _qcow2_size(image.pread(0, _QCOW2_SIZE_END), size)
+            except libnfs.Error:
+                continue  # deleted while we were counting
+        found[name] = size
+    return found
+
+
+def _qcow2_size(head: bytes, file_size: int) -> int:
+    """The virtual size in a qcow2 header's first bytes; the file's size
+    when they are no qcow2 header."""
+    if len(head) < _QCOW2_SIZE_END or not head.startswith(_QCOW2_MAGIC):
+        LOG.warning("A qcow2 volume file has no qcow2 header; counting "
+                    "its file size")
+        return file_size
+    return int.from_bytes(head[_QCOW2_SIZE_END - 8:_QCOW2_SIZE_END], "big")
+
+
+def _remove_partial_files(nfs: libnfs.Share) -> None:
+    for name in nfs.listdir("/"):
+        if name.startswith(_TMP_PREFIX) and name.endswith(_TMP_SUFFIX):
+            LOG.warning("Removing %(name)s, left by an interrupted create",
+                        {"name": name})
+            nfs.unlink("/" + name)
+
+
+def _write_atomically(nfs: libnfs.Share, name: str,
+                      fill: Callable[[libnfs.File], None],
+                      replace: bool = False) -> None:
+    """Let ``fill`` write a hidden temporary file, then put it at
+    ``name``: hard-linked, which never overwrites, or renamed over it when
+    ``replace``.  The temporary file is removed whatever happens.
+
+    :raises VolumeBackendAPIException: ``name`` exists (unless
+        ``replace``).
+    """
+    tmp = "/%s%s%s" % (_TMP_PREFIX, secrets.token_hex(8), _TMP_SUFFIX)
+    try:
+        with nfs.open(tmp, create=True) as out:
+            fill(out)
+            out.fsync()
+        if replace:
+            nfs.rename(tmp, "/" + name)
+            return
+        try:
+            nfs.link(tmp, "/" + name)
+        except libnfs.Error as exc:
+            raise exception.VolumeBackendAPIException(
+                data="cannot create %s: %s" % (name, exc)) from exc
+    finally:
+        with contextlib.suppress(libnfs.Error):
+            nfs.unlink(tmp)
+
+
+def _copy_data(src: libnfs.File, out: libnfs.File, length: int) -> None:
+    """Copy ``length`` bytes; blocks of zeros stay holes in ``out``."""
+    out.truncate(length)
+    for offset in range(0, length, _CHUNK):
+        data = src.pread(offset, min(_CHUNK, length - offset))
+        if not _zeros(data):
+            out.pwrite(offset, data)
+
+
+def _zeros(data: bytes) -> bool:
+    """Whether ``data`` (at most a chunk) is all zeros (one memcmp)."""
+    return data == (_ZEROS if len(data) == _CHUNK else bytes(len(data)))
+
+
+def _write_raw(out: libnfs.File, size: int) -> None:
+    out.truncate(size)
+
+
+def _extend_raw(image: libnfs.File, size: int) -> None:
+    current = image.size()
+    if current > size:
+        raise exception.VolumeBackendAPIException(
+            data="refusing to shrink a %d-byte file to %d" % (current, size))
+    if current < size:
+        image.truncate(size)
+
+
+def _write_qcow2(out: libnfs.File, size: int) -> None:
+    """An empty qcow2 v3 image (:func:`drivers.qcow2.write` on a local
+    temporary file, then written through libnfs: a few clusters)."""
+    import tempfile
+    with tempfile.TemporaryFile() as local:
+        qcow2.write(local.fileno(), size)
+        local.seek(0)
+        _copy_local(local.read(), out)
+
+
+def _extend_qcow2(image: libnfs.File, size: int) -> None:
+    """Raise a qcow2 image's virtual size (:func:`drivers.qcow2.extend`
+    on a local copy of its header cluster, written back)."""
+    import tempfile
+    head = image.pread(0, 1 << 16)
+    if not head.startswith(_QCOW2_MAGIC):
+        raise exception.VolumeBackendAPIException(
+            data="the volume file is not a qcow2 image")
+    with tempfile.TemporaryFile() as local:
+        local.write(head)
+        local.flush()
+        qcow2.extend(local.fileno(), "the volume's header", size)
+        local.seek(0)
+        image.pwrite(0, local.read(len(head)))
+        image.fsync()
+
+
+def _copy_local(data: bytes, out: libnfs.File) -> None:
+    out.truncate(len(data))
+    for offset in range(0, len(data), _CHUNK):
+        chunk = data[offset:offset + _CHUNK]
+        if not _zeros(chunk):
+            out.pwrite(offset, chunk)
+
+
+_WRITERS = {"raw": _write_raw, "qcow2": _write_qcow2}
+_EXTENDERS = {"raw": _extend_raw, "qcow2": _extend_qcow2}
+
+
+def list_opts() -> list[tuple[str, list[cfg.Opt]]]:
+    """Options for oslo-config-generator (namespace ashlar.drivers.nfs)."""
+    return NfsDriver.list_opts()
