@@ -11,6 +11,7 @@ volume side (creating, sizing, statvfs for capacity), so it lives in
 
 import ctypes
 import ctypes.util
+import errno
 import os
 from typing import Any
 
@@ -185,6 +186,16 @@ class Share:
                     found[name] = entry.contents.size
         finally:
             self._lib.nfs_closedir(self._ctx, handle)
+
+    def exists(self, path: str) -> bool:
+        """Whether ``path`` exists (``Error`` for another failure)."""
+        try:
+            self.size(path)
+        except Error as exc:
+            if exc.errno == errno.ENOENT:
+                return False
+            raise
+        return True
 
     def size(self, path: str) -> int:
         stat = _Stat()

@@ -211,10 +211,9 @@ class NfsDriver(base.VolumeDriver):
         order += [export for export in self.shares if export != hint]
         for export in order:
             with self._mount(export) as nfs:
-                names = nfs.listdir("/")
-            for fmt in _FORMATS:
-                if _file_name(object_id, fmt, kind) in names:
-                    return export, fmt
+                for fmt in _FORMATS:
+                    if nfs.exists("/" + _file_name(object_id, fmt, kind)):
+                        return export, fmt
         return None
 
     def _require(self, volume: base.DriverVolume) -> tuple[str, str]:
@@ -435,6 +434,22 @@ class NfsDriver(base.VolumeDriver):
             "export": share.export, "name": _file_name(volume.id, fmt),
             "options": share.options or None, "format": fmt,
             "share_url": share.url, "volume_id": volume.id}}
+
+    def initialize_connection_snapshot(self, snapshot: base.DriverSnapshot,
+                                       connector: dict[str, Any]
+                                       ) -> dict[str, Any]:
+        """The snapshot's file as an ``nfs`` connection (a backup reads
+        it; the reader opens it read-only).
+
+        :raises SnapshotNotFound: no share has its file.
+        """
+        export, fmt = self._require_snapshot(snapshot)
+        share = self.shares[export]
+        return {"driver_volume_type": "nfs", "data": {
+            "export": share.export,
+            "name": _file_name(snapshot.id, fmt, "snapshot"),
+            "options": share.options or None, "format": fmt,
+            "share_url": share.url, "volume_id": snapshot.id}}
 
     def terminate_connection(self, volume: base.DriverVolume,
                              connector: dict[str, Any] | None) -> None:

@@ -67,6 +67,9 @@ class FakeShare:
         with os.scandir(self._path(path)) as entries:
             return {entry.name: entry.stat().st_size for entry in entries}
 
+    def exists(self, path):
+        return os.path.lexists(self._path(path))
+
     def size(self, path):
         return self._call(os.stat, path).st_size
 

@@ -210,3 +210,17 @@ def test_interrupted_creates_are_removed_at_setup(tmp_path):
     left.write_bytes(b"half")
     make_driver(tmp_path)
     assert not left.exists()
+
+
+def test_a_snapshot_is_connected_for_a_backup(tmp_path):
+    driver = make_driver(tmp_path, nfs_snapshot_support=True)
+    made = volume()
+    driver.create_volume(made)
+    snapshot = base.DriverSnapshot(id=str(uuid.uuid4()), volume=made, size=1)
+    driver.create_snapshot(snapshot)
+    info = driver.initialize_connection_snapshot(snapshot, {"host": "b"})
+    assert (info["driver_volume_type"], info["data"]["name"]) == (
+        "nfs", "snapshot-%s.raw" % snapshot.id)
+    driver.delete_snapshot(snapshot)
+    with pytest.raises(exception.SnapshotNotFound):
+        driver.initialize_connection_snapshot(snapshot, {"host": "b"})
