@@ -21,9 +21,7 @@ volume; a create that finds its volume's file adopts it.
 """
 
 import contextlib
-import re
 from concurrent import futures
-import secrets
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -34,10 +32,13 @@ from oslo_utils import units
 from common import exception
 from common import libnfs
 from drivers import base
+from drivers import nfs_files
 from drivers import nfs_shares
-from drivers import qcow2
 
 LOG = logging.getLogger(__name__)
+
+#: Workers (each with its own mounts) that copy a file's chunks.
+COPY_WORKERS = 4
 
 NFS_OPTS = [
     cfg.StrOpt("nfs_shares_config", default="/etc/ashlar/nfs_shares",
@@ -59,20 +60,6 @@ NFS_OPTS = [
                help="Seconds libnfs waits for a share's server."),
 ]
 
-_NAME_RE = re.compile(
-    r"^(?P<kind>volume|snapshot)-(?P<id>[A-Za-z0-9][A-Za-z0-9_-]{0,127})"
-    r"\.(?P<fmt>raw|qcow2)$")
-_FORMATS = ("raw", "qcow2")
-_TMP_PREFIX = ".ashlar-"
-_TMP_SUFFIX = ".tmp"
-#: Bytes read and written at a time when copying.
-_CHUNK = units.Mi
-#: Workers (each with its own mounts) that copy a file's chunks.
-COPY_WORKERS = 4
-_ZEROS = bytes(_CHUNK)
-_QCOW2_MAGIC = b"QFI\xfb"
-#: End of a qcow2 header's size field (big-endian, at byte 24).
-_QCOW2_SIZE_END = 32
 
 Mounter = Callable[[str, int], libnfs.Share]
 
@@ -114,7 +101,7 @@ class NfsDriver(base.VolumeDriver):
         for export in self.shares:
             try:
                 with self._mount(export) as nfs:
-                    _remove_partial_files(nfs)
+                    nfs_files.remove_partial_files(nfs)
             except exception.VolumeBackendAPIException as exc:
                 LOG.warning("NFS share %(share)s: %(err)s",
                             {"share": export, "err": exc})
@@ -165,7 +152,7 @@ class NfsDriver(base.VolumeDriver):
             try:
                 with self._mount(export) as nfs:
                     share_total, share_free = nfs.capacity()
-                    files = _volume_files(nfs)
+                    files = nfs_files.volume_files(nfs)
             except exception.VolumeBackendAPIException as exc:
                 LOG.warning("NFS share %(share)s is unreachable: %(err)s",
                             {"share": export, "err": exc})
@@ -206,13 +193,13 @@ class NfsDriver(base.VolumeDriver):
                 hint: str | None = None) -> tuple[str, str] | None:
         """The share and format of a volume's (or snapshot's) file, the
         ``hint`` share first; None when no share has it."""
-        _file_name(object_id, "raw", kind)
+        nfs_files.file_name(object_id, "raw", kind)
         order = [hint] if hint in self.shares else []
         order += [export for export in self.shares if export != hint]
         for export in order:
             with self._mount(export) as nfs:
-                for fmt in _FORMATS:
-                    if nfs.exists("/" + _file_name(object_id, fmt, kind)):
+                for fmt in nfs_files.FORMATS:
+                    if nfs.exists("/" + nfs_files.file_name(object_id, fmt, kind)):
                         return export, fmt
         return None
 
@@ -240,10 +227,10 @@ class NfsDriver(base.VolumeDriver):
         if existing is not None:
             return _adopted(volume.id, existing[0])
         export = self._emptiest_share()
-        name = _file_name(volume.id, self.volume_format)
+        name = nfs_files.file_name(volume.id, self.volume_format)
         size = volume.size * units.Gi
         with self._mount(export) as nfs:
-            _write_atomically(nfs, name, lambda out, _tmp: _WRITERS[
+            nfs_files.write_atomically(nfs, name, lambda out, _tmp: nfs_files.WRITERS[
                 self.volume_format](out, size))
         LOG.info("Created %(fmt)s volume %(id)s of %(size)s GiB on "
                  "%(share)s", {"fmt": self.volume_format, "id": volume.id,
@@ -258,7 +245,7 @@ class NfsDriver(base.VolumeDriver):
                      {"id": volume.id})
             return
         with self._mount(found[0]) as nfs:
-            nfs.unlink("/" + _file_name(volume.id, found[1]))
+            nfs.unlink("/" + nfs_files.file_name(volume.id, found[1]))
         LOG.info("Deleted volume %(id)s from %(share)s",
                  {"id": volume.id, "share": found[0]})
 
@@ -267,8 +254,8 @@ class NfsDriver(base.VolumeDriver):
         base.validate_new_size(volume, new_size)
         export, fmt = self._require(volume)
         with self._mount(export) as nfs, \
-                nfs.open("/" + _file_name(volume.id, fmt)) as image:
-            _EXTENDERS[fmt](image, new_size * units.Gi)
+                nfs.open("/" + nfs_files.file_name(volume.id, fmt)) as image:
+            nfs_files.EXTENDERS[fmt](image, new_size * units.Gi)
         LOG.info("Extended volume %(id)s to %(size)s GiB",
                  {"id": volume.id, "size": new_size})
 
@@ -290,8 +277,8 @@ class NfsDriver(base.VolumeDriver):
         if self._locate(snapshot.id, "snapshot", export) is not None:
             raise exception.VolumeBackendAPIException(
                 data="snapshot %s already exists" % snapshot.id)
-        self._copy((export, _file_name(snapshot.volume.id, fmt)),
-                   (export, _file_name(snapshot.id, fmt, "snapshot")))
+        self._copy((export, nfs_files.file_name(snapshot.volume.id, fmt)),
+                   (export, nfs_files.file_name(snapshot.id, fmt, "snapshot")))
         LOG.info("Created snapshot %(id)s of volume %(vol)s on %(share)s",
                  {"id": snapshot.id, "vol": snapshot.volume.id,
                   "share": export})
@@ -306,7 +293,7 @@ class NfsDriver(base.VolumeDriver):
                      {"id": snapshot.id})
             return
         with self._mount(found[0]) as nfs:
-            nfs.unlink("/" + _file_name(snapshot.id, found[1], "snapshot"))
+            nfs.unlink("/" + nfs_files.file_name(snapshot.id, found[1], "snapshot"))
         LOG.info("Deleted snapshot %(id)s", {"id": snapshot.id})
 
     def create_volume_from_snapshot(self, volume: base.DriverVolume,
@@ -317,7 +304,7 @@ class NfsDriver(base.VolumeDriver):
         base.validate_clone_size(volume, snapshot.size)
         export, fmt = self._require_snapshot(snapshot)
         return self._new_copy(volume, export,
-                              _file_name(snapshot.id, fmt, "snapshot"), fmt)
+                              nfs_files.file_name(snapshot.id, fmt, "snapshot"), fmt)
 
     def create_cloned_volume(self, volume: base.DriverVolume,
                              source: base.DriverVolume) -> dict[str, Any]:
@@ -326,7 +313,7 @@ class NfsDriver(base.VolumeDriver):
         self._check_snapshots("Clones")
         base.validate_clone_size(volume, source.size)
         export, fmt = self._require(source)
-        return self._new_copy(volume, export, _file_name(source.id, fmt),
+        return self._new_copy(volume, export, nfs_files.file_name(source.id, fmt),
                               fmt)
 
     def revert_to_snapshot(self, volume: base.DriverVolume,
@@ -340,8 +327,8 @@ class NfsDriver(base.VolumeDriver):
             raise exception.VolumeBackendAPIException(
                 data="snapshot %s is %s, volume %s is %s"
                 % (snapshot.id, snap_fmt, volume.id, fmt))
-        self._copy((snap_export, _file_name(snapshot.id, fmt, "snapshot")),
-                   (export, _file_name(volume.id, fmt)),
+        self._copy((snap_export, nfs_files.file_name(snapshot.id, fmt, "snapshot")),
+                   (export, nfs_files.file_name(volume.id, fmt)),
                    volume.size * units.Gi, replace=True)
         LOG.info("Reverted volume %(id)s to snapshot %(snap)s",
                  {"id": volume.id, "snap": snapshot.id})
@@ -357,7 +344,7 @@ class NfsDriver(base.VolumeDriver):
             raise exception.VolumeBackendAPIException(
                 data="a copy of %s would be %s, which cannot be shared, but "
                 "volume %s is multiattach" % (source, fmt, volume.id))
-        self._copy((export, source), (export, _file_name(volume.id, fmt)),
+        self._copy((export, source), (export, nfs_files.file_name(volume.id, fmt)),
                    volume.size * units.Gi)
         LOG.info("Created %(fmt)s volume %(id)s of %(size)s GiB from "
                  "%(src)s on %(share)s", {"fmt": fmt, "id": volume.id,
@@ -371,14 +358,14 @@ class NfsDriver(base.VolumeDriver):
         grown to ``size`` bytes if given."""
         with self._mount(source[0]) as src_nfs:
             length = src_nfs.size("/" + source[1])
-        fmt = _NAME_RE.match(dest[1])["fmt"]  # type: ignore[index]
+        fmt = nfs_files.NAME_RE.match(dest[1])["fmt"]  # type: ignore[index]
         with self._mount(dest[0]) as dest_nfs:
             def fill(out: libnfs.File, tmp: str) -> None:
                 out.truncate(length)
                 self._copy_data(source, (dest[0], tmp), length)
                 if size is not None:
-                    _EXTENDERS[fmt](out, size)
-            _write_atomically(dest_nfs, dest[1], fill, replace=replace)
+                    nfs_files.EXTENDERS[fmt](out, size)
+            nfs_files.write_atomically(dest_nfs, dest[1], fill, replace=replace)
 
     def _copy_data(self, source: tuple[str, str], dest: tuple[str, str],
                    length: int) -> None:
@@ -392,10 +379,11 @@ class NfsDriver(base.VolumeDriver):
                     src_nfs.open("/" + source[1], read_only=True) as src, \
                     self._mount(dest[0]) as dest_nfs, \
                     dest_nfs.open(dest[1]) as out:
-                for offset in range(first * _CHUNK, length,
-                                    COPY_WORKERS * _CHUNK):
-                    data = src.pread(offset, min(_CHUNK, length - offset))
-                    if not _zeros(data):
+                for offset in range(first * nfs_files.CHUNK, length,
+                                    COPY_WORKERS * nfs_files.CHUNK):
+                    data = src.pread(offset, min(nfs_files.CHUNK,
+                                                 length - offset))
+                    if not nfs_files.zeros(data):
                         out.pwrite(offset, data)
                 out.fsync()
         with futures.ThreadPoolExecutor(COPY_WORKERS) as pool:
@@ -415,7 +403,7 @@ class NfsDriver(base.VolumeDriver):
             with self._mount(export) as nfs:
                 names = nfs.listdir("/")
             for name in names:
-                match = _NAME_RE.match(name)
+                match = nfs_files.NAME_RE.match(name)
                 if match is not None and match["kind"] == "volume":
                     found[match["id"]] = export
         return found
@@ -431,7 +419,7 @@ class NfsDriver(base.VolumeDriver):
         LOG.debug("Connecting volume %(id)s to %(host)s",
                   {"id": volume.id, "host": connector.get("host")})
         return {"driver_volume_type": "nfs", "data": {
-            "export": share.export, "name": _file_name(volume.id, fmt),
+            "export": share.export, "name": nfs_files.file_name(volume.id, fmt),
             "options": share.options or None, "format": fmt,
             "share_url": share.url, "volume_id": volume.id}}
 
@@ -447,7 +435,7 @@ class NfsDriver(base.VolumeDriver):
         share = self.shares[export]
         return {"driver_volume_type": "nfs", "data": {
             "export": share.export,
-            "name": _file_name(snapshot.id, fmt, "snapshot"),
+            "name": nfs_files.file_name(snapshot.id, fmt, "snapshot"),
             "options": share.options or None, "format": fmt,
             "share_url": share.url, "volume_id": snapshot.id}}
 
@@ -459,145 +447,10 @@ class NfsDriver(base.VolumeDriver):
                    "host": connector.get("host") if connector else "all"})
 
 
-def _file_name(object_id: str, fmt: str, kind: str = "volume") -> str:
-    """``<kind>-<id>.<fmt>``.
-
-    :raises InvalidInput: the id cannot be a file name.
-    """
-    name = "%s-%s.%s" % (kind, object_id, fmt)
-    if not _NAME_RE.match(name):
-        raise exception.InvalidInput(
-            reason="%s id %r is not a valid identifier." % (
-                kind.capitalize(), object_id))
-    return name
-
-
 def _adopted(volume_id: str, export: str) -> dict[str, Any]:
     LOG.info("Volume %(id)s exists on %(share)s; adopting it",
              {"id": volume_id, "share": export})
     return {"provider_location": export}
-
-
-def _volume_files(nfs: libnfs.Share) -> dict[str, int]:
-    """The volume files at the top of a share: name -> the size their
-    user sees (a qcow2 image's virtual size)."""
-    found = {}
-    for name, size in nfs.listdir("/").items():
-        match = _NAME_RE.match(name)
-        if match is None or match["kind"] != "volume":
-            continue
-        if match["fmt"] == "qcow2":
-            try:
-                with nfs.open("/" + name, read_only=True) as image:
-                    size = _qcow2_size(image.pread(0, _QCOW2_SIZE_END), size)
-            except libnfs.Error:
-                continue  # deleted while we were counting
-        found[name] = size
-    return found
-
-
-def _qcow2_size(head: bytes, file_size: int) -> int:
-    """The virtual size in a qcow2 header's first bytes; the file's size
-    when they are no qcow2 header."""
-    if len(head) < _QCOW2_SIZE_END or not head.startswith(_QCOW2_MAGIC):
-        LOG.warning("A qcow2 volume file has no qcow2 header; counting "
-                    "its file size")
-        return file_size
-    return int.from_bytes(head[_QCOW2_SIZE_END - 8:_QCOW2_SIZE_END], "big")
-
-
-def _remove_partial_files(nfs: libnfs.Share) -> None:
-    for name in nfs.listdir("/"):
-        if name.startswith(_TMP_PREFIX) and name.endswith(_TMP_SUFFIX):
-            LOG.warning("Removing %(name)s, left by an interrupted create",
-                        {"name": name})
-            nfs.unlink("/" + name)
-
-
-def _write_atomically(nfs: libnfs.Share, name: str,
-                      fill: Callable[[libnfs.File, str], None],
-                      replace: bool = False) -> None:
-    """Let ``fill`` write a hidden temporary file (given open, and its
-    path), then put it at ``name``: hard-linked, which never overwrites,
-    or renamed over it when ``replace``.  The temporary file is removed
-    whatever happens.
-
-    :raises VolumeBackendAPIException: ``name`` exists (unless
-        ``replace``).
-    """
-    tmp = "/%s%s%s" % (_TMP_PREFIX, secrets.token_hex(8), _TMP_SUFFIX)
-    try:
-        with nfs.open(tmp, create=True) as out:
-            fill(out, tmp)
-            out.fsync()
-        if replace:
-            nfs.rename(tmp, "/" + name)
-            return
-        try:
-            nfs.link(tmp, "/" + name)
-        except libnfs.Error as exc:
-            raise exception.VolumeBackendAPIException(
-                data="cannot create %s: %s" % (name, exc)) from exc
-    finally:
-        with contextlib.suppress(libnfs.Error):
-            nfs.unlink(tmp)
-
-
-def _zeros(data: bytes) -> bool:
-    """Whether ``data`` (at most a chunk) is all zeros (one memcmp)."""
-    return data == (_ZEROS if len(data) == _CHUNK else bytes(len(data)))
-
-
-def _write_raw(out: libnfs.File, size: int) -> None:
-    out.truncate(size)
-
-
-def _extend_raw(image: libnfs.File, size: int) -> None:
-    current = image.size()
-    if current > size:
-        raise exception.VolumeBackendAPIException(
-            data="refusing to shrink a %d-byte file to %d" % (current, size))
-    if current < size:
-        image.truncate(size)
-
-
-def _write_qcow2(out: libnfs.File, size: int) -> None:
-    """An empty qcow2 v3 image (:func:`drivers.qcow2.write` on a local
-    temporary file, then written through libnfs: a few clusters)."""
-    import tempfile
-    with tempfile.TemporaryFile() as local:
-        qcow2.write(local.fileno(), size)
-        local.seek(0)
-        _copy_local(local.read(), out)
-
-
-def _extend_qcow2(image: libnfs.File, size: int) -> None:
-    """Raise a qcow2 image's virtual size (:func:`drivers.qcow2.extend`
-    on a local copy of its header cluster, written back)."""
-    import tempfile
-    head = image.pread(0, 1 << 16)
-    if not head.startswith(_QCOW2_MAGIC):
-        raise exception.VolumeBackendAPIException(
-            data="the volume file is not a qcow2 image")
-    with tempfile.TemporaryFile() as local:
-        local.write(head)
-        local.flush()
-        qcow2.extend(local.fileno(), "the volume's header", size)
-        local.seek(0)
-        image.pwrite(0, local.read(len(head)))
-        image.fsync()
-
-
-def _copy_local(data: bytes, out: libnfs.File) -> None:
-    out.truncate(len(data))
-    for offset in range(0, len(data), _CHUNK):
-        chunk = data[offset:offset + _CHUNK]
-        if not _zeros(chunk):
-            out.pwrite(offset, chunk)
-
-
-_WRITERS = {"raw": _write_raw, "qcow2": _write_qcow2}
-_EXTENDERS = {"raw": _extend_raw, "qcow2": _extend_qcow2}
 
 
 def list_opts() -> list[tuple[str, list[cfg.Opt]]]:
