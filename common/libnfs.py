@@ -11,6 +11,7 @@ volume side (creating, sizing, statvfs for capacity), so it lives in
 
 import ctypes
 import ctypes.util
+import errno
 import os
 from typing import Any
 
@@ -36,6 +37,18 @@ class _Stat(ctypes.Structure):
         "dev", "ino", "mode", "nlink", "uid", "gid", "rdev", "size",
         "blksize", "blocks", "atime", "mtime", "ctime", "atime_nsec",
         "mtime_nsec", "ctime_nsec", "used")]
+
+
+class _DirEnt(ctypes.Structure):
+    # the first fields of struct nfsdirent (libnfs.h); only read through
+    # the pointer nfs_readdir returns
+    pass
+
+
+_DirEnt._fields_ = [("next", ctypes.POINTER(_DirEnt)),
+                    ("name", ctypes.c_char_p), ("inode", ctypes.c_uint64),
+                    ("type", ctypes.c_uint32), ("mode", ctypes.c_uint32),
+                    ("size", ctypes.c_uint64)]
 
 
 class _Url(ctypes.Structure):
@@ -67,7 +80,13 @@ def library() -> Any:
                 ("nfs_fsync", [ptr, ptr], c_int),
                 ("nfs_ftruncate", [ptr, ptr, u64], c_int),
                 ("nfs_unlink", [ptr, text], c_int),
+                ("nfs_link", [ptr, text, text], c_int),
+                ("nfs_rename", [ptr, text, text], c_int),
+                ("nfs_opendir", [ptr, text, ptr], c_int),
+                ("nfs_readdir", [ptr, ptr], ctypes.POINTER(_DirEnt)),
+                ("nfs_closedir", [ptr, ptr], None),
                 ("nfs_stat64", [ptr, text, ptr], c_int),
+                ("nfs_fstat64", [ptr, ptr, ptr], c_int),
                 ("nfs_statvfs64", [ptr, text, ptr], c_int)):
             getattr(lib, name).argtypes = args
             getattr(lib, name).restype = result
@@ -140,6 +159,44 @@ class Share:
         self._check("unlink %s" % path,
                     self._lib.nfs_unlink(self._ctx, path.encode()))
 
+    def link(self, path: str, new_path: str) -> None:
+        """Hard-link ``path`` as ``new_path``; ``Error`` (EEXIST) when
+        ``new_path`` exists: never overwrites."""
+        self._check("link %s" % new_path, self._lib.nfs_link(
+            self._ctx, path.encode(), new_path.encode()))
+
+    def rename(self, path: str, new_path: str) -> None:
+        """Rename ``path`` over ``new_path`` (replacing it)."""
+        self._check("rename %s" % path, self._lib.nfs_rename(
+            self._ctx, path.encode(), new_path.encode()))
+
+    def listdir(self, path: str = "/") -> dict[str, int]:
+        """The entries of the folder ``path``: name -> size in bytes."""
+        handle = ctypes.c_void_p()
+        self._check("opendir %s" % path, self._lib.nfs_opendir(
+            self._ctx, path.encode(), ctypes.byref(handle)))
+        found: dict[str, int] = {}
+        try:
+            while True:
+                entry = self._lib.nfs_readdir(self._ctx, handle)
+                if not entry:
+                    return found
+                name = entry.contents.name.decode("utf-8", "replace")
+                if name not in (".", ".."):
+                    found[name] = entry.contents.size
+        finally:
+            self._lib.nfs_closedir(self._ctx, handle)
+
+    def exists(self, path: str) -> bool:
+        """Whether ``path`` exists (``Error`` for another failure)."""
+        try:
+            self.size(path)
+        except Error as exc:
+            if exc.errno == errno.ENOENT:
+                return False
+            raise
+        return True
+
     def size(self, path: str) -> int:
         stat = _Stat()
         self._check("stat %s" % path, self._lib.nfs_stat64(
@@ -171,6 +228,13 @@ class File:
         count = share._check("read", share._lib.nfs_pread(
             share._ctx, self._handle, offset, length, buf))
         return buf.raw[:count]
+
+    def size(self) -> int:
+        """The file's size in bytes."""
+        share, stat = self._share, _Stat()
+        share._check("fstat", share._lib.nfs_fstat64(
+            share._ctx, self._handle, ctypes.byref(stat)))
+        return stat.size
 
     def truncate(self, length: int) -> None:
         share = self._share

@@ -9,9 +9,10 @@ attachment; run again after a crash in between, it finishes the job (a
 disconnect of a device already gone changes nothing).  A file lock per
 volume keeps an attach and a detach of one volume on this host from
 interleaving, so a device is never disconnected under an attachment that
-was just made.  RBD volumes are used in librbd and iSCSI volumes in
-libiscsi (see volume_io.py): an attach opens the volume once to prove this
-host reaches it, and there is no host device to disconnect.
+was just made.  RBD volumes are used in librbd, iSCSI volumes in
+libiscsi and NFS volumes in libnfs (see volume_io.py): an attach opens
+the volume once to prove this host reaches it, and there is no host
+device to disconnect.
 
 Every answer must belong to the request (the door echoes its id, and the
 attachment and volume are the ones asked for); anything else is refused
@@ -51,9 +52,9 @@ def _expect(attachment: dict, **expected: object) -> dict:
 
 
 def _userspace(info: dict) -> bool:
-    """An RBD or iSCSI connection, used in librbd or libiscsi on this host
-    (nothing mapped)."""
-    return info.get("driver_volume_type") in ("rbd", "iscsi")
+    """An RBD, iSCSI or NFS connection, used in librbd, libiscsi or libnfs
+    on this host (nothing mapped or mounted)."""
+    return info.get("driver_volume_type") in ("rbd", "iscsi", "nfs")
 
 
 class HostConnector:
@@ -85,9 +86,9 @@ class HostConnector:
             use_multipath=self.conf.agent.multipath)
 
     def _connect(self, attachment: dict) -> dict:
-        """os-brick's connect; an ``rbd`` or ``iscsi`` volume, which this
-        host reads and writes in librbd or libiscsi (no device), is opened
-        and closed once to prove that this host's credentials and mode
+        """os-brick's connect; an ``rbd``, ``iscsi`` or ``nfs`` volume,
+        which this host reads and writes in userspace (no device), is
+        opened and closed once to prove that this host's credentials and mode
         reach it."""
         info = attachment["connection_info"]
         if not _userspace(info):
@@ -96,6 +97,9 @@ class HostConnector:
             if info["driver_volume_type"] == "iscsi":
                 return {"type": "libiscsi", "target_iqn": info["target_iqn"],
                         "target_portal": info["target_portal"]}
+            if info["driver_volume_type"] == "nfs":
+                return {"type": "libnfs", "export": info["export"],
+                        "name": info["name"]}
             return {"type": "librbd", "name": info["name"]}
 
     def _lock(self, volume_id: str

@@ -4,10 +4,11 @@ An attachment's ``connection_info`` says how: ``rbd`` volumes are opened in
 librbd through os-brick's ``linuxrbd`` (the handle os-brick's RBD connector
 gives in its librbd mode; no kernel module), with this host's own keyring;
 ``iscsi`` volumes are a libiscsi session as this host's initiator
-(``iscsi_io.py``; no kernel initiator); ``local`` volumes are the file at
-``device_path``.  A read-only attachment (``access_mode`` ``ro``) opens the
-volume read-only, so the storage layer itself (for iSCSI, the handle)
-refuses its writes.
+(``iscsi_io.py``; no kernel initiator); ``nfs`` volumes are their file
+on the share, opened through libnfs (``nfs_io.py``; no kernel mount);
+``local`` volumes are the file at ``device_path``.  A read-only
+attachment (``access_mode`` ``ro``) opens the volume read-only, so the
+storage layer itself (for iSCSI and NFS, the handle) refuses its writes.
 """
 
 import contextlib
@@ -22,6 +23,7 @@ from oslo_log import log as logging
 
 from common import exception
 from services.agent import iscsi_io
+from services.agent import nfs_io
 
 LOG = logging.getLogger(__name__)
 #: Seconds librados waits for the monitors before an open fails (instead of
@@ -97,8 +99,8 @@ def open_volume(conf: cfg.ConfigOpts, attachment: dict
     opener = _OPENERS.get(kind or "")
     if opener is None:
         raise exception.InvalidInput(
-            reason="attachment %s has %s; this host opens rbd, iscsi and "
-            "local connections" % (attachment.get("id"),
+            reason="attachment %s has %s; this host opens rbd, iscsi, nfs "
+            "and local connections" % (attachment.get("id"),
                              "connection type %r" % kind if kind
                              else "no connection"))
     handle = opener(conf, info, read_only, attachment["id"])
@@ -126,6 +128,17 @@ def _open_iscsi(conf: cfg.ConfigOpts, info: dict, read_only: bool,
                                      "mode": "ro" if read_only else "rw"})
     # NOTE(ashlar): no clients to register: the volume node fences the
     # initiator the attachment's connector gave (the same IQN).
+    return VolumeHandle(raw, attachment_id, (io.UnsupportedOperation,),
+                        read_only=read_only)
+
+
+def _open_nfs(conf: cfg.ConfigOpts, info: dict, read_only: bool,
+              attachment_id: str) -> VolumeHandle:
+    raw = nfs_io.open_file(info, read_only)
+    LOG.debug("Opened %(name)s on %(export)s (%(mode)s) for attachment "
+              "%(att)s", {"name": info.get("name"),
+                          "export": info.get("export"), "att": attachment_id,
+                          "mode": "ro" if read_only else "rw"})
     return VolumeHandle(raw, attachment_id, (io.UnsupportedOperation,),
                         read_only=read_only)
 
@@ -174,4 +187,5 @@ def _ceph_conf(info: dict, keyring: str) -> Iterator[str]:
 
 
 
-_OPENERS = {"rbd": _open_rbd, "iscsi": _open_iscsi, "local": _open_local}
+_OPENERS = {"rbd": _open_rbd, "iscsi": _open_iscsi, "nfs": _open_nfs,
+            "local": _open_local}

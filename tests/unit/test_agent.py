@@ -150,8 +150,12 @@ RBD_INFO = {"driver_volume_type": "rbd", "name": "volumes/volume-v1",
 ISCSI_INFO = {"driver_volume_type": "iscsi", "target_portal": "127.0.0.1:3260",
               "target_iqn": "iqn.2010-10.org.openstack:volume-v1",
               "target_lun": 1, "access_mode": "rw"}
+NFS_INFO = {"driver_volume_type": "nfs", "export": "127.0.0.1:/export",
+            "name": "volume-v1.raw", "format": "raw", "access_mode": "rw"}
 USERSPACE = [
     (RBD_INFO, {"type": "librbd", "name": "volumes/volume-v1"}),
+    (NFS_INFO, {"type": "libnfs", "export": "127.0.0.1:/export",
+                "name": "volume-v1.raw"}),
     (ISCSI_INFO, {"type": "libiscsi", "target_portal": "127.0.0.1:3260",
                   "target_iqn": "iqn.2010-10.org.openstack:volume-v1"}),
 ]

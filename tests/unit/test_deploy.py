@@ -144,6 +144,24 @@ def test_compose_rbd_override_runs_the_volume_node_on_rbd(tmp_path):
     assert conf["rbd"]["volume_driver"] == "rbd"
 
 
+def test_compose_nfs_override_runs_the_volume_node_on_nfs(tmp_path):
+    done = _docker_compose({"dir": tmp_path, "vars": SECRETS},
+                           os.path.join("compose", "nfs.yml"))
+    assert done.returncode == 0, done.stderr
+    volume = yaml.safe_load(done.stdout)["services"]["volume"]
+    assert volume["environment"]["OS_DEFAULT__ENABLED_BACKENDS"] == "nfs"
+    assert volume["build"]["args"] == {"WITH_NFS": "1"}
+    mounts = [m if isinstance(m, str) else "%s:%s" % (m["source"],
+                                                       m["target"])
+              for m in volume["volumes"]]
+    assert any(m.startswith("/etc/ashlar/nfs_shares:/etc/ashlar/nfs_shares")
+               for m in mounts), mounts
+    conf = configparser.ConfigParser()
+    conf.read(os.path.join(DEPLOY, "compose", "ashlar.conf"))
+    assert (conf["nfs"]["volume_driver"], conf["nfs"]["nfs_shares_config"]
+            ) == ("nfs", "/etc/ashlar/nfs_shares")
+
+
 def test_long_running_services_have_healthchecks():
     services = _compose()["services"]
     for name in ("api", "scheduler", "volume", "rabbitmq", "postgres"):

@@ -44,7 +44,7 @@ def test_read_only_attachment_refuses_writes(conf, tmp_path):
 
 @pytest.mark.parametrize("info, says", [
     ({}, "no connection"),
-    ({"driver_volume_type": "nfs"}, "'nfs'"),
+    ({"driver_volume_type": "fibre_channel"}, "'fibre_channel'"),
 ])
 def test_what_this_host_cannot_open_is_refused(conf, info, says):
     with pytest.raises(exception.InvalidInput, match=says):

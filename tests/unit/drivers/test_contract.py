@@ -11,6 +11,8 @@ from drivers import base
 from drivers import fake as fake_driver
 from drivers import file as file_driver
 from drivers import iscsi as iscsi_driver
+from drivers import nfs as nfs_driver
+from tests.unit.drivers import fake_libnfs
 from tests.unit.drivers import fake_tgt
 
 BACKEND = "backend1"
@@ -48,7 +50,28 @@ class _IscsiOnFakeTgt(iscsi_driver.IscsiDriver):
                          session=fake_tgt.FakeSessions())
 
 
+class _NfsOnFolders(nfs_driver.NfsDriver):
+    """The nfs driver on local folders standing in for mounted shares."""
+
+    def __init__(self, conf, backend_name, host):
+        super().__init__(conf, backend_name, host,
+                         mounter=fake_libnfs.FakeShare)
+
+
+def _nfs(tmp_path, qcow2):
+    shares = []
+    for name in ("share1", "share2"):
+        (tmp_path / name).mkdir(exist_ok=True)
+        shares.append("127.0.0.1:%s" % (tmp_path / name))
+    (tmp_path / "nfs_shares").write_text("\n".join(shares) + "\n")
+    return _NfsOnFolders, {"nfs_shares_config": str(tmp_path / "nfs_shares"),
+                           "nfs_qcow2_volumes": qcow2,
+                           "nfs_snapshot_support": True}
+
+
 DRIVERS = {
+    "nfs-raw": lambda tmp_path: _nfs(tmp_path, False),
+    "nfs-qcow2": lambda tmp_path: _nfs(tmp_path, True),
     "file-raw": lambda tmp_path: _file(tmp_path, "raw"),
     "file-qcow2": lambda tmp_path: _file(tmp_path, "qcow2"),
     "fake": lambda tmp_path: (fake_driver.FakeDriver, {}),
@@ -385,6 +408,7 @@ def register_entry_point(tmp_path, monkeypatch, name, target):
     ("file", file_driver.FileDriver),
     ("fake", fake_driver.FakeDriver),
     ("iscsi", iscsi_driver.IscsiDriver),
+    ("nfs", nfs_driver.NfsDriver),
 ])
 def test_load_driver_by_entry_point(tmp_path, monkeypatch, name, driver_cls):
     register_entry_point(tmp_path, monkeypatch, name,

@@ -1,0 +1,226 @@
+"""drivers/nfs_shares.py and what drivers/nfs.py does beyond the contract
+(tests/unit/drivers/test_contract.py runs that on it), on local folders
+standing in for shares (fake_libnfs.py)."""
+
+import uuid
+
+import pytest
+from oslo_config import cfg
+from oslo_utils import units
+
+from common import exception
+from drivers import base
+from drivers import nfs
+from drivers import nfs_shares
+from tests.unit.drivers import fake_libnfs
+
+BACKEND = "nfs1"
+
+
+# -- nfs_shares_config ------------------------------------------------------
+def test_a_plain_share_has_no_url_options():
+    share = nfs_shares.parse_line("192.0.2.5:/srv/nfs/volumes")
+    assert share == nfs_shares.Share(
+        export="192.0.2.5:/srv/nfs/volumes", options="",
+        url="nfs://192.0.2.5/srv/nfs/volumes")
+
+
+def test_mount_options_give_libnfs_its_ports():
+    share = nfs_shares.parse_line(
+        "nas:/export  -o port=20490,mountport=20048,vers=3,soft,timeo=30")
+    assert share.export == "nas:/export"
+    assert share.options == "-o port=20490,mountport=20048,vers=3,soft,timeo=30"
+    assert share.url == ("nfs://nas/export?nfsport=20490&mountport=20048"
+                         "&version=3")
+
+
+def test_a_libnfs_url_is_taken_as_it_is():
+    url = "nfs://127.0.0.1/tmp/x/export?nfsport=41000&mountport=41001"
+    share = nfs_shares.parse_line(url)
+    assert (share.export, share.url) == ("127.0.0.1:/tmp/x/export", url)
+
+
+def test_an_ipv6_share():
+    share = nfs_shares.parse_line("[2001:db8::5]:/export")
+    assert share.url == "nfs://[2001:db8::5]/export"
+
+
+@pytest.mark.parametrize("line", ["", "   ", "# nas:/old", "\t#x"])
+def test_blank_lines_and_comments_name_no_share(line):
+    assert nfs_shares.parse_line(line) is None
+
+
+@pytest.mark.parametrize("line", [
+    "nas", "nas:export", "/export", "nfs://", "nfs://nas", "a:b:/c",
+    "nas:/export -o", "nas:/export -o port="])
+def test_what_names_no_share_is_refused(line):
+    with pytest.raises(exception.InvalidInput):
+        nfs_shares.parse_line(line)
+
+
+def test_a_file_gives_each_share_once_and_names_a_bad_line():
+    text = "# shares\nnas:/a\n\nnas:/b -o port=1\nnas:/a\n"
+    assert [s.export for s in nfs_shares.parse(text)] == ["nas:/a", "nas:/b"]
+    with pytest.raises(exception.InvalidInput, match="line 2"):
+        nfs_shares.parse("nas:/a\nnonsense\n", "shares")
+
+
+# -- the driver ---------------------------------------------------------------
+class SizedShare(fake_libnfs.FakeShare):
+    """A folder share whose free space the test sets."""
+
+    free: dict[str, int] = {}
+
+    def capacity(self):
+        return 100 * units.Gi, self.free.get(self.root, 50 * units.Gi)
+
+
+def make_driver(tmp_path, shares=("share1",), **overrides):
+    exports = []
+    for name in shares:
+        (tmp_path / name).mkdir(exist_ok=True)
+        exports.append("127.0.0.1:%s" % (tmp_path / name))
+    (tmp_path / "shares").write_text("\n".join(exports) + "\n")
+    conf = cfg.ConfigOpts()
+    nfs.NfsDriver.register_opts(conf, BACKEND)
+    conf(args=[], default_config_files=[])
+    conf.set_override("nfs_shares_config", str(tmp_path / "shares"),
+                      group=BACKEND)
+    for name, value in overrides.items():
+        conf.set_override(name, value, group=BACKEND)
+    driver = nfs.NfsDriver(conf[BACKEND], BACKEND, "node1@nfs1",
+                           mounter=SizedShare)
+    driver.do_setup()
+    driver.check_for_setup_error()
+    return driver
+
+
+def volume(size=1, multiattach=False):
+    return base.DriverVolume(id=str(uuid.uuid4()), size=size,
+                             multiattach=multiattach)
+
+
+def test_a_new_volume_goes_to_the_emptiest_share(tmp_path):
+    driver = make_driver(tmp_path, ("share1", "share2"))
+    SizedShare.free = {str(tmp_path / "share1"): 10 * units.Gi,
+                       str(tmp_path / "share2"): 20 * units.Gi}
+    first = volume()
+    assert driver.create_volume(first) == {
+        "provider_location": "127.0.0.1:%s" % (tmp_path / "share2")}
+    assert (tmp_path / "share2" / ("volume-%s.raw" % first.id)).stat(
+    ).st_size == units.Gi
+    SizedShare.free = {str(tmp_path / "share1"): 30 * units.Gi,
+                       str(tmp_path / "share2"): 5 * units.Gi}
+    second = volume()
+    assert driver.create_volume(second)["provider_location"].endswith(
+        "share1")
+    pool = driver.get_volume_stats(refresh=True)["pools"][0]
+    assert pool["total_capacity_gb"] == 200.0
+    assert pool["free_capacity_gb"] == 35.0
+    assert (pool["total_volumes"], pool["provisioned_capacity_gb"]) == (2, 2.0)
+    SizedShare.free = {}
+
+
+def test_connection_info_is_cinders_nfs_type(tmp_path):
+    driver = make_driver(tmp_path)
+    made = volume()
+    driver.create_volume(made)
+    info = driver.initialize_connection(made, {"host": "compute-a"})
+    export = "127.0.0.1:%s" % (tmp_path / "share1")
+    assert info == {"driver_volume_type": "nfs", "data": {
+        "export": export, "name": "volume-%s.raw" % made.id,
+        "options": None, "format": "raw",
+        "share_url": "nfs://127.0.0.1%s" % (tmp_path / "share1"),
+        "volume_id": made.id}}
+
+
+def test_snapshots_and_clones_are_refused_without_snapshot_support(tmp_path):
+    driver = make_driver(tmp_path)
+    made = volume()
+    driver.create_volume(made)
+    snapshot = base.DriverSnapshot(id=str(uuid.uuid4()), volume=made, size=1)
+    with pytest.raises(exception.NotSupported, match="nfs_snapshot_support"):
+        driver.create_snapshot(snapshot)
+    with pytest.raises(exception.NotSupported, match="nfs_snapshot_support"):
+        driver.create_cloned_volume(volume(), made)
+    pool = driver.get_volume_stats(refresh=True)["pools"][0]
+    assert (pool["snapshot_support"], pool["multiattach"]) == (False, True)
+    assert list((tmp_path / "share1").iterdir()) == [
+        tmp_path / "share1" / ("volume-%s.raw" % made.id)]
+
+
+def test_qcow2_volumes_are_never_multiattach(tmp_path):
+    driver = make_driver(tmp_path, nfs_qcow2_volumes=True)
+    made = volume(size=2)
+    driver.create_volume(made)
+    image = (tmp_path / "share1" / ("volume-%s.qcow2" % made.id)).read_bytes()
+    assert image[:4] == b"QFI\xfb"
+    assert int.from_bytes(image[24:32], "big") == 2 * units.Gi
+    driver.extend_volume(made, 3)
+    image = (tmp_path / "share1" / ("volume-%s.qcow2" % made.id)).read_bytes()
+    assert int.from_bytes(image[24:32], "big") == 3 * units.Gi
+    pool = driver.get_volume_stats(refresh=True)["pools"][0]
+    assert (pool["multiattach"], pool["online_extend_support"],
+            pool["provisioned_capacity_gb"]) == (False, False, 3.0)
+
+
+def test_a_copy_keeps_the_bytes_and_the_holes(tmp_path):
+    driver = make_driver(tmp_path, nfs_snapshot_support=True)
+    source = volume()
+    driver.create_volume(source)
+    path = tmp_path / "share1" / ("volume-%s.raw" % source.id)
+    with open(path, "r+b") as out:
+        out.seek(5 * units.Mi + 3)
+        out.write(b"data in the middle")
+    clone = volume(size=2)
+    driver.create_cloned_volume(clone, source)
+    copied = tmp_path / "share1" / ("volume-%s.raw" % clone.id)
+    assert copied.stat().st_size == 2 * units.Gi
+    with open(copied, "rb") as image:
+        image.seek(5 * units.Mi + 3)
+        assert image.read(18) == b"data in the middle"
+    # one MiB written, not two GiB
+    assert copied.stat().st_blocks * 512 <= 2 * units.Mi
+
+
+def test_a_missing_shares_file_stops_the_setup(tmp_path):
+    conf = cfg.ConfigOpts()
+    nfs.NfsDriver.register_opts(conf, BACKEND)
+    conf(args=[], default_config_files=[])
+    conf.set_override("nfs_shares_config", str(tmp_path / "none"),
+                      group=BACKEND)
+    driver = nfs.NfsDriver(conf[BACKEND], BACKEND, "node1@nfs1",
+                           mounter=SizedShare)
+    with pytest.raises(exception.VolumeBackendAPIException, match="none"):
+        driver.do_setup()
+
+
+def test_no_share_that_mounts_fails_the_check(tmp_path):
+    driver = make_driver(tmp_path)
+    (tmp_path / "share1").rmdir()
+    with pytest.raises(exception.DriverNotInitialized):
+        driver.check_for_setup_error()
+    assert driver.get_volume_stats(refresh=True)["pools"][0][
+        "backend_state"] == "down"
+
+
+def test_interrupted_creates_are_removed_at_setup(tmp_path):
+    (tmp_path / "share1").mkdir()
+    left = tmp_path / "share1" / ".ashlar-0123.tmp"
+    left.write_bytes(b"half")
+    make_driver(tmp_path)
+    assert not left.exists()
+
+
+def test_a_snapshot_is_connected_for_a_backup(tmp_path):
+    driver = make_driver(tmp_path, nfs_snapshot_support=True)
+    made = volume()
+    driver.create_volume(made)
+    snapshot = base.DriverSnapshot(id=str(uuid.uuid4()), volume=made, size=1)
+    driver.create_snapshot(snapshot)
+    info = driver.initialize_connection_snapshot(snapshot, {"host": "b"})
+    assert (info["driver_volume_type"], info["data"]["name"]) == (
+        "nfs", "snapshot-%s.raw" % snapshot.id)
+    driver.delete_snapshot(snapshot)
+    with pytest.raises(exception.SnapshotNotFound):
+        driver.initialize_connection_snapshot(snapshot, {"host": "b"})
