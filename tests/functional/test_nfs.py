@@ -12,7 +12,6 @@ the install command when ganesha or libnfs is missing (failed under
 """
 
 import contextlib
-import importlib.metadata
 import os
 import uuid
 
@@ -245,32 +244,7 @@ def test_a_qcow2_volume_is_refused_by_the_hosts_data_path(tmp_path,
 
 # -- a deployment ----------------------------------------------------------
 @pytest.fixture(scope="module")
-def entry_point(tmp_path_factory):
-    """The ``nfs`` driver's entry point for the deployment's processes.
-
-    NOTE(ashlar): stevedore finds drivers in the installed package's
-    metadata; until the environment is reinstalled from a setup.cfg that
-    names ``nfs``, a dist-info of its own on PYTHONPATH names it.
-    """
-    names = {ep.name for ep in importlib.metadata.entry_points(
-        group=base.DRIVER_NAMESPACE)}
-    with pytest.MonkeyPatch.context() as patch:
-        if "nfs" not in names:
-            where = tmp_path_factory.mktemp("entry-points")
-            dist_info = where / "ashlar_nfs_entry_point-0.dist-info"
-            dist_info.mkdir()
-            (dist_info / "METADATA").write_text(
-                "Metadata-Version: 2.1\nName: ashlar-nfs-entry-point\n"
-                "Version: 0\n")
-            (dist_info / "entry_points.txt").write_text(
-                "[%s]\nnfs = drivers.nfs:NfsDriver\n" % base.DRIVER_NAMESPACE)
-            patch.setenv("PYTHONPATH", os.pathsep.join(
-                filter(None, [str(where), os.environ.get("PYTHONPATH")])))
-        yield
-
-
-@pytest.fixture(scope="module")
-def deployment(tmp_path_factory, vhost, ganesha, entry_point):
+def deployment(tmp_path_factory, vhost, ganesha):
     work = tmp_path_factory.mktemp("nfs")
     (work / "nfs_shares").write_text(ganesha.url + "\n")
     db_url, drop = harness.database("postgresql")
