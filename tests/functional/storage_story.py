@@ -17,16 +17,17 @@ BEFORE = b"written before the snapshot"
 AFTER = b"WRITTEN AFTER THE SNAPSHOT!"
 
 
-def agent(dep, host: str, extra: str = ""):
-    """Run ``ashlar-agent`` as ``host``: ``run(*args, stdin=b"")`` gives
-    (returncode, stdout bytes, stderr text)."""
+def agent(dep, host: str, extra: str = "", tree: str | None = None):
+    """Run ``ashlar-agent`` as ``host`` (from source ``tree``, another
+    release's, if given): ``run(*args, stdin=b"")`` gives (returncode,
+    stdout bytes, stderr text)."""
     conf = dep.config("agent-%s" % host, host, extra=extra)
 
     def run(*args, stdin: bytes = b""):
         out = subprocess.run(
             [sys.executable, "-m", "services.agent", "--config-file", conf,
-             *args], cwd=harness.REPO, input=stdin, capture_output=True,
-            timeout=120)
+             *args], cwd=tree or harness.REPO, input=stdin,
+            capture_output=True, timeout=120)
         return out.returncode, out.stdout, out.stderr.decode(errors="replace")
     return run
 

@@ -13,7 +13,9 @@ at a time (each stopped gracefully and started on this release with the
 volume RPC pinned to 1.8), then ``node3``, the scheduler and the api;
 then each process once more without the pin.  After each member's step
 and at the end, extend, clone, retype (a move to ``other``), an admin's
-migrate and a cascade delete each end as they should; the load went on in
+migrate and a cascade delete each end as they should, and a 0.2.0 compute
+agent and a 0.3.0 one (both through the api's RPC door) each read what
+the other wrote to a shared volume; the load went on in
 every step, saw no answer a client would not retry, and left nothing in
 a transitional state.
 """
@@ -22,6 +24,7 @@ import pytest
 
 from benchmarks import fault_campaign
 from deploy.testbed import harness
+from tests.functional import storage_story
 
 #: Release 0.2.0: clusters, backups, volume RPC 1.8, migrations to 0015.
 RELEASE = "be8ba0b"
@@ -34,6 +37,8 @@ OTHER_TYPE = {"volume_type": {"name": "other", "extra_specs": {
     "volume_backend_name": "other"}}}
 CLUSTER_TYPE = {"volume_type": {"name": "clustered", "extra_specs": {
     "volume_backend_name": "file"}}}
+SHARED_TYPE = {"volume_type": {"name": "clustered-shared", "extra_specs": {
+    "volume_backend_name": "file", "multiattach": "<is> True"}}}
 LIMIT = 90.0
 
 
@@ -114,7 +119,7 @@ def rollout(request, tmp_path, vhost, release):
             roll.start(name, release, pin=False)
         harness.wait_for(lambda: len(roll.client.pools()) == 2,
                          timeout=LIMIT, what="c1's and node3's pools")
-        for vtype in (OTHER_TYPE, CLUSTER_TYPE):
+        for vtype in (OTHER_TYPE, CLUSTER_TYPE, SHARED_TYPE):
             assert roll.client.post("/types", vtype).status_code == 200
         roll.start_load()
         yield roll
@@ -166,6 +171,22 @@ def _operations(client: harness.Client) -> None:
     assert client.get("/snapshots/%s" % snap_id).status_code == 404
 
 
+def _agents_across_releases(roll: Rollout) -> None:
+    """A 0.2.0 compute agent and a 0.3.0 one, each through the api's RPC
+    door: what one writes through its attachment of a shared volume on
+    the cluster, the other reads through its own."""
+    old = storage_story.agent(roll.dep, "cmp-old", tree=roll.release)
+    new = storage_story.agent(roll.dep, "cmp-new")
+    vid = roll.client.create_volume(volume_type="clustered-shared")["id"]
+    roll.client.wait_status(vid, "available", timeout=LIMIT)
+    for writer, reader, data in ((old, new, storage_story.BEFORE),
+                                 (new, old, storage_story.AFTER)):
+        storage_story.write_through(writer, vid, data)
+        assert storage_story.read_through(reader, vid, len(data)) == data
+    roll.client.wait_status(vid, "available", timeout=LIMIT)
+    assert roll.client.delete("/volumes/%s" % vid).status_code == 202
+
+
 def _migrate_to_the_other_side(client: harness.Client) -> None:
     """A volume of the default type (any backend takes it) moved by an
     admin from where it was placed to the other side (the cluster's pool
@@ -203,6 +224,7 @@ def test_a_clusters_rolling_upgrade_under_load(rollout):
         roll.restart(member, None, pin=True)
         roll.load_goes_on()
         _operations(roll.client)
+        _agents_across_releases(roll)
     for name in ("volume3", "scheduler", "api"):
         roll.restart(name, None, pin=True)
         roll.load_goes_on()
@@ -210,6 +232,7 @@ def test_a_clusters_rolling_upgrade_under_load(rollout):
         roll.restart(name, None, pin=False)
         roll.load_goes_on()
     _operations(roll.client)
+    _agents_across_releases(roll)
     assert roll.load is not None
     roll.load.stop()
     assert roll.tally.fatal == {}, roll.tally.samples
