@@ -22,6 +22,7 @@ A parent is deleted only once no backup depends on it
 
 import contextlib
 import dataclasses
+import functools
 import hashlib
 import json
 import os
@@ -39,6 +40,27 @@ METADATA = "metadata.json"
 VERSION = 1
 #: Containers and backup ids are single path components.
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,254}$")
+
+
+@functools.lru_cache(maxsize=2)
+def _zeros(length: int) -> bytes:
+    """``length`` zero bytes, kept: a chunk of zeros is found by one
+    comparison (a memcmp) with them."""
+    return bytes(length)
+
+
+@functools.lru_cache(maxsize=2)
+def _zeros_sha256(length: int) -> str:
+    """The sha256 of ``length`` zero bytes, computed once per length."""
+    return hashlib.sha256(_zeros(length)).hexdigest()
+
+
+def _sha256(data: bytes) -> str:
+    """``data``'s sha256; a chunk of zeros (most of a new volume) costs a
+    comparison, not a hash."""
+    if data == _zeros(len(data)):
+        return _zeros_sha256(len(data))
+    return hashlib.sha256(data).hexdigest()
 
 
 class BackupChecksumMismatch(exception.InvalidBackup):
@@ -138,13 +160,12 @@ class PosixBackupDriver:
             data = source.read(offset, min(self.chunk_size,
                                            size_bytes - offset))
             entry = {"offset": offset, "length": len(data),
-                     "sha256": hashlib.sha256(data).hexdigest(),
-                     "object": None}
+                     "sha256": _sha256(data), "object": None}
             same = known.get(offset)
             if same is not None and same["sha256"] == entry["sha256"] \
                     and same["length"] == entry["length"]:
                 entry["object"] = same["object"]
-            elif data.strip(b"\0"):
+            elif entry["sha256"] != _zeros_sha256(len(data)):
                 name = "chunk-%05d" % index
                 self._write_file(os.path.join(folder, name),
                                  self._compress(data))
@@ -182,7 +203,7 @@ class PosixBackupDriver:
         container = os.path.join(self.root, ref.container)
         for chunk in metadata["chunks"]:
             data = self._chunk(container, chunk, metadata["compression"])
-            if hashlib.sha256(data).hexdigest() != chunk["sha256"] or \
+            if _sha256(data) != chunk["sha256"] or \
                     len(data) != chunk["length"]:
                 raise BackupChecksumMismatch(
                     reason="Backup %s: the chunk at offset %d does not "
@@ -193,7 +214,7 @@ class PosixBackupDriver:
     def _chunk(self, container: str, chunk: dict[str, Any],
                compression: str) -> bytes:
         if chunk["object"] is None:
-            return bytes(chunk["length"])
+            return _zeros(chunk["length"])
         backup_id, name = chunk["object"].split("/", 1)
         check_name("Backup id", backup_id)
         check_name("Object", name)
