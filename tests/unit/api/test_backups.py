@@ -109,6 +109,25 @@ def test_a_backup_is_the_requesters_projects_as_in_cinder(api):
         "id"]).project_id == "p1"
 
 
+def test_an_incremental_backups_parent_is_of_the_requesters_project(api):
+    """cinder-tempest-plugin's cross-project cases: a full backup made by
+    another project's administrator is no parent of the owner's
+    incremental backup (400), nor the owner's of the administrator's."""
+    vid = api.volume()
+    theirs = _backup(api, vid, token="admin:ops", roles="admin")
+    assert theirs.status_code == 202, theirs.json
+    backups_db.backup_cas(fixtures.admin(), theirs.json["backup"]["id"],
+                          {"status": "creating"}, {"status": "available"},
+                          (vid, {"status": "backing-up"}, "available"))
+    refused = _backup(api, vid, incremental=True, **MEMBER)
+    assert refused.status_code == 400, refused.json
+    assert apitest.message(refused) == (
+        "Invalid backup: No backups available to do an incremental backup.")
+    again = _backup(api, vid, incremental=True, token="admin:ops",
+                    roles="admin")
+    assert again.status_code == 202, again.json
+
+
 def _snapshot(volume_id, status="available"):
     volume = volumes_db.volume_get(fixtures.admin(), volume_id)
     return fixtures.make_snapshot(volume, status=status)
