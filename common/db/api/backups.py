@@ -144,7 +144,7 @@ def backup_get(context: RequestContext, backup_id: str) -> models.Backup:
 
 @reader
 def latest_backup(context: RequestContext, volume_id: str,
-                  project_id: str,
+                  project_id: str | None,
                   snapshot_id: str | None = None) -> models.Backup | None:
     """The volume's newest available backup of ``project_id`` (an
     incremental one's parent, as in Cinder: the requester's project's, by
