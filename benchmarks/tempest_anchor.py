@@ -23,6 +23,10 @@ Policy is Cinder 29's default: new defaults, scope enforced (oslo.policy
 6 has no option to turn scope checks off).  The anchor's venv is
 ``ANCHOR_HOME/venv``; the anchor's RESULTS.md says how to make it.
 
+No cinder-backup runs (the anchor's ``anchor_driver`` has no data path
+for Cinder's backup drivers), so the run declares ``[volume-feature-enabled]
+backup = false`` and the backup tests skip on this side only.
+
 What fails there for want of a driver, not of Cinder: ``anchor_driver``
 has no ``retype`` (an in-place retype, migration_policy never, is refused),
 no ``revert_to_snapshot``, and no data path for Cinder's generic copy
@@ -164,7 +168,10 @@ def start_cinder(anchor: Anchor, stack: contextlib.ExitStack, tmp: Path,
     return {"backends": sorted({p["volume_backend_name"]
                                 for p in pools.values()}),
             "vendor_name": _one(pools, "vendor_name"),
-            "storage_protocol": _one(pools, "storage_protocol")}
+            "storage_protocol": _one(pools, "storage_protocol"),
+            # NOTE: no cinder-backup yet (issue 41: Cinder's Ceph backup
+            # driver on the RBD anchor), so its tests skip here.
+            "backup": False}
 
 
 def _read(path: Path) -> configparser.ConfigParser:

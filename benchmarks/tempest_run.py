@@ -52,11 +52,17 @@ from deploy.testbed import harness
 from deploy.testbed.components import keystone as keystone_component
 
 REGEX = r"^(tempest\.api\.volume|cinder_tempest_plugin\.api\.volume)"
+#: The tests of ``REGEX`` that take backups (``--backups``): the classes
+#: named for them, and the one snapshot test that skips without them.
+BACKUP_REGEX = (REGEX + r"\.(.*[Bb]ackup|test_volumes_snapshots\."
+                r"VolumesSnapshotTestJSON\.test_snapshot_backup)")
 DISTRIBUTIONS = ("tempest", "cinder-tempest-plugin")
 INSTALL_HINT = "tox -e tempest (or pip install tempest cinder-tempest-plugin)"
 #: The file backends of the volume node, each its own backend name, so
 #: Tempest's multi-backend tests have the two names they need.
 BACKENDS = ("file1", "file2")
+#: The backup service's host (``ashlar-backup``, POSIX driver).
+BACKUP_HOST = "tempest-backup"
 KNOWN_FAILURES = Path(__file__).resolve().parent.parent / "tests" / \
     "tempest" / "known_failures.txt"
 #: Patches to the installed Tempest, applied by ``apply_patches`` (each
@@ -302,13 +308,15 @@ def _manage_refs(storage_protocol: str) -> dict[str, str]:
 def tempest_conf(workdir: Path, auth_url: str, admin: keystone_component.User,
                  backends: Iterable[str] = BACKENDS,
                  build_timeout: int = 60, vendor_name: str | None = None,
-                 storage_protocol: str | None = None) -> str:
+                 storage_protocol: str | None = None,
+                 backup: bool = True) -> str:
     """tempest.conf for Ashlar as it is: Cinder's volume API with
-    snapshots, clones, reverts, manage, several backends and multiattach;
-    no backups, images, compute, network or object storage; no
+    snapshots, clones, reverts, manage, backups, several backends and
+    multiattach; no images, compute, network or object storage; no
     replication, consistency groups or encryption.  ``backends``,
-    ``vendor_name`` and ``storage_protocol`` are the deployment's (default:
-    Ashlar's file backends)."""
+    ``vendor_name``, ``storage_protocol`` and ``backup`` (a backup service
+    runs) are the deployment's (default: Ashlar's file backends and
+    ashlar-backup)."""
     from drivers import base as driver_base
     from drivers import file as file_driver
 
@@ -345,6 +353,9 @@ def tempest_conf(workdir: Path, auth_url: str, admin: keystone_component.User,
             "storage_protocol": storage_protocol,
             "volume_size": 1, "volume_size_extend": 1,
             **_manage_refs(storage_protocol),
+            # Tempest's name for the backup driver; only "swift" changes
+            # what a test sends (a container name).
+            "backup_driver": "posix",
             "build_interval": 1, "build_timeout": build_timeout},
         "volume-feature-enabled": {
             "snapshot": True, "clone": True, "multi_backend": True,
@@ -354,9 +365,11 @@ def tempest_conf(workdir: Path, auth_url: str, admin: keystone_component.User,
             # Cinder's standard extensions (os-hosts, ...) are Cinder's,
             # not optional: a deployment of Cinder says "all".
             "api_extensions": "all",
-            # Not offered: backups and images (deliberately),
-            # replication; extending attached volumes needs Nova.
-            "backup": False, "enable_volume_image_dep_tests": False,
+            # Backups through ashlar-backup's POSIX driver (``backup``:
+            # the deployment runs a backup service).  Not offered: images
+            # (deliberately), replication; extending attached volumes
+            # needs Nova.
+            "backup": backup, "enable_volume_image_dep_tests": False,
             "manage_volume": True, "manage_snapshot": True,
             "replication": False, "extend_attached_volume": False,
             "extend_attached_encrypted_volume": False},
@@ -448,8 +461,10 @@ def _backend_sections(tmp: Path) -> str:
 def start_ashlar(stack: contextlib.ExitStack, tmp: Path,
                  keystone: keystone_component.Keystone,
                  debug: bool = False) -> harness.Deployment:
-    """Scheduler, one volume node with ``BACKENDS`` and the api in
-    keystone mode, in the catalog; returns once both pools are reported."""
+    """Scheduler, one volume node with ``BACKENDS``, a backup service
+    (POSIX driver, Cinder's default chunk size) and the api in keystone
+    mode, in the catalog; returns once both pools are reported and the
+    backup service is up."""
     vhost, remove_vhost = harness.broker_vhost()
     stack.callback(remove_vhost)
     db_url, drop = harness.database("postgresql")
@@ -467,6 +482,7 @@ def start_ashlar(stack: contextlib.ExitStack, tmp: Path,
     dep.start("scheduler", "services.scheduler", "tempest-sched")
     dep.start("volume", "services.volume", "tempest-node",
               backends=",".join(BACKENDS), extra=_backend_sections(tmp))
+    dep.start_backup(BACKUP_HOST)
     dep.start("api", "services.api", "tempest-api", extra=(
         "[api]\nauth_strategy = keystone\n"
         + keystone.authtoken_section(_service_user(keystone))))
@@ -476,6 +492,9 @@ def start_ashlar(stack: contextlib.ExitStack, tmp: Path,
     harness.wait_for(lambda: len(admin.pools()) == len(BACKENDS),
                      timeout=90, what="both backends' pools, through "
                      "keystone auth (logs in %s)" % tmp)
+    harness.wait_for(lambda: admin.services_up().get(
+        ("cinder-backup", BACKUP_HOST)) == "up", timeout=90,
+        what="the backup service (logs in %s)" % tmp)
     return dep
 
 
@@ -568,7 +587,12 @@ def main(argv: list[str] | None = None) -> int:
         formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--concurrency", type=int, default=2,
                         help="Tempest workers (default 2: two cores)")
-    parser.add_argument("--regex", default=REGEX)
+    parser.add_argument("--regex", default=REGEX,
+                        help="the tests to run (default: %(default)s)")
+    parser.add_argument("--backups", dest="regex", action="store_const",
+                        const=BACKUP_REGEX,
+                        help="only the backup tests: --regex '%s'"
+                        % BACKUP_REGEX.replace("%", "%%"))
     parser.add_argument("--build-timeout", type=int, default=60,
                         help="[volume] build_timeout: seconds a test waits "
                         "for a status")

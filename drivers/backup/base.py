@@ -1,6 +1,8 @@
 """What a backup service asks of its backup driver (``backup_driver``)."""
 
 import dataclasses
+import functools
+import hashlib
 from typing import Any
 from typing import Callable
 from typing import Protocol
@@ -55,7 +57,27 @@ class BackupDriver(Protocol):
         describes."""
 
 
+@functools.lru_cache(maxsize=2)
+def zeros(length: int) -> bytes:
+    """``length`` zero bytes, kept (a backup service holds at most two
+    chunk sizes' worth): a chunk of zeros is found by one comparison."""
+    return bytes(length)
+
+
+@functools.lru_cache(maxsize=2)
+def _zeros_sha256(length: int) -> str:
+    return hashlib.sha256(zeros(length)).hexdigest()
+
+
 def is_zero(data: bytes) -> bool:
     """Whether ``data`` is all zeros (a comparison: ``bytes.strip`` takes
     seconds over a GiB of zeros)."""
-    return data == bytes(len(data))
+    return data == zeros(len(data))
+
+
+def sha256(data: bytes) -> str:
+    """``data``'s sha256 hex digest; a chunk of zeros (most of a new
+    volume) costs a comparison, not a hash."""
+    if is_zero(data):
+        return _zeros_sha256(len(data))
+    return hashlib.sha256(data).hexdigest()

@@ -21,7 +21,6 @@ A parent is deleted only once no backup depends on it
 """
 
 import contextlib
-import hashlib
 import json
 import os
 import re
@@ -36,6 +35,8 @@ from drivers.backup.base import BackupRef
 from drivers.backup.base import Readable
 from drivers.backup.base import Writable
 from drivers.backup.base import is_zero
+from drivers.backup.base import sha256
+from drivers.backup.base import zeros
 
 __all__ = ["BackupRef", "Readable", "Writable", "PosixBackupDriver"]
 
@@ -129,7 +130,7 @@ class PosixBackupDriver:
             data = source.read(offset, min(self.chunk_size,
                                            size_bytes - offset))
             entry = {"offset": offset, "length": len(data),
-                     "sha256": hashlib.sha256(data).hexdigest(),
+                     "sha256": sha256(data),
                      "object": None}
             same = known.get(offset)
             if same is not None and same["sha256"] == entry["sha256"] \
@@ -173,7 +174,7 @@ class PosixBackupDriver:
         container = os.path.join(self.root, ref.container)
         for chunk in metadata["chunks"]:
             data = self._chunk(container, chunk, metadata["compression"])
-            if hashlib.sha256(data).hexdigest() != chunk["sha256"] or \
+            if sha256(data) != chunk["sha256"] or \
                     len(data) != chunk["length"]:
                 raise BackupChecksumMismatch(
                     reason="Backup %s: the chunk at offset %d does not "
@@ -184,7 +185,7 @@ class PosixBackupDriver:
     def _chunk(self, container: str, chunk: dict[str, Any],
                compression: str) -> bytes:
         if chunk["object"] is None:
-            return bytes(chunk["length"])
+            return zeros(chunk["length"])
         backup_id, name = chunk["object"].split("/", 1)
         check_name("Backup id", backup_id)
         check_name("Object", name)

@@ -144,10 +144,12 @@ def backup_get(context: RequestContext, backup_id: str) -> models.Backup:
 
 @reader
 def latest_backup(context: RequestContext, volume_id: str,
+                  project_id: str | None,
                   snapshot_id: str | None = None) -> models.Backup | None:
-    """The volume's newest available backup (an incremental one's parent,
-    as in Cinder: by ``data_timestamp``); with ``snapshot_id``, the newest
-    of the data older than that snapshot.
+    """The volume's newest available backup of ``project_id`` (an
+    incremental one's parent, as in Cinder: the requester's project's, by
+    ``data_timestamp``); with ``snapshot_id``, the newest of the data older
+    than that snapshot.
 
     NOTE(ashlar): compared with the snapshot's ``created_at`` as stored:
     MariaDB keeps whole seconds, so a time read in Python (with its
@@ -155,6 +157,7 @@ def latest_backup(context: RequestContext, volume_id: str,
     the older parent is chosen (a larger increment, never newer data).
     """
     query = sa.select(BAK).where(BAK.volume_id == volume_id,
+                                 BAK.project_id == project_id,
                                  BAK.status.in_(states.BACKUP_USABLE))
     if snapshot_id is not None:
         taken = sa.select(models.Snapshot.created_at).where(

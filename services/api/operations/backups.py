@@ -73,8 +73,12 @@ class BackupOperations:
 
     def _parent(self, ctxt: RequestContext, volume_id: str,
                 snapshot: models.Snapshot | None) -> models.Backup:
+        # NOTE: the requester's project's backups only, as Cinder's
+        # filter: an administrator's backup of another project's volume
+        # is no parent of that project's incremental one, nor the reverse.
         parent = backups_db.latest_backup(
-            ctxt, volume_id, snapshot.id if snapshot else None)
+            ctxt, volume_id, ctxt.project_id,
+            snapshot.id if snapshot else None)
         if parent is None:
             raise exception.InvalidBackup(
                 reason="No backups available to do an incremental backup.")

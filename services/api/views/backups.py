@@ -21,7 +21,10 @@ def detail(row: models.Backup, ctxt: RequestContext, version: V,
            base_url: str, url_project: str | None) -> dict:
     body = {
         "id": row.id, "status": row.status, "size": row.size,
-        "object_count": row.object_count,
+        # NOTE: Cinder's Backup object reads a null integer column as 0,
+        # so a backup still being created shows 0 objects (Tempest's
+        # schema wants an integer), not null.
+        "object_count": row.object_count or 0,
         "availability_zone": row.availability_zone,
         "container": row.container,
         "created_at": views.timestamp(row.created_at),

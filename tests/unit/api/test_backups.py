@@ -63,9 +63,12 @@ def test_create_goes_to_the_first_live_backup_service(api):
     (call,) = _casts(api, "create_backup")
     assert call[1][1:] == ("bk-a", body["id"])
     shown = api.call("GET", "/backups/" + body["id"], **MEMBER).json["backup"]
+    # NOTE: 0, not null, while creating: Cinder's Backup object reads a
+    # null integer as 0, and Tempest's schema wants an integer.
     assert (shown["status"], shown["size"], shown["container"],
-            shown["is_incremental"], shown["volume_id"]) == (
-        "creating", 1, "backups", False, vid)
+            shown["is_incremental"], shown["volume_id"],
+            shown["object_count"]) == (
+        "creating", 1, "backups", False, vid, 0)
 
 
 def test_in_use_needs_force_and_other_statuses_are_refused(api):
@@ -104,6 +107,25 @@ def test_a_backup_is_the_requesters_projects_as_in_cinder(api):
     mine = _backup(api, api.volume(), **MEMBER)
     assert backups_db.backup_get(fixtures.admin(), mine.json["backup"][
         "id"]).project_id == "p1"
+
+
+def test_an_incremental_backups_parent_is_of_the_requesters_project(api):
+    """cinder-tempest-plugin's cross-project cases: a full backup made by
+    another project's administrator is no parent of the owner's
+    incremental backup (400), nor the owner's of the administrator's."""
+    vid = api.volume()
+    theirs = _backup(api, vid, token="admin:ops", roles="admin")
+    assert theirs.status_code == 202, theirs.json
+    backups_db.backup_cas(fixtures.admin(), theirs.json["backup"]["id"],
+                          {"status": "creating"}, {"status": "available"},
+                          (vid, {"status": "backing-up"}, "available"))
+    refused = _backup(api, vid, incremental=True, **MEMBER)
+    assert refused.status_code == 400, refused.json
+    assert apitest.message(refused) == (
+        "Invalid backup: No backups available to do an incremental backup.")
+    again = _backup(api, vid, incremental=True, token="admin:ops",
+                    roles="admin")
+    assert again.status_code == 202, again.json
 
 
 def _snapshot(volume_id, status="available"):

@@ -59,7 +59,10 @@ def test_parent_counts_its_incremental_and_is_deleted_last():
     child = _backup(vol, parent_id=parent.id)
     assert db.backup_get(fixtures.admin(), parent.id) \
         .num_dependent_backups == 1
-    assert db.latest_backup(fixtures.admin(), vol.id).id == parent.id
+    assert db.latest_backup(fixtures.admin(), vol.id,
+                            vol.project_id).id == parent.id
+    # Another project's backups are no parent (Cinder's project filter).
+    assert db.latest_backup(fixtures.admin(), vol.id, "other") is None
     assert not db.backup_destroy(fixtures.admin(), parent.id)
     assert db.backup_destroy(fixtures.admin(), child.id)
     assert db.backup_destroy(fixtures.admin(), parent.id)
