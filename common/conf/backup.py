@@ -50,6 +50,19 @@ opts = [
     cfg.IntOpt("backup_ceph_connect_timeout", default=10, min=1,
                help="Seconds to wait for the backup cluster when "
                     "connecting."),
+    cfg.BoolOpt("backup_takeover", default=False,
+                help="Whether this service's store is one every backup "
+                     "service with the same backup_driver shares (one "
+                     "backup_posix_path on shared storage, or one Ceph "
+                     "cluster). If so, it takes over the backups, "
+                     "restores and deletes in flight of those seen down "
+                     "(no heartbeat for service_down_time) and finishes "
+                     "them. Set it only where that holds: a taker reads "
+                     "the chunks the dead service wrote."),
+    cfg.IntOpt("backup_takeover_interval", default=60, min=1,
+               help="Seconds between a backup service's checks for backup "
+                    "services seen down whose work it takes over (with "
+                    "backup_takeover)."),
     cfg.IntOpt("backup_restore_wait", default=300, min=1,
                help="Seconds a restore into a new volume waits for the "
                     "volume to be created."),

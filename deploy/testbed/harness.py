@@ -269,12 +269,24 @@ class Deployment:
         return client
 
     def start_backup(self, host: str = "backup1",
-                     chunk_bytes: int | None = None) -> None:
+                     chunk_bytes: int | None = None, name: str = "backup",
+                     store: Path | None = None,
+                     takeover_interval: int | None = None) -> None:
         """Start ``ashlar-backup`` as ``host`` (its POSIX store under its
-        state_path); ``chunk_bytes``: a smaller ``backup_file_size``."""
-        extra = ("[DEFAULT]\nbackup_file_size = %d\n" % chunk_bytes
-                 if chunk_bytes else "")
-        self.start("backup", "services.backup", host, extra=extra)
+        state_path); ``chunk_bytes``: a smaller ``backup_file_size``;
+        ``store``: a POSIX folder shared with other backup services;
+        ``takeover_interval``: take over dead ones' backups
+        (``backup_takeover``) every that many seconds."""
+        lines = ["[DEFAULT]"]
+        if chunk_bytes:
+            lines.append("backup_file_size = %d" % chunk_bytes)
+        if store is not None:
+            lines.append("backup_posix_path = %s" % store)
+        if takeover_interval is not None:
+            lines += ["backup_takeover = true",
+                      "backup_takeover_interval = %d" % takeover_interval]
+        extra = "\n".join(lines) + "\n" if len(lines) > 1 else ""
+        self.start(name, "services.backup", host, extra=extra)
 
     def stop(self, name: str, sig: int = signal.SIGTERM) -> None:
         proc = self.procs.pop(name, None)

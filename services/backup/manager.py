@@ -1,9 +1,11 @@
 """The backup service's RPC endpoint; the work is in ``work.py``."""
 
 import threading
+from typing import Any, Callable
 
 import oslo_messaging as messaging
 from oslo_config import cfg
+from oslo_log import log as logging
 
 from common import context as ashlar_context
 from common import service
@@ -11,9 +13,11 @@ from drivers.backup import base as backup_base
 from drivers.backup import ceph
 from drivers.backup import posix
 from services.backup import rpcapi as backup_rpcapi
+from services.backup import takeover
 from services.backup import work
 from services.volume import rpcapi as volume_rpcapi
 
+LOG = logging.getLogger(__name__)
 Context = ashlar_context.RequestContext
 
 
@@ -39,6 +43,29 @@ class BackupManager(service.Manager):
         threading.Thread(target=self.worker.resume,
                          args=(ashlar_context.get_admin_context(),),
                          name="resume-backups", daemon=True).start()
+
+    def periodic_tasks(self) -> list[tuple[float, Callable[[], None]]]:
+        if not self.worker.conf.backup_takeover:
+            return []
+        return [(self.worker.conf.backup_takeover_interval,
+                 self.take_over_dead)]
+
+    def take_over_dead(self) -> None:
+        """Take the in-flight backups of backup services seen down (with
+        ``backup_takeover``) and resume them beside this check."""
+        ctxt = ashlar_context.get_admin_context()
+        rows = takeover.take_over(ctxt, self.worker.conf, self.worker.host,
+                                  self.worker.driver.SERVICE)
+        if rows:
+            threading.Thread(target=self._resume_rows, args=(ctxt, rows),
+                             name="takeover-backups", daemon=True).start()
+
+    def _resume_rows(self, ctxt: Context, rows: list[Any]) -> None:
+        for row in rows:
+            try:
+                self.worker.resume_one(ctxt, row)
+            except Exception:
+                LOG.exception("Resuming backup %s taken over failed", row.id)
 
     @messaging.expose
     def create_backup(self, ctxt: Context, backup_id: str) -> None:

@@ -250,28 +250,32 @@ class BackupWorker:
         """
         rows = backups_db.backups_in_flight(ctxt, self.host)
         for row in rows:
-            LOG.info("Resuming %s of backup %s", row.status, row.id)
-            if row.status == BAK.CREATING and \
-                    row.volume_id == backup_record.IMPORT_VOLUME_ID:
-                backups_db.backup_cas(ctxt, row.id, {"status": BAK.CREATING},
-                                      {"status": BAK.ERROR, "fail_reason":
-                                       "The import was interrupted; delete "
-                                       "this backup (its data stays) and "
-                                       "import the record again."})
-            elif row.status == BAK.CREATING:
-                self.create(ctxt, row.id)
-            elif row.status == BAK.DELETING:
-                self.delete(ctxt, row.id)
-            elif row.restore_volume_id:
-                target = volumes_db.volume_get(ctxt, row.restore_volume_id)
-                self.restore(ctxt, row.id, target.id, new_volume=(
-                    target.status != VOL.RESTORING_BACKUP))
-            else:  # the api stopped before it made the new volume
-                backups_db.backup_cas(
-                    ctxt, row.id, {"status": BAK.RESTORING,
-                                   "restore_volume_id": None},
-                    {"status": BAK.AVAILABLE})
+            self.resume_one(ctxt, row)
         return len(rows)
+
+    def resume_one(self, ctxt: Context, row: Any) -> None:
+        """Run again the step ``row`` (this host's, in flight) was in."""
+        LOG.info("Resuming %s of backup %s", row.status, row.id)
+        if row.status == BAK.CREATING and \
+                row.volume_id == backup_record.IMPORT_VOLUME_ID:
+            backups_db.backup_cas(ctxt, row.id, {"status": BAK.CREATING},
+                                  {"status": BAK.ERROR, "fail_reason":
+                                   "The import was interrupted; delete "
+                                   "this backup (its data stays) and "
+                                   "import the record again."})
+        elif row.status == BAK.CREATING:
+            self.create(ctxt, row.id)
+        elif row.status == BAK.DELETING:
+            self.delete(ctxt, row.id)
+        elif row.restore_volume_id:
+            target = volumes_db.volume_get(ctxt, row.restore_volume_id)
+            self.restore(ctxt, row.id, target.id, new_volume=(
+                target.status != VOL.RESTORING_BACKUP))
+        else:  # the api stopped before it made the new volume
+            backups_db.backup_cas(
+                ctxt, row.id, {"status": BAK.RESTORING,
+                               "restore_volume_id": None},
+                {"status": BAK.AVAILABLE})
 
     # -- import ----------------------------------------------------------------
     def import_record(self, ctxt: Context, backup_id: str,

@@ -23,6 +23,7 @@ from common.db import models
 from common.db.api import attachments as attachments_db
 from common.db.api import metadata as metadata_db
 from common.db.api import quotas as quotas_db
+from common.db.api import services as services_db
 from common.db.api import snapshots as snapshots_db
 from common.db.api.cas import compare_and_swap
 from common.db.api.cas import conditional_update
@@ -176,6 +177,47 @@ def backups_in_flight(context: RequestContext,
     return list(context.session.execute(sa.select(BAK).where(
         BAK.host == host, BAK.status.in_(states.BACKUP_IN_FLIGHT)
     ).order_by(BAK.created_at, BAK.id)).scalars())
+
+
+@reader
+def in_flight_of_down_services(context: RequestContext,
+                               service_down_time: int) -> list[models.Backup]:
+    """The in-flight backups (``states.BACKUP_IN_FLIGHT``) of backup
+    services seen down: no heartbeat for ``service_down_time`` seconds."""
+    down = [row.host for row in context.session.execute(
+        sa.select(models.Service).where(
+            models.Service.binary == constants.BACKUP_BINARY)).scalars()
+        if not services_db.is_up(row, service_down_time)]
+    if not down:
+        return []
+    return list(context.session.execute(sa.select(BAK).where(
+        BAK.host.in_(down), BAK.status.in_(states.BACKUP_IN_FLIGHT)
+    ).order_by(BAK.created_at, BAK.id)).scalars())
+
+
+@retry_on_deadlock
+@writer
+def backup_take_over(context: RequestContext, row: models.Backup,
+                     new_host: str, service_down_time: int) -> bool:
+    """Move ``row`` from its backup service to ``new_host`` if that service
+    is still down and the row still its own, in the same status.
+
+    The dead service's row is locked (``FOR UPDATE``) first: a restart's
+    registration (which stamps it alive before the restarted service
+    resumes its own rows) waits for this transaction, or this one sees it
+    up.  So of two takers, or a taker and the owner back, one works on it.
+
+    :returns: whether the backup is ``new_host``'s now.
+    """
+    owner = context.session.execute(sa.select(models.Service).where(
+        models.Service.host == row.host,
+        models.Service.binary == constants.BACKUP_BINARY
+    ).with_for_update()).scalars().first()
+    if owner is None or services_db.is_up(owner, service_down_time):
+        return False
+    return conditional_update(context.session, BAK, row.id,
+                              {"host": row.host, "status": row.status},
+                              {"host": new_host})
 
 
 @reader
