@@ -140,8 +140,12 @@ def _create(api: Api, type_id: str) -> dict:
 
 
 def _delete(api: Api, volume_id: str) -> dict:
+    """Delete the volume (a 503 retried) and poll until it is gone."""
     started = time.perf_counter()
-    api.call("DELETE", "/volumes/%s" % volume_id)
+    for attempt in range(1, 11):
+        if api.call("DELETE", "/volumes/%s" % volume_id).status_code != 503:
+            break
+        attach_cycle.backoff(attempt)
     status = api.wait_volume(volume_id, None, POLL_S, timeout=120)
     took: dict = {"gone": time.perf_counter() - started}
     if status is not None:
@@ -210,17 +214,17 @@ def _detach(api: Api, attachment: str, barrier: threading.Barrier) -> dict:
 
 def s4(api: Api, volume_id: str, hosts: int = FAN_OUT) -> dict:
     """``hosts`` attach ``volume_id`` at once, then detach at once."""
-    barrier = threading.Barrier(hosts, action=lambda: started.append(
-        time.perf_counter()))
     started: list[float] = []
+    at_once = threading.Barrier(hosts, action=lambda: started.append(
+        time.perf_counter()))
     with ThreadPoolExecutor(max_workers=hosts) as pool:
         attached = list(pool.map(
-            lambda i: _attach(api, volume_id, "s4-host-%d" % i, barrier,
+            lambda i: _attach(api, volume_id, "s4-host-%d" % i, at_once,
                               started), range(hosts)))
         after_attach = attach_cycle.final_state(api, volume_id)
         ids = [a["id"] for a in attached if "id" in a]
-        barrier = threading.Barrier(len(ids)) if ids else barrier
-        detached = list(pool.map(lambda a: _detach(api, a, barrier), ids))
+        apart = threading.Barrier(max(len(ids), 1))
+        detached = list(pool.map(lambda a: _detach(api, a, apart), ids))
     after_detach = attach_cycle.final_state(api, volume_id)
     ok = [a for a in attached if "error" not in a]
     return {"hosts": hosts, "attached": len(ok),
