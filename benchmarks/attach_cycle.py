@@ -27,6 +27,8 @@ import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
 
+import requests
+
 from benchmarks.common import Api
 from benchmarks.common import summarize
 from deploy.testbed import harness
@@ -42,23 +44,31 @@ def backoff(attempt: int) -> None:
                * random.uniform(0.5, 1.5))
 
 
-def one_cycle(api: Api, volume_id: str, host: str) -> dict:
-    """Reserve, complete, show and delete one attachment as ``host``."""
-    took: dict = {"refused": collections.Counter()}
-    started = time.perf_counter()
+def reserve(api: Api, volume_id: str, host: str,
+            refused: collections.Counter) -> requests.Response:
+    """``POST /attachments`` as ``host`` until it is not refused with a
+    4xx (at most 100 retries); each refusal is counted in ``refused``."""
     for attempt in itertools.count():
-        step = time.perf_counter()
         resp = api.call("POST", "/attachments", {"attachment": {
             "volume_uuid": volume_id, "instance_uuid": str(uuid.uuid4()),
             "connector": harness.connector(host), "mode": "rw"}})
         if resp.status_code == 200:
-            break
-        took["refused"][resp.status_code] += 1
+            return resp
+        refused[resp.status_code] += 1
         if not 400 <= resp.status_code < 500 or attempt >= 100:
-            took["error"] = "reserve %d %s" % (resp.status_code,
-                                               resp.text[:200])
-            return took
+            return resp
         backoff(attempt + 1)
+    raise AssertionError("unreachable")
+
+
+def one_cycle(api: Api, volume_id: str, host: str) -> dict:
+    """Reserve, complete, show and delete one attachment as ``host``."""
+    took: dict = {"refused": collections.Counter()}
+    started = step = time.perf_counter()
+    resp = reserve(api, volume_id, host, took["refused"])
+    if resp.status_code != 200:
+        took["error"] = "reserve %d %s" % (resp.status_code, resp.text[:200])
+        return took
     attachment = resp.json()["attachment"]["id"]
     steps = [("complete", "POST", "/attachments/%s/action" % attachment,
               {"os-complete": None}),
@@ -87,12 +97,15 @@ def final_state(api: Api, volume_id: str) -> dict:
             "listed_attachments": len(listed)}
 
 
-def run(endpoint: str, cycles: int, concurrency: int) -> dict:
+def run(endpoint: str, cycles: int, concurrency: int,
+        extra_specs: dict | None = None) -> dict:
     """``cycles`` attach cycles at ``concurrency`` on a new volume, which
-    is deleted afterwards (with its type); the figures."""
+    is deleted afterwards (with its type); the figures.  ``extra_specs``:
+    more of the type's (a ``volume_backend_name``)."""
     api = Api(endpoint)
     type_id, volume_id = api.typed_volume(
-        "attach-cycle", {"multiattach": "<is> True"}, POLL_S)
+        "attach-cycle", {"multiattach": "<is> True", **(extra_specs or {})},
+        POLL_S)
     hosts = threading.local()
     numbers = itertools.count()
 

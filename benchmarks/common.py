@@ -51,11 +51,13 @@ class Api:
 
     def wait_volume(self, volume_id: str, wanted: str | None,
                     poll: float, timeout: float = 60.0) -> str | None:
-        """Poll until the status is ``wanted`` (None: gone) or terminal."""
+        """Poll until the status is ``wanted`` (None: gone) or terminal;
+        a 5xx answer (a 503 "try again" under load) is polled past."""
         deadline = time.perf_counter() + timeout
         while True:
             resp = self.call("GET", "/volumes/%s" % volume_id)
             status = (None if resp.status_code == 404
+                      else "unanswered" if resp.status_code >= 500
                       else resp.json()["volume"]["status"])
             if status == wanted or status in ("error", "error_deleting"):
                 return status
