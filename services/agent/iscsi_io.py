@@ -12,13 +12,13 @@ session's block commands into the byte-addressed file the data path reads
 and writes.
 """
 
-import io
 from typing import Any
 
 from oslo_config import cfg
 from oslo_log import log as logging
 
 from common import libiscsi
+from services.agent import positional
 
 LOG = logging.getLogger(__name__)
 #: What os-brick reads this host's IQN from (open-iscsi's file).
@@ -72,42 +72,19 @@ def _register(session: libiscsi.Session, key: int) -> None:
             LOG.debug("Another host reserved the LUN first")
 
 
-class LunIO(io.RawIOBase):
+class LunIO(positional.PositionalIO):
     """A logged-in LUN as a seekable raw file (whole blocks read and
-    written underneath; a partial block is read, merged and written)."""
+    written underneath; a partial block is read, merged and written).
+    A write the target refuses raises ``libiscsi.Error`` (a
+    ``ReservationConflict`` once this host is fenced)."""
 
     def __init__(self, session: libiscsi.Session, read_only: bool) -> None:
-        super().__init__()
+        super().__init__(session.blocks * session.block_size, read_only)
         self._session = session
-        self._read_only = read_only
         self._block = session.block_size
-        self._size = session.blocks * session.block_size
-        self._pos = 0
 
-    def readable(self) -> bool:
-        return True
-
-    def writable(self) -> bool:
-        return not self._read_only
-
-    def seekable(self) -> bool:
-        return True
-
-    def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
-        base = {io.SEEK_SET: 0, io.SEEK_CUR: self._pos,
-                io.SEEK_END: self._size}[whence]
-        self._pos = max(0, base + offset)
-        return self._pos
-
-    def tell(self) -> int:
-        return self._pos
-
-    def read(self, size: int | None = -1) -> bytes:
-        end = self._size if size is None or size < 0 else min(
-            self._size, self._pos + size)
-        data = self._span(self._pos, end) if end > self._pos else b""
-        self._pos += len(data)
-        return data
+    def _pread(self, offset: int, length: int) -> bytes:
+        return self._span(offset, offset + length)
 
     def _span(self, start: int, end: int) -> bytes:
         """The bytes ``start:end`` (in the LUN), read in whole blocks."""
@@ -117,27 +94,16 @@ class LunIO(io.RawIOBase):
                   for offset in range(first, last, MAX_TRANSFER)]
         return b"".join(chunks)[start - first:end - first]
 
-    def write(self, data: bytes | bytearray | memoryview) -> int:  # type: ignore[override]
-        """Write at the position; raises ``io.UnsupportedOperation`` when
-        read-only, ``libiscsi.Error`` (a ``ReservationConflict`` once
-        fenced) when the target refuses."""
-        if self._read_only:
-            raise io.UnsupportedOperation("read-only attachment")
-        data = bytes(data)
-        start, end = self._pos, self._pos + len(data)
-        if end > self._size:
-            raise OSError("write past the end of the volume (%d bytes)"
-                          % self._size)
+    def _pwrite(self, offset: int, data: bytes) -> int:
+        start, end = offset, offset + len(data)
         first = start - start % self._block
         last = -(-end // self._block) * self._block
         if (first, last) != (start, end):
             merged = bytearray(self._span(first, last))
             merged[start - first:end - first] = data
             data = bytes(merged)
-        for offset in range(0, len(data), MAX_TRANSFER):
-            self._session.write(first + offset,
-                                data[offset:offset + MAX_TRANSFER])
-        self._pos = end
+        for at in range(0, len(data), MAX_TRANSFER):
+            self._session.write(first + at, data[at:at + MAX_TRANSFER])
         return end - start
 
     def close(self) -> None:

@@ -11,13 +11,13 @@ would grow the file).  Only raw volumes are opened here: a qcow2 volume
 is for a hypervisor's qcow2 driver.
 """
 
-import io
 from typing import Any
 
 from oslo_log import log as logging
 
 from common import exception
 from common import libnfs
+from services.agent import positional
 
 LOG = logging.getLogger(__name__)
 #: Milliseconds libnfs waits for the server.
@@ -63,61 +63,26 @@ def open_file(info: dict[str, Any], read_only: bool) -> "NfsFile":
     return NfsFile(share, handle, read_only)
 
 
-class NfsFile(io.RawIOBase):
+class NfsFile(positional.PositionalIO):
     """A volume file on a libnfs mount as a seekable raw file."""
 
     def __init__(self, share: libnfs.Share, handle: libnfs.File,
                  read_only: bool) -> None:
-        super().__init__()
+        super().__init__(handle.size(), read_only)
         self._share, self._file = share, handle
-        self._read_only = read_only
-        self._size = handle.size()
-        self._pos = 0
         self._released = False
 
-    def readable(self) -> bool:
-        return True
-
-    def writable(self) -> bool:
-        return not self._read_only
-
-    def seekable(self) -> bool:
-        return True
-
-    def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
-        base = {io.SEEK_SET: 0, io.SEEK_CUR: self._pos,
-                io.SEEK_END: self._size}[whence]
-        self._pos = max(0, base + offset)
-        return self._pos
-
-    def tell(self) -> int:
-        return self._pos
-
-    def read(self, size: int | None = -1) -> bytes:
-        end = self._size if size is None or size < 0 else min(
-            self._size, self._pos + size)
+    def _pread(self, offset: int, length: int) -> bytes:
         data = b""
-        while self._pos + len(data) < end:
-            chunk = self._file.pread(self._pos + len(data),
-                                     end - self._pos - len(data))
+        while len(data) < length:
+            chunk = self._file.pread(offset + len(data), length - len(data))
             if not chunk:
                 break
             data += chunk
-        self._pos += len(data)
         return data
 
-    def write(self, data: bytes | bytearray | memoryview) -> int:  # type: ignore[override]
-        """Write at the position; ``io.UnsupportedOperation`` when
-        read-only, ``OSError`` past the volume's end."""
-        if self._read_only:
-            raise io.UnsupportedOperation("read-only attachment")
-        data = bytes(data)
-        if self._pos + len(data) > self._size:
-            raise OSError("write past the end of the volume (%d bytes)"
-                          % self._size)
-        written = self._file.pwrite(self._pos, data)
-        self._pos += written
-        return written
+    def _pwrite(self, offset: int, data: bytes) -> int:
+        return int(self._file.pwrite(offset, data))
 
     def flush(self) -> None:
         """Commit what was written to the server's storage (NFSv3

@@ -419,28 +419,5 @@ def test_backup_and_restore_read_and_write_through_iscsi(deployment):
     """The backup service reads and writes the volume as a host does: its
     connector's initiator is let in, and out again."""
     dep, client = deployment
-    dep.start_backup("backup1", chunk_bytes=256 << 20)
-    harness.wait_for(lambda: client.services_up().get(
-        ("cinder-backup", "backup1")) == "up", timeout=60,
-        what="the backup service")
-    run = storage_story.agent(dep, "compute-a")
-    vid = client.create_volume(volume_type="iscsi-shared")["id"]
-    client.wait_status(vid, "available")
-    data = b"backed up through iSCSI" * 100
-    storage_story.write_through(run, vid, data)
-    resp = client.post("/backups", {"backup": {"volume_id": vid}})
-    assert resp.status_code == 202, resp.text
-    backup_id = resp.json()["backup"]["id"]
-
-    def backup_available():
-        return client.get("/backups/%s" % backup_id).json()["backup"][
-            "status"] == "available"
-    harness.wait_for(backup_available, timeout=300, what="the backup")
-    resp = client.post("/backups/%s/restore" % backup_id,
-                       {"restore": {"name": "restored"}})
-    assert resp.status_code == 202, resp.text
-    new = resp.json()["restore"]["volume_id"]
-    client.wait_status(new, "available", timeout=300)
-    harness.wait_for(backup_available, timeout=300, what="the restore")
-    client.wait_status(new, "available", timeout=300)
-    assert storage_story.read_through(run, new, len(data)) == data
+    storage_story.backup_and_restore(dep, client, "iscsi-shared",
+                                     b"backed up through iSCSI" * 100)
