@@ -126,19 +126,42 @@ def backup_and_restore(dep, client, type_name: str, data: bytes) -> None:
     vid = client.create_volume(volume_type=type_name)["id"]
     client.wait_status(vid, "available")
     write_through(run, vid, data)
-    resp = client.post("/backups", {"backup": {"volume_id": vid}})
-    assert resp.status_code == 202, resp.text
-    backup_id = resp.json()["backup"]["id"]
-
-    def backup_available():
-        return client.get("/backups/%s" % backup_id).json()["backup"][
-            "status"] == "available"
-    harness.wait_for(backup_available, timeout=300, what="the backup")
+    backup_id = create_backup(client, vid)["id"]
+    wait_backup(client, backup_id, "available", timeout=300)
     resp = client.post("/backups/%s/restore" % backup_id,
                        {"restore": {"name": "restored"}})
     assert resp.status_code == 202, resp.text
     new = resp.json()["restore"]["volume_id"]
     client.wait_status(new, "available", timeout=300)
-    harness.wait_for(backup_available, timeout=300, what="the restore")
+    wait_backup(client, backup_id, "available", timeout=300)
     client.wait_status(new, "available", timeout=300)
     assert read_through(run, new, len(data)) == data
+
+
+def create_backup(client, volume_id: str, **fields) -> dict:
+    """``POST /backups`` of ``volume_id``; the backup as answered."""
+    resp = client.post("/backups", {"backup": {"volume_id": volume_id,
+                                               **fields}})
+    assert resp.status_code == 202, resp.text
+    return resp.json()["backup"]
+
+
+def backup_shown(client, backup_id: str) -> dict | None:
+    """The backup as ``GET`` shows it; None once it is gone."""
+    resp = client.get("/backups/%s" % backup_id)
+    if resp.status_code == 404:
+        return None
+    assert resp.status_code == 200, resp.text
+    return resp.json()["backup"]
+
+
+def wait_backup(client, backup_id: str, status: str | None,
+                timeout: float = 60) -> dict | None:
+    """Wait until the backup is ``status`` (None: gone); as shown then."""
+    def now() -> bool:
+        shown = backup_shown(client, backup_id)
+        return (shown or {}).get("status") == status if status else \
+            shown is None
+    harness.wait_for(now, timeout=timeout,
+                     what="backup %s %s" % (backup_id, status))
+    return backup_shown(client, backup_id)

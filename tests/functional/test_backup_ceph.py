@@ -100,35 +100,13 @@ def _volume(client, type_name: str) -> str:
     return vid
 
 
-def _backup(client, volume_id: str, **fields) -> dict:
-    resp = client.post("/backups", {"backup": {"volume_id": volume_id,
-                                               **fields}})
-    assert resp.status_code == 202, resp.text
-    return resp.json()["backup"]
-
-
-def _shown(client, backup_id: str) -> dict | None:
-    resp = client.get("/backups/%s" % backup_id)
-    if resp.status_code == 404:
-        return None
-    assert resp.status_code == 200, resp.text
-    return resp.json()["backup"]
-
-
-def _wait(client, backup_id: str, status: str | None) -> dict | None:
-    harness.wait_for(lambda: (_shown(client, backup_id) or {}).get(
-        "status") == status if status else _shown(client, backup_id) is None,
-        timeout=90, what="backup %s %s" % (backup_id, status))
-    return _shown(client, backup_id)
-
-
 def _restore(client, backup_id: str, volume_id: str | None = None) -> str:
     body = {"volume_id": volume_id} if volume_id else {"name": "restored"}
     resp = client.post("/backups/%s/restore" % backup_id, {"restore": body})
     assert resp.status_code == 202, resp.text
     target = resp.json()["restore"]["volume_id"]
     client.wait_status(target, "available", timeout=90)
-    _wait(client, backup_id, "available")
+    storage_story.wait_backup(client, backup_id, "available", timeout=90)
     return target
 
 
@@ -144,7 +122,7 @@ def _snaps(ceph, pool: str, image: str) -> list[str]:
 def _delete(client, backup_id: str) -> None:
     resp = client.delete("/backups/%s" % backup_id)
     assert resp.status_code == 202, resp.text
-    _wait(client, backup_id, None)
+    storage_story.wait_backup(client, backup_id, None, timeout=90)
 
 
 def test_rbd_full_and_incremental_restore_and_delete_in_order(deployment,
@@ -155,8 +133,9 @@ def test_rbd_full_and_incremental_restore_and_delete_in_order(deployment,
     source = "volume-%s" % vid
     storage_story.write_through(run, vid, ORIGINAL)
 
-    full = _wait(client, _backup(client, vid, name="full")["id"],
-                 "available")
+    made = storage_story.create_backup(client, vid, name="full")
+    full = storage_story.wait_backup(client, made["id"], "available",
+                                     timeout=90)
     # 4 MiB written: four 1 MiB chunks; the rest of the GiB is sparse
     assert (full["object_count"], full["container"]) == (4, POOL)
     base = "volume-%s.backup.%s" % (vid, full["id"])
@@ -164,8 +143,10 @@ def test_rbd_full_and_incremental_restore_and_delete_in_order(deployment,
     client.wait_status(vid, "available")
 
     _write_at(run, vid, CHANGE_AT, CHANGE)
-    incr = _wait(client, _backup(client, vid, name="incr",
-                                 incremental=True)["id"], "available")
+    made = storage_story.create_backup(client, vid, name="incr",
+                                       incremental=True)
+    incr = storage_story.wait_backup(client, made["id"], "available",
+                                     timeout=90)
     # only the changed 1 MiB object was diffed and stored, in the same base
     assert (incr["object_count"], incr["is_incremental"]) == (1, True)
     assert [s.split(".")[1] for s in _snaps(ceph, POOL, base)] == [
@@ -202,7 +183,9 @@ def test_a_volume_deleted_under_its_backup_leaves_it_restorable(deployment,
     run = _agent(dep, ceph)
     vid = _volume(client, "rbd")
     storage_story.write_through(run, vid, ORIGINAL)
-    kept = _wait(client, _backup(client, vid)["id"], "available")
+    made = storage_story.create_backup(client, vid)
+    kept = storage_story.wait_backup(client, made["id"], "available",
+                                     timeout=90)
     client.wait_status(vid, "available")
     assert client.delete("/volumes/%s" % vid).status_code == 202
     client.wait_status(vid, None, timeout=60)
@@ -218,7 +201,9 @@ def test_a_file_volume_backs_up_to_ceph_and_restores(deployment, ceph):
     run = _agent(dep, ceph)
     vid = _volume(client, "raw-file")
     storage_story.write_through(run, vid, ORIGINAL)
-    made = _wait(client, _backup(client, vid)["id"], "available")
+    made = storage_story.create_backup(client, vid)
+    made = storage_story.wait_backup(client, made["id"], "available",
+                                     timeout=90)
     assert made["object_count"] == 4
     client.wait_status(vid, "available")
 
@@ -235,8 +220,8 @@ def test_a_missing_backup_pool_ends_in_error_with_a_user_message(deployment,
                                                                  ceph):
     dep, client = deployment
     vid = _volume(client, "rbd")
-    made = _backup(client, vid, container="no-such-pool")
-    failed = _wait(client, made["id"], "error")
+    made = storage_story.create_backup(client, vid, container="no-such-pool")
+    failed = storage_story.wait_backup(client, made["id"], "error", timeout=90)
     assert "no-such-pool" in (failed.get("fail_reason") or ""), failed
     client.wait_status(vid, "available")
     # nothing was left on the source either

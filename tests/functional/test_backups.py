@@ -39,30 +39,6 @@ def deployment(tmp_path, vhost):
         drop()
 
 
-def _backup(client, volume_id: str, **fields) -> dict:
-    resp = client.post("/backups", {"backup": {"volume_id": volume_id,
-                                               **fields}})
-    assert resp.status_code == 202, resp.text
-    return resp.json()["backup"]
-
-
-def _shown(client, backup_id: str) -> dict | None:
-    resp = client.get("/backups/%s" % backup_id)
-    if resp.status_code == 404:
-        return None
-    resp.raise_for_status()
-    return resp.json()["backup"]
-
-
-def _wait(client, backup_id: str, status: str | None) -> dict | None:
-    def now():
-        shown = _shown(client, backup_id)
-        return (shown or {}).get("status") == status if status else \
-            shown is None
-    harness.wait_for(now, timeout=60, what="backup %s" % status)
-    return _shown(client, backup_id)
-
-
 def test_full_and_incremental_backup_restore_byte_for_byte(deployment):
     dep, client = deployment
     run = storage_story.agent(dep, "compute1")
@@ -70,19 +46,19 @@ def test_full_and_incremental_backup_restore_byte_for_byte(deployment):
     client.wait_status(vid, "available")
     storage_story.write_through(run, vid, ORIGINAL)
 
-    full = _backup(client, vid, name="full", container="story")
-    full = _wait(client, full["id"], "available")
+    full = storage_story.create_backup(client, vid, name="full", container="story")
+    full = storage_story.wait_backup(client, full["id"], "available")
     assert (full["object_count"], full["is_incremental"],
             full["container"]) == (4, False, "story")
     client.wait_status(vid, "available")
 
     storage_story.write_through(run, vid, ORIGINAL[:CHANGE_AT] + CHANGE)
-    incr = _backup(client, vid, name="incr", incremental=True)
-    incr = _wait(client, incr["id"], "available")
+    incr = storage_story.create_backup(client, vid, name="incr", incremental=True)
+    incr = storage_story.wait_backup(client, incr["id"], "available")
     # only the changed chunk was stored
     assert (incr["object_count"], incr["is_incremental"],
             incr["container"]) == (1, True, "story")
-    assert _shown(client, full["id"])["has_dependent_backups"]
+    assert storage_story.backup_shown(client, full["id"])["has_dependent_backups"]
     client.wait_status(vid, "available")
     storage_story.write_through(run, vid, b"\0" * len(ORIGINAL))
 
@@ -91,7 +67,7 @@ def test_full_and_incremental_backup_restore_byte_for_byte(deployment):
     assert resp.status_code == 202, resp.text
     new = resp.json()["restore"]["volume_id"]
     client.wait_status(new, "available", timeout=60)
-    _wait(client, incr["id"], "available")
+    storage_story.wait_backup(client, incr["id"], "available")
     assert storage_story.read_through(run, new, len(CHANGED)) == CHANGED
 
     resp = client.post("/backups/%s/restore" % full["id"],
@@ -103,9 +79,9 @@ def test_full_and_incremental_backup_restore_byte_for_byte(deployment):
     refused = client.delete("/backups/%s" % full["id"])
     assert refused.status_code == 400, refused.text
     assert client.delete("/backups/%s" % incr["id"]).status_code == 202
-    _wait(client, incr["id"], None)
+    storage_story.wait_backup(client, incr["id"], None)
     assert client.delete("/backups/%s" % full["id"]).status_code == 202
-    _wait(client, full["id"], None)
+    storage_story.wait_backup(client, full["id"], None)
     store = dep.tmp / "state-backup1" / "backup" / "story"
     assert sorted(os.listdir(store)) == []
 
@@ -125,8 +101,8 @@ def test_a_snapshot_backup_restores_the_snapshots_bytes(deployment):
     storage_story._wait_snapshot(client, snap, "available")
     storage_story.write_through(run, vid, CHANGED)
 
-    made = _backup(client, vid, name="of-snap", snapshot_id=snap)
-    done = _wait(client, made["id"], "available")
+    made = storage_story.create_backup(client, vid, name="of-snap", snapshot_id=snap)
+    done = storage_story.wait_backup(client, made["id"], "available")
     assert (done["snapshot_id"], done["object_count"]) == (snap, 4)
     storage_story._wait_snapshot(client, snap, "available")
     client.wait_status(vid, "available")
@@ -136,7 +112,7 @@ def test_a_snapshot_backup_restores_the_snapshots_bytes(deployment):
     assert resp.status_code == 202, resp.text
     new = resp.json()["restore"]["volume_id"]
     client.wait_status(new, "available", timeout=60)
-    _wait(client, made["id"], "available")
+    storage_story.wait_backup(client, made["id"], "available")
     assert storage_story.read_through(run, new, len(ORIGINAL)) == ORIGINAL
     assert storage_story.read_through(run, vid, len(CHANGED)) == CHANGED
 
@@ -162,8 +138,9 @@ def test_export_import_round_trip_restores_byte_for_byte(deployment):
     vid = client.create_volume(name="exported")["id"]
     client.wait_status(vid, "available")
     storage_story.write_through(run, vid, ORIGINAL)
-    made = _backup(client, vid, name="kept", description="round trip")
-    _wait(client, made["id"], "available")
+    made = storage_story.create_backup(client, vid, name="kept",
+                                       description="round trip")
+    storage_story.wait_backup(client, made["id"], "available")
     client.wait_status(vid, "available")
 
     resp = client.get("/backups/%s/export_record" % made["id"])
@@ -171,12 +148,12 @@ def test_export_import_round_trip_restores_byte_for_byte(deployment):
     record = resp.json()["backup-record"]
     assert record["backup_service"] == "drivers.backup.posix"
     _lose_row(dep.db_url, made["id"])
-    assert _shown(client, made["id"]) is None
+    assert storage_story.backup_shown(client, made["id"]) is None
 
     resp = client.post("/backups/import_record", {"backup-record": record})
     assert resp.status_code == 201, resp.text
     assert resp.json()["backup"]["id"] == made["id"]
-    back = _wait(client, made["id"], "available")
+    back = storage_story.wait_backup(client, made["id"], "available")
     assert (back["volume_id"], back["name"], back["description"],
             back["object_count"], back["size"]) == (
         vid, "kept", "round trip", 4, 1)
@@ -188,5 +165,5 @@ def test_export_import_round_trip_restores_byte_for_byte(deployment):
                        {"restore": {"volume_id": vid}})
     assert resp.status_code == 202, resp.text
     client.wait_status(vid, "available", timeout=60)
-    _wait(client, made["id"], "available")
+    storage_story.wait_backup(client, made["id"], "available")
     assert storage_story.read_through(run, vid, len(ORIGINAL)) == ORIGINAL
