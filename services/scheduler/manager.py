@@ -97,14 +97,17 @@ class UpHosts:
         self._stale = True
 
     def get(self) -> set[str]:
+        """The backends up; past the ttl, the answer held while re-reading."""
         if self._stale or self._fetched_at is None:
             self._stale = False
             self._fetch()
         elif self._clock() - self._fetched_at > self.ttl:
-            if self._background:
-                self._refresh_in_background()
-            else:
+            if not self._background:
                 self._fetch()
+            else:
+                held = self._hosts
+                self._refresh_in_background()
+                return held
         return self._hosts
 
 
