@@ -18,15 +18,19 @@ client library, transport settings and database driver:
   that imports ``ashlar-volume``'s entry module (before it reads its config
   or connects to anything);
 - ``cycle``: S3 at concurrency 1 (``attach_cycle.py``), with the statements
-  MariaDB counted (``Questions``) per cycle; they include S3's one volume
-  create and delete, and the services' heartbeats (keep the machine quiet).
+  MariaDB counted (``Questions``) and its redo log writes (durable commits)
+  per cycle; they include S3's one volume create and delete, and the
+  services' heartbeats (keep the machine quiet).
 
 Prints JSON: p50 of each piece; the CPU milliseconds it costs this process
 (the client; both ends of the RPC call; the SQL driver) and the server that
 takes part (the api, RabbitMQ, MariaDB; ``/proc`` accounting); and
-``cycle_floor_ms``, 4 ``http`` + 2 ``rpc`` + statements x ``sql`` select,
-beside the measured cycle, and ``cycle_cpu_floor_ms``, the CPU of those same
-pieces (what bounds cycles/s at concurrency 8 on a machine's cores)::
+``cycle_floor_ms``, 4 ``http`` + 2 ``rpc`` + statements x ``sql`` select;
+``cycle_durable_floor_ms``, the same with each durable commit costed as a
+one-row ``sql`` update (its log flush) rather than a read; the measured
+cycle's ratio to each (``*_ratio``); and ``cycle_cpu_floor_ms``, the CPU of
+those pieces (what bounds cycles/s at concurrency 8 on a machine's
+cores)::
 
     python -m benchmarks.floors [--db mysql|mysqldb] [--requests 500]
         [--cycles 300]
@@ -164,25 +168,58 @@ def start_floor(runs: int) -> dict:
 
 
 def cycle(endpoint: str, db_url: str, cycles: int) -> dict:
-    """S3 at concurrency 1 (``attach_cycle``), and MariaDB's statements per
-    cycle (``Questions``, read twice on one connection: the second read
-    counts itself)."""
+    """S3 at concurrency 1 (``attach_cycle``), and MariaDB's statements
+    (``Questions``) and redo log writes (``Innodb_log_writes``: one per
+    durable commit at ``innodb_flush_log_at_trx_commit = 1``) per cycle,
+    read twice on one connection (the second read counts itself)."""
     engine = db_engine.autocommit_engine(db_url, ashlar_conf.CONF.database)
-    show = "SHOW GLOBAL STATUS LIKE 'Questions'"
+    show = ("SHOW GLOBAL STATUS WHERE Variable_name IN "
+            "('Questions', 'Innodb_log_writes')")
     try:
         with engine.connect() as conn:
-            before = int(conn.exec_driver_sql(show).one()[1])
+            before = dict(conn.exec_driver_sql(show).all())
             level = attach_cycle.run(endpoint, cycles, 1)
-            statements = int(conn.exec_driver_sql(show).one()[1]) - before - 1
+            after = dict(conn.exec_driver_sql(show).all())
     finally:
         engine.dispose()
     if level["ok"] != cycles:
         raise RuntimeError("S3: %d of %d cycles ok: %s" % (
             level["ok"], cycles, level["errors"]))
+    statements = int(after["Questions"]) - int(before["Questions"]) - 1
+    commits = int(after["Innodb_log_writes"]) - int(
+        before["Innodb_log_writes"])
     return {"cycles": cycles, "p50_ms": level["cycle_ms"]["p50_ms"],
             "step_p50_ms": {step: figures["p50_ms"] for step, figures
                             in level["step_ms"].items()},
-            "statements_per_cycle": round(statements / cycles, 1)}
+            "statements_per_cycle": round(statements / cycles, 1),
+            "log_writes_per_cycle": round(commits / cycles, 2)}
+
+
+def floor(found: dict) -> dict:
+    """The cycle's floors from its pieces' p50 and CPU: ``cycle_floor_ms``
+    (every statement a primary-key read, as the floor study had it) and
+    ``cycle_durable_floor_ms`` (each redo log write a one-row update's
+    time: a durable commit, which Cinder's cycle pays too), each with the
+    measured cycle's ratio to it."""
+    http, rpc_call, sql = found["http"], found["rpc"], found["sql"]
+    measured = found["cycle"]
+    pieces = ((4, http), (2, rpc_call),
+              (measured["statements_per_cycle"], sql["select"]))
+    durable = ((4, http), (2, rpc_call),
+               (measured["log_writes_per_cycle"], sql["update"]),
+               (measured["statements_per_cycle"]
+                - measured["log_writes_per_cycle"], sql["select"]))
+    out = {"cycle_floor_ms": round(
+        sum(times * piece["p50_ms"] for times, piece in pieces), 1),
+        "cycle_durable_floor_ms": round(
+            sum(times * piece["p50_ms"] for times, piece in durable), 1),
+        "cycle_cpu_floor_ms": round(sum(
+            times * sum(piece["cpu_ms"].values()) for times, piece in pieces),
+            1)}
+    for name in ("cycle_floor_ms", "cycle_durable_floor_ms"):
+        out[name.replace("_ms", "_ratio")] = round(
+            measured["p50_ms"] / out[name], 2)
+    return out
 
 
 def main() -> None:
@@ -209,13 +246,7 @@ def main() -> None:
                                args.cycles)
     finally:
         cluster.stop()
-    pieces = (4, found["http"]), (2, found["rpc"]), (
-        found["cycle"]["statements_per_cycle"], found["sql"]["select"])
-    found["cycle_floor_ms"] = round(
-        sum(times * piece["p50_ms"] for times, piece in pieces), 1)
-    found["cycle_cpu_floor_ms"] = round(
-        sum(times * sum(piece["cpu_ms"].values()) for times, piece in pieces),
-        1)
+    found.update(floor(found))
     print(json.dumps(found, indent=1))
 
 
