@@ -13,7 +13,9 @@ Model updates a driver returns are saved on the volume row by the service.
 """
 
 import abc
+import contextlib
 import dataclasses
+from collections.abc import Callable
 from typing import Any
 
 from oslo_config import cfg
@@ -23,8 +25,16 @@ from stevedore import driver as stevedore_driver
 from stevedore import exception as stevedore_exception
 
 from common import exception
+from drivers import sparse_copy
 
 LOG = logging.getLogger(__name__)
+
+#: ``write(offset, data)`` of a copy being made
+#: (:meth:`VolumeDriver._write_copy`).
+Writer = Callable[[int, bytes], object]
+#: Opens a copy source's ``connection`` read only: a context manager of a
+#: handle with ``read(offset, length)`` (the hosts' data path).
+CopyReader = Callable[[dict[str, Any]], contextlib.AbstractContextManager[Any]]
 
 #: Entry-point group that maps a driver's short name to its class.
 DRIVER_NAMESPACE = "ashlar.volume.drivers"
@@ -171,6 +181,9 @@ class VolumeDriver(abc.ABC):
 
     #: Whether :meth:`fence` works (the pools' ``fencing`` capability).
     FENCING = False
+    #: How this node opens another backend's volume to copy it (set by
+    #: the volume service: the hosts' data path); None: it cannot.
+    copy_reader: CopyReader | None = None
 
     def __init__(self, conf: cfg.ConfigOpts.GroupAttr, backend_name: str,
                  host: str) -> None:
@@ -351,14 +364,26 @@ class VolumeDriver(abc.ABC):
         make its copy when the volume moves (:meth:`create_volume_from_copy`),
         as plain JSON values with a ``protocol`` key.
 
-        The default: this backend's volumes cannot be copied from.
+        The default: ``connection``, what :meth:`copy_connection` gives,
+        which any backend reads through the hosts' data path.
 
         :raises VolumeNotFound: The backend does not have the volume.
         :raises VolumeBackendAPIException: The volume cannot be copied from.
         """
-        raise exception.VolumeBackendAPIException(
-            data="backend %s cannot give its volumes' data to another "
-            "backend" % self.backend_name)
+        return {"protocol": self.STORAGE_PROTOCOL,
+                "connection": self.copy_connection(volume)}
+
+    def copy_connection(self, volume: DriverVolume) -> dict[str, Any]:
+        """The volume as another volume node opens it to copy it: a
+        connection_info flattened as the hosts' data path takes it
+        (``driver_volume_type`` beside ``data``'s keys), read only.
+
+        The default: :meth:`initialize_connection` for no host (drivers
+        whose connections bind hosts override it).
+        """
+        info = self.initialize_connection(volume, {"host": None})
+        return dict(info.get("data") or {}, access_mode="ro",
+                    driver_volume_type=info.get("driver_volume_type"))
 
     def create_volume_from_copy(self, volume: DriverVolume,
                                 source: dict[str, Any]) -> dict[str, Any]:
@@ -370,16 +395,52 @@ class VolumeDriver(abc.ABC):
         it may be a stale copy the volume left here when it moved away
         earlier.
 
-        The default: this backend copies from no other.
+        The default: the generic copy (:func:`drivers.sparse_copy.stream`):
+        the source's ``connection`` opened with :attr:`copy_reader` (the
+        hosts' data path), its blocks that are not all zeros written
+        through :meth:`_write_copy`.  Drivers with a quicker path between
+        backends of their own kind take it first.
 
         :returns: A model update for the volume row; may be empty.
         :raises VolumeBackendAPIException: This backend cannot read
             ``source``, a volume with this id exists, or the backend
             failed; nothing is left behind.
         """
+        connection = source.get("connection")
+        if not isinstance(connection, dict) or self.copy_reader is None:
+            raise exception.VolumeBackendAPIException(
+                data="backend %s cannot copy a volume from %s"
+                % (self.backend_name, source.get("protocol")))
+        if volume.id in self.volume_locations():
+            raise exception.VolumeBackendAPIException(
+                data="volume %s already exists on backend %s"
+                % (volume.id, self.backend_name))
+        reader = self.copy_reader
+        length = volume.size * units.Gi
+
+        def fill(write: Writer) -> None:
+            with reader(connection) as handle:
+                sparse_copy.stream(handle.read, write, length)
+        update = self._write_copy(volume, fill)
+        LOG.info("Copied volume %(id)s here from a %(proto)s backend "
+                 "through its %(kind)s connection",
+                 {"id": volume.id, "proto": source.get("protocol"),
+                  "kind": connection.get("driver_volume_type")})
+        return update
+
+    def _write_copy(self, volume: DriverVolume,
+                    fill: Callable[[Writer], None]) -> dict[str, Any]:
+        """Create the volume raw, sparse, of its size, and let ``fill``
+        write its data with a ``write(offset, data)``; a failure leaves
+        nothing behind.
+
+        The default: this backend copies from no other.
+
+        :returns: A model update for the volume row.
+        """
         raise exception.VolumeBackendAPIException(
-            data="backend %s cannot copy a volume from %s"
-            % (self.backend_name, source.get("protocol")))
+            data="backend %s cannot copy a volume from another backend"
+            % self.backend_name)
 
     def volume_locations(self) -> dict[str, str | None]:
         """The volumes this backend holds, by id, with the

@@ -220,24 +220,35 @@ class FileDriver(file_manage.FileManage, base.VolumeDriver):
                                  adopt=True)
 
     def copy_source(self, volume: base.DriverVolume) -> dict[str, Any]:
-        """The volume's file: another file backend that sees it (on this
-        host, or sharing the folder) copies it."""
+        """The volume's file, which another backend of this kind that
+        sees it (on this host, or sharing the folder) copies; and its
+        ``connection``, which any other backend reads."""
         path, fmt = self._require(volume.id)
         return {"protocol": self.STORAGE_PROTOCOL, "path": path,
-                "format": fmt}
+                "format": fmt, "connection": self.copy_connection(volume)}
 
     def create_volume_from_copy(self, volume: base.DriverVolume,
                                 source: dict[str, Any]) -> dict[str, Any]:
-        """Copy another file backend's file of this volume, if this host
-        sees it (no other file: a message names what is read)."""
+        """Copy the file of this volume another backend of this kind
+        gives, if this host sees it; else the generic copy (raw)."""
         path, fmt = source.get("path") or "", source.get("format")
         if (source.get("protocol") != self.STORAGE_PROTOCOL
                 or fmt not in _FORMATS or not os.path.isfile(path)
                 or os.path.basename(path) != f"volume-{volume.id}.{fmt}"):
-            raise exception.VolumeBackendAPIException(
-                data=f"backend {self.backend_name} cannot read {source}: "
-                f"not a volume file this host sees")
+            return super().create_volume_from_copy(volume, source)
         return self._create_copy(volume, path, fmt)
+
+    def _write_copy(self, volume: base.DriverVolume,
+                    fill: Callable[[base.Writer], None]) -> dict[str, Any]:
+        """A raw sparse file (whatever ``file_volume_format``) that
+        ``fill`` writes before it is linked into place."""
+        path = self._path(volume.id, "raw")
+
+        def write_file(fd: int) -> None:
+            os.ftruncate(fd, volume.size * units.Gi)
+            fill(lambda offset, data: _pwrite_all(fd, data, offset))
+        self._write_atomically(path, write_file)
+        return {"provider_location": path}
 
     def revert_to_snapshot(self, volume: base.DriverVolume,
                            snapshot: base.DriverSnapshot) -> None:
@@ -518,3 +529,13 @@ _EXTENDERS = {"raw": _extend_raw, "qcow2": qcow2.extend}
 
 register_opts = FileDriver.register_opts
 list_opts = FileDriver.list_opts
+
+
+def _pwrite_all(fd: int, data: bytes, offset: int) -> None:
+    view = memoryview(data)
+    while view:
+        done = os.pwrite(fd, view, offset)
+        if done <= 0:
+            raise exception.VolumeBackendAPIException(
+                data=f"the file took no bytes at {offset}")
+        view, offset = view[done:], offset + done

@@ -336,10 +336,23 @@ class IscsiDriver(file_driver.FileDriver):
 
     def create_volume_from_copy(self, volume: base.DriverVolume,
                                 source: dict[str, Any]) -> dict[str, Any]:
-        """A copy of another iSCSI backend's file (on this host) and its
-        target."""
+        """A copy of another iSCSI backend's file (on this host), else the
+        generic copy; then its target."""
         return self._exported(volume, lambda: super(IscsiDriver, self)
                               .create_volume_from_copy(volume, source))
+
+    def copy_connection(self, volume: base.DriverVolume) -> dict[str, Any]:
+        """The target for another volume node to read, logged in as this
+        node's fence initiator (``initiator``), which every target's ACL
+        holds: no host is bound for it, so a move that ends leaves no
+        binding behind."""
+        self._require(volume.id)
+        with self._lock:
+            export = self._load(volume.id) or self._new_export(volume.id)
+            self._apply(volume.id)
+        return dict(self._properties(volume, export), access_mode="ro",
+                    driver_volume_type="iscsi",
+                    initiator=self.fence_initiator)
 
     def delete_volume(self, volume: base.DriverVolume) -> None:
         """The target (its sessions closed), then the file."""

@@ -391,6 +391,21 @@ class NfsDriver(base.VolumeDriver):
                          for first in range(COPY_WORKERS)]:
                 done.result()
 
+    def _write_copy(self, volume: base.DriverVolume,
+                    fill: Callable[[base.Writer], None]) -> dict[str, Any]:
+        """A raw sparse file on the emptiest share (whatever
+        ``nfs_qcow2_volumes``) that ``fill`` writes before it is linked
+        into place."""
+        export = self._emptiest_share()
+
+        def write_file(out: libnfs.File, _tmp: str) -> None:
+            out.truncate(volume.size * units.Gi)
+            fill(lambda offset, data: _pwrite_all(out, offset, data))
+        with self._mount(export) as nfs:
+            nfs_files.write_atomically(
+                nfs, nfs_files.file_name(volume.id, "raw"), write_file)
+        return {"provider_location": export}
+
     def volume_locations(self) -> dict[str, str | None]:
         """The volume files on every share, by volume id, with their
         share.
@@ -451,6 +466,16 @@ def _adopted(volume_id: str, export: str) -> dict[str, Any]:
     LOG.info("Volume %(id)s exists on %(share)s; adopting it",
              {"id": volume_id, "share": export})
     return {"provider_location": export}
+
+
+def _pwrite_all(out: libnfs.File, offset: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        done = out.pwrite(offset, bytes(view))
+        if done <= 0:
+            raise exception.VolumeBackendAPIException(
+                data="the share took no bytes at %d" % offset)
+        view, offset = view[done:], offset + done
 
 
 def list_opts() -> list[tuple[str, list[cfg.Opt]]]:

@@ -27,6 +27,7 @@ import contextlib
 import json
 import threading
 import types
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from oslo_config import cfg
@@ -429,19 +430,22 @@ class RBDDriver(rbd_manage.RBDManage, base.VolumeDriver):
         return self._location(volume)
 
     def copy_source(self, volume: base.DriverVolume) -> dict[str, Any]:
-        """The image, by cluster and pool: an RBD backend of the same
-        cluster whose user may read this pool copies it."""
+        """The image, by cluster and pool, which an RBD backend of the
+        same cluster whose user may read this pool copies; and its
+        ``connection``, which any other backend reads."""
         name = NAME_FORMAT % volume.id
         with self._image(name):
             pass
         return {"protocol": self.STORAGE_PROTOCOL,
                 "fsid": self._client.get_fsid(),
-                "pool": self.conf.rbd_pool, "image": name}
+                "pool": self.conf.rbd_pool, "image": name,
+                "connection": self.copy_connection(volume)}
 
     def create_volume_from_copy(self, volume: base.DriverVolume,
                                 source: dict[str, Any]) -> dict[str, Any]:
         """Copy another pool's image of this volume, of this cluster, into
-        a flat image here (``rbd cp``: no parent, no snapshots)."""
+        a flat image here (``rbd cp``: no parent, no snapshots); else the
+        generic copy."""
         name = NAME_FORMAT % volume.id
         if (source.get("protocol") != self.STORAGE_PROTOCOL
                 or source.get("fsid") != self._client.get_fsid()
@@ -461,6 +465,21 @@ class RBDDriver(rbd_manage.RBDManage, base.VolumeDriver):
                  {"pool": source["pool"], "name": name,
                   "ma": volume.multiattach})
         return self._location(volume)
+
+    def _write_copy(self, volume: base.DriverVolume,
+                    fill: Callable[[base.Writer], None]) -> dict[str, Any]:
+        """A new image (sparse: only what ``fill`` writes is allocated);
+        removed again when ``fill`` fails."""
+        update = self.create_volume(volume)
+        name = NAME_FORMAT % volume.id
+        try:
+            with rbd_clones.open_image(self._rbd, self._ioctx, name) as image:
+                fill(lambda offset, data: image.write(data, offset))
+                image.flush()
+        except Exception:
+            with excutils.save_and_reraise_exception():
+                self._remove_image(name)
+        return update
 
     def _copy_image(self, image: "rbd.Image", name: str,
                     multiattach: bool) -> None:

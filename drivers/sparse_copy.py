@@ -1,4 +1,5 @@
-"""Whole-file copies that share blocks or keep holes, for the file backend.
+"""Whole-file copies that share blocks or keep holes, for the file backend;
+copies between backends that keep holes (:func:`stream`).
 
 :func:`copy` makes a reflink where the file system shares blocks
 (``FICLONE``: btrfs, XFS), else copies only the data segments that
@@ -9,6 +10,7 @@ offers it, else by reading and writing; the source's holes stay holes.
 import errno
 import fcntl
 import os
+from collections.abc import Callable
 from collections.abc import Iterator
 
 from oslo_utils import units
@@ -21,6 +23,8 @@ _FICLONE = 0x40049409
 _NO_REFLINK = frozenset({errno.EOPNOTSUPP, errno.ENOTTY, errno.EXDEV,
                          errno.EINVAL, errno.ENOSYS})
 _COPY_CHUNK = 8 * units.Mi
+#: What :func:`stream` reads at once: 4 MiB, an RBD object.
+STREAM_CHUNK = 4 * units.Mi
 
 
 def copy(source: int, target: int) -> None:
@@ -73,3 +77,24 @@ def _copy_range(source: int, target: int, start: int, end: int) -> None:
             raise exception.VolumeBackendAPIException(
                 data="the source shrank while it was copied")
         start += done
+
+
+def stream(read: Callable[[int, int], bytes],
+           write: Callable[[int, bytes], object], length: int) -> int:
+    """Copy ``length`` bytes from ``read(offset, size)`` (a volume another
+    backend holds, through the hosts' data path) to ``write(offset,
+    data)`` (a new sparse volume), :data:`STREAM_CHUNK` at a time; chunks
+    of zeros are not written, so they stay holes.  A short read ends the
+    source.
+
+    :returns: how many bytes were written (data, not holes).
+    """
+    written = 0
+    for offset in range(0, length, STREAM_CHUNK):
+        data = read(offset, min(STREAM_CHUNK, length - offset))
+        if data and data != bytes(len(data)):
+            write(offset, data)
+            written += len(data)
+        if len(data) < min(STREAM_CHUNK, length - offset):
+            break
+    return written

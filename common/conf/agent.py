@@ -1,5 +1,7 @@
 """[agent] options of ``ashlar-agent`` on compute hosts (its credential is
-``common.conf.agent_auth``)."""
+``common.conf.agent_auth``); volume and backup nodes read volumes through
+the same data path, with the same options (a moving volume's source, a
+backed-up volume)."""
 
 from oslo_config import cfg
 

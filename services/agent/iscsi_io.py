@@ -45,8 +45,10 @@ def initiator_name(conf: cfg.ConfigOpts) -> str:
 def login(conf: cfg.ConfigOpts, info: dict[str, Any],
           read_only: bool) -> tuple["LunIO", str]:
     """Log in as this host to the connection's target; the LUN as a raw
-    file, and the initiator it logged in as."""
-    initiator = initiator_name(conf)
+    file, and the initiator it logged in as.  A move's copy source names
+    the initiator to log in as (``initiator``: its node's fence
+    initiator), which attachments never do."""
+    initiator = info.get("initiator") or initiator_name(conf)
     chap = ((info["auth_username"], info["auth_password"])
             if info.get("auth_method") == "CHAP" else None)
     session = libiscsi.Session(info["target_portal"], info["target_iqn"],

@@ -6,10 +6,13 @@ needs of the backend it runs on: the driver and options, the
 ``host@backend`` name, the RPC clients a move sends on, the volumes this
 process has in hand, the capabilities of its pools and the driver call
 whose failure becomes an ``error`` status.  ``driver_volume`` and
-``volume_in`` are the row helpers they share.
+``volume_in`` are the row helpers they share; ``open_copy_source`` is how
+the driver reads a moving volume another backend holds (its
+``copy_reader``).
 """
 
 import contextlib
+import functools
 from typing import Any, Callable, Iterator
 
 from oslo_config import cfg
@@ -22,6 +25,7 @@ from common import exception
 from common import messages
 from common.db.api import volumes as volumes_db
 from drivers import base as driver_base
+from services.agent import volume_io
 from services.scheduler import rpcapi as scheduler_rpcapi
 from services.volume import rpcapi as volume_rpcapi
 
@@ -33,6 +37,27 @@ def driver_volume(row: Any) -> driver_base.DriverVolume:
                                     name=row.display_name,
                                     provider_location=row.provider_location,
                                     multiattach=bool(row.multiattach))
+
+
+@contextlib.contextmanager
+def open_copy_source(conf: cfg.ConfigOpts, connection: dict[str, Any]
+                     ) -> Iterator[volume_io.VolumeHandle]:
+    """A moving volume's copy source (``connection``, see
+    ``VolumeDriver.copy_connection``) opened read only through the hosts'
+    data path, as this node's ``[agent]`` options say (the cephx user and
+    keyring folder of an RBD source).
+
+    :raises InvalidVolume: the source is not raw.
+    """
+    flat = dict(connection, access_mode="ro")
+    if flat.get("format", "raw") != "raw":
+        raise exception.InvalidVolume(
+            reason="volume %s is %s; a copy between backends reads raw "
+            "volumes" % (flat.get("volume_id"), flat["format"]))
+    with volume_io.open_volume(conf, {
+            "id": "move-of-%s" % flat.get("volume_id"),
+            "connection_info": flat}) as handle:
+        yield handle
 
 
 def volume_in(ctxt: ashlar_context.RequestContext, volume_id: str,
@@ -69,6 +94,7 @@ class Backend:
         self.service_host = self.cluster_host or self.member_host
         self.backend = backend
         self.driver = driver
+        driver.copy_reader = functools.partial(open_copy_source, conf)
         self.scheduler_rpcapi = scheduler
         self.volume_rpcapi = volumes
         #: In-process locks; also the cluster's, for a member of one.

@@ -162,6 +162,37 @@ def test_compose_nfs_override_runs_the_volume_node_on_nfs(tmp_path):
             ) == ("nfs", "/etc/ashlar/nfs_shares")
 
 
+def test_compose_iscsi_override_runs_the_volume_node_beside_tgtd(tmp_path):
+    done = _docker_compose({"dir": tmp_path, "vars": SECRETS},
+                           os.path.join("compose", "iscsi.yml"))
+    assert done.returncode == 0, done.stderr
+    services = yaml.safe_load(done.stdout)["services"]
+    volume, tgtd = services["volume"], services["tgtd"]
+    assert volume["environment"]["OS_DEFAULT__ENABLED_BACKENDS"] == "iscsi"
+    assert volume["environment"]["OS_ISCSI__TARGET_IP_ADDRESS"] == "127.0.0.1"
+    assert volume["build"]["args"] == tgtd["build"]["args"] == {
+        "WITH_ISCSI": "1"}
+    assert tgtd["network_mode"] == "service:volume"
+    assert tgtd["command"][:2] == ["tgtd", "-f"]
+
+    def mounts(service):
+        return {m if isinstance(m, str) else "%s:%s" % (m["source"],
+                                                        m["target"])
+                for m in service["volumes"]}
+    # tgtd opens the volume files by the paths the volume node gives, and
+    # tgtadm reaches tgtd's control socket
+    shared = {"volumes:/var/lib/ashlar", "tgtd:/var/run/tgtd"}
+    assert shared <= {m.rsplit(":rw", 1)[0] for m in mounts(volume)}
+    assert shared <= {m.rsplit(":rw", 1)[0] for m in mounts(tgtd)}
+    published = volume["ports"][0]
+    assert (published if isinstance(published, str) else "%s:%s:%s" % (
+        published["host_ip"], published["published"], published["target"])
+    ).split("/")[0] == "127.0.0.1:3260:3260"
+    conf = configparser.ConfigParser()
+    conf.read(os.path.join(DEPLOY, "compose", "ashlar.conf"))
+    assert conf["iscsi"]["volume_driver"] == "iscsi"
+
+
 def test_long_running_services_have_healthchecks():
     services = _compose()["services"]
     for name in ("api", "scheduler", "volume", "rabbitmq", "postgres"):

@@ -169,3 +169,21 @@ def test_a_reader_does_not_register(conf, monkeypatch, no_open_iscsi):
             volume.write(0, b"no")
         assert volume.read(0, 4) == bytes(4)
     assert session.commands == [("read", 0, BLOCK)]
+
+
+def test_a_moves_source_names_the_initiator_to_log_in_as(conf, monkeypatch,
+                                                         no_open_iscsi):
+    """A volume node reading a moving volume logs in as the initiator its
+    source's node named (its fence initiator), not as itself."""
+    logins = []
+
+    def login(*args, **kwargs):
+        logins.append(args[3])
+        return FakeSession()
+    monkeypatch.setattr(libiscsi, "Session", login)
+    fencer = "iqn.2010-10.org.openstack:fencer.node1-iscsi"
+    with volume_io.open_volume(conf, {"id": "move-of-v", "connection_info":
+                                      dict(INFO, access_mode="ro",
+                                           initiator=fencer)}) as volume:
+        assert volume.read(0, 4) == bytes(4)
+    assert logins == [fencer]

@@ -1,9 +1,11 @@
 """The driver contract (drivers/base.py docstrings) against every driver."""
 
+import contextlib
 import uuid
 
 import pytest
 from oslo_config import cfg
+from oslo_utils import units
 from stevedore import extension
 
 from common import exception
@@ -470,3 +472,56 @@ def test_fake_records_connections():
     assert driver.connections[volume.id] == [{"host": "compute2"}]
     driver.terminate_connection(volume, None)
     assert volume.id not in driver.connections
+
+
+class _Moving:
+    """A volume of another backend, as the hosts' data path reads it."""
+
+    def __init__(self, fail=False):
+        self.fail, self.read_bytes = fail, 0
+
+    def read(self, offset, length):
+        if self.fail:
+            raise OSError("the source went away")
+        self.read_bytes += length
+        return b"moved".ljust(length, b"\0") if offset == 0 else bytes(length)
+
+    def reader(self, connection):
+        assert connection == {"driver_volume_type": "elsewhere"}
+        return contextlib.nullcontext(self)
+
+
+MOVING = {"protocol": "elsewhere",
+          "connection": {"driver_volume_type": "elsewhere"}}
+
+
+def test_the_generic_copy_makes_the_volume_once(driver):
+    """A volume of another kind of backend is read whole through its
+    connection; a second copy of it is refused; without a reader (or a
+    connection) nothing is copied."""
+    volume = new_volume()
+    if isinstance(driver, fake_driver.FakeDriver):
+        driver.copy_reader = _Moving().reader
+        with pytest.raises(exception.VolumeBackendAPIException):
+            driver.create_volume_from_copy(volume, MOVING)
+        return
+    with pytest.raises(exception.VolumeBackendAPIException):
+        driver.create_volume_from_copy(volume, MOVING)
+    source = _Moving()
+    driver.copy_reader = source.reader
+    with pytest.raises(exception.VolumeBackendAPIException):
+        driver.create_volume_from_copy(volume, {"protocol": "elsewhere"})
+    made = driver.create_volume_from_copy(volume, MOVING)
+    assert source.read_bytes == volume.size * units.Gi
+    assert driver.volume_locations() == {volume.id: made["provider_location"]}
+    with pytest.raises(exception.VolumeBackendAPIException):
+        driver.create_volume_from_copy(volume, MOVING)
+
+
+def test_a_failed_generic_copy_leaves_nothing(driver):
+    if isinstance(driver, fake_driver.FakeDriver):
+        pytest.skip("the fake copies from fakes only")
+    driver.copy_reader = _Moving(fail=True).reader
+    with pytest.raises((OSError, exception.VolumeBackendAPIException)):
+        driver.create_volume_from_copy(new_volume(), MOVING)
+    assert driver.volume_locations() == {}

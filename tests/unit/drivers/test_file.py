@@ -1,5 +1,6 @@
 """Tests of the file backend beyond the contract: files, qcow2, os-brick."""
 
+import contextlib
 import errno
 import os
 import stat
@@ -459,7 +460,11 @@ def test_another_file_backend_copies_a_moving_volume(tmp_path):
     source_driver = make_driver(tmp_path / "a", "qcow2")
     volume, path = create(source_driver)
     source = source_driver.copy_source(volume)
-    assert source == {"protocol": "local", "path": path, "format": "qcow2"}
+    assert source == {"protocol": "local", "path": path, "format": "qcow2",
+                      "connection": {"driver_volume_type": "local",
+                                     "device_path": path, "format": "qcow2",
+                                     "volume_id": volume.id,
+                                     "access_mode": "ro"}}
     dest_driver = make_driver(tmp_path / "b")
     dest_path = dest_driver.create_volume_from_copy(volume, source)[
         "provider_location"]
@@ -467,6 +472,74 @@ def test_another_file_backend_copies_a_moving_volume(tmp_path):
                                      "volume-%s.qcow2" % volume.id)
     with open(path, "rb") as one, open(dest_path, "rb") as other:
         assert one.read() == other.read()
+
+
+class _Source:
+    """A moving volume another backend holds, as the data path reads it."""
+
+    def __init__(self, blocks, length):
+        self.blocks, self.length, self.opened = blocks, length, []
+
+    def read(self, offset, length):
+        data = bytearray(min(length, self.length - offset))
+        for start, block in self.blocks.items():
+            for at, byte in enumerate(block, start - offset):
+                if 0 <= at < len(data):
+                    data[at] = byte
+        return bytes(data)
+
+    def reader(self, connection):
+        self.opened.append(connection)
+        return contextlib.nullcontext(self)
+
+
+def test_the_generic_copy_reads_the_sources_connection(tmp_path):
+    """A volume of another kind of backend (or a file this host does not
+    see) is read through its connection: raw here, data where it was,
+    holes kept, whatever file_volume_format says."""
+    driver = make_driver(tmp_path, "qcow2")
+    volume = new_volume()
+    source = _Source(WRITES, units.Gi)
+    driver.copy_reader = source.reader
+    connection = {"driver_volume_type": "rbd", "name": "volumes/x"}
+    path = driver.create_volume_from_copy(volume, {
+        "protocol": "ceph", "connection": connection})["provider_location"]
+    assert source.opened == [connection]
+    assert path.endswith("volume-%s.raw" % volume.id)
+    assert os.stat(path).st_size == units.Gi
+    assert os.stat(path).st_blocks * 512 < 4 * sparse_copy.STREAM_CHUNK
+    assert read_blocks(path) == WRITES
+
+
+def test_the_generic_copy_refuses_a_volume_here_and_leaves_nothing(tmp_path):
+    driver = make_driver(tmp_path)
+    volume, _ = create(driver)
+    driver.copy_reader = _Source(WRITES, units.Gi).reader
+    with pytest.raises(exception.VolumeBackendAPIException):
+        driver.create_volume_from_copy(volume, {
+            "protocol": "ceph", "connection": {"driver_volume_type": "rbd"}})
+    other = new_volume()
+
+    def broken(connection):
+        raise OSError("the source's node is gone")
+    driver.copy_reader = broken
+    before = sorted(os.listdir(driver.volume_dir))
+    with pytest.raises(exception.VolumeBackendAPIException):
+        driver.create_volume_from_copy(other, {
+            "protocol": "ceph", "connection": {"driver_volume_type": "rbd"}})
+    assert sorted(os.listdir(driver.volume_dir)) == before
+
+
+def test_stream_writes_data_not_zeros_and_stops_at_a_short_read():
+    source = (b"a" * 10 + bytes(sparse_copy.STREAM_CHUNK)
+              + b"b" * 5)
+    writes = []
+    written = sparse_copy.stream(
+        lambda offset, length: source[offset:offset + length],
+        lambda offset, data: writes.append((offset, data)), 4 * units.Gi)
+    chunk = sparse_copy.STREAM_CHUNK
+    assert writes == [(0, source[:chunk]), (chunk, source[chunk:])]
+    assert written == len(source)
 
 
 @pytest.mark.parametrize("source", [

@@ -201,6 +201,22 @@ def test_initialize_connection(tmp_path, tgt):
     assert export.hosts == {"compute-a": HOST_A["initiator"]}
 
 
+def test_a_moving_volume_is_read_as_the_fence_initiator(driver, tgt):
+    """The generic copy's source: the target, read only, logged in to as
+    the node's fence initiator (always bound), no host bound for it."""
+    volume = create(driver)
+    source = driver.copy_source(volume)
+    connection = source["connection"]
+    export = driver._load(volume.id)
+    assert (connection["driver_volume_type"], connection["target_iqn"],
+            connection["initiator"], connection["access_mode"],
+            connection["auth_password"]) == (
+        "iscsi", iqn(volume), FENCER, "ro", export.password)
+    assert source["protocol"] == "iSCSI" and source["path"]
+    assert tgt.target(iqn(volume)).acl == [FENCER]
+    assert export.hosts == {}
+
+
 def test_initialize_connection_needs_an_initiator(driver):
     volume = create(driver)
     with pytest.raises(exception.InvalidInput):
