@@ -419,7 +419,7 @@ def test_a_lost_target_is_made_again_on_use(driver, tgt):
 def test_an_export_without_its_volume_is_removed(tmp_path, tgt):
     driver = make_driver(tmp_path, tgt)
     volume = create(driver)
-    os.unlink(driver._find(volume.id)[0])
+    os.unlink(driver.store._find(volume.id)[0])
     make_driver(tmp_path, tgt)
     assert (tgt.targets, os.listdir(tmp_path / "targets")) == ({}, [])
 
