@@ -14,6 +14,7 @@ from oslo_config import cfg
 from common import exception
 from drivers import file as file_driver
 from drivers import rbd as rbd_driver
+from drivers import rbd_clones
 from drivers import tgtadm
 
 ISCSI_BACKING_OPT = cfg.StrOpt(
@@ -55,7 +56,8 @@ class RbdStore(rbd_driver.RBDDriver):
         """The volume's image (looked up), or None when there is none."""
         name = rbd_driver.NAME_FORMAT % volume_id
         try:
-            with self._image(name):
+            with rbd_clones.open_image(self._rbd, self._ioctx, name,
+                                       read_only=True):
                 pass
         except exception.VolumeNotFound:
             return None

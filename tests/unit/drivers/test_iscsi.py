@@ -491,11 +491,14 @@ def test_iscsi_backing_rbd_picks_the_rbd_store(tmp_path, monkeypatch):
                                runner=fake_tgt.FakeTgt())
     assert isinstance(driver.store, iscsi_stores.RbdStore)
     opened = []
-    monkeypatch.setattr(driver.store, "_image", lambda name: (
-        opened.append(name), contextlib.nullcontext())[1])
+    monkeypatch.setattr(iscsi_stores.rbd_clones, "open_image",
+                        lambda _rbd, _ioctx, name, read_only: (
+                            opened.append((name, read_only)),
+                            contextlib.nullcontext())[1])
+    driver.store._rbd = driver.store._ioctx = None
     assert driver.store.lun("x") == tgtadm.Backing(
         "ipool/volume-x", "rbd", "conf=/etc/c.conf;id=iuser")
-    assert opened == ["volume-x"]
+    assert opened == [("volume-x", True)]
 
 
 def test_stats_are_the_stores_as_an_iscsi_pool(driver, tgt):
