@@ -5,10 +5,12 @@ a pool and a cephx client of this backend's own), a tgtd of this module
 (components/tgt.py, with tgt-rbd's ``rbd`` backing store), hosts as
 ``common/libiscsi.py`` sessions, and one deployment (api, scheduler, an
 rbd-backed iscsi volume node, PostgreSQL, RabbitMQ) whose hosts are
-``ashlar-agent`` processes.  What a host writes through tgt is read back
-with librbd from the image; the driver's fence latency is printed
-(``pytest -s``).  Skipped with the install command when tgt, libiscsi or
-Ceph is missing (failed under ``CI=true``).
+``ashlar-agent`` processes (test_iscsi.py tells the snapshot story
+through agents on the file-backed driver; the target layer is the
+same).  What a host writes through tgt is read back with librbd from the
+image; the driver's fence latency is printed (``pytest -s``).  Skipped
+with the install command when tgt, libiscsi or Ceph is missing (failed
+under ``CI=true``).
 """
 
 import json
@@ -149,7 +151,13 @@ def test_an_image_served_extended_cloned_fenced_deleted(driver, ioctx, tgt):
         with host:
             assert host.read(0, 512) == expected
             assert host.read(units.Mi, units.Mi) == block
-    _fence_refuses_the_old_writer(driver, volume)
+    driver.terminate_connection(volume, HOST_A)
+    driver.revert_to_snapshot(volume, snapshot)
+    _data, host_a = attach(driver, volume, HOST_A)
+    with host_a:
+        assert host_a.read(0, 512) == bytes(512)
+        assert host_a.read(units.Mi, units.Mi) == block
+    _fence_refuses_the_old_writer(driver, volume, ioctx)
     for made in (from_snap, clone):
         driver.delete_volume(made)
     driver.delete_snapshot(snapshot)
@@ -160,7 +168,7 @@ def test_an_image_served_extended_cloned_fenced_deleted(driver, ioctx, tgt):
                                                "show")
 
 
-def _fence_refuses_the_old_writer(driver, volume):
+def _fence_refuses_the_old_writer(driver, volume, ioctx):
     """A holds the reservation and writes; fenced, its next write is
     refused at the target while B writes on."""
     _data_a, host_a = attach(driver, volume, HOST_A)
@@ -172,6 +180,8 @@ def _fence_refuses_the_old_writer(driver, volume):
         assert cut == [HOST_A["initiator"]]
         with pytest.raises(libiscsi.Error):
             host_a.write(0, b"late" * 128)
+        assert host_b.read(0, 512) == b"A" * 512
+        assert image_bytes(ioctx, volume.id, 0, 512) == b"A" * 512
         host_b.write(0, b"B" * 512)
         assert host_b.read(0, 512) == b"B" * 512
     driver.unfence(volume, cut)
@@ -253,12 +263,6 @@ def test_agent_writes_land_in_the_image(deployment, ioctx):
     assert client.delete("/volumes/%s" % vid).status_code == 202
     client.wait_status(vid, None, timeout=60)
     assert "volume-%s" % vid not in images(ioctx)
-
-
-def test_snapshot_story_on_rbd_backed_iscsi(deployment):
-    dep, client = deployment
-    storage_story.tell(client, storage_story.agent(dep, "compute-a"),
-                       "iscsi-rbd")
 
 
 def test_takeover_fences_the_old_writer(deployment):
