@@ -13,8 +13,8 @@ ganesha.py) in a temporary folder and prints one JSON line each:
   MiB through common/libiscsi.py and common/libnfs.py (NFSv3), MiB/s;
 * with ``--rbd``, a throwaway Ceph too (deploy/testbed/components/ceph.py)
   and ``fence_rbd``, ``iscsi_rbd``: the same on a LUN that is an RBD image
-  (tgt-rbd's ``rbd`` backing store), then ``iscsi_file_beside_ceph``: the
-  file-backed LUN's rates again while Ceph runs::
+  (tgt-rbd's ``rbd`` backing store), then ``iscsi_file_beside_ceph``: a
+  new file-backed LUN's rates while Ceph runs::
 
     python -m benchmarks.storage_userspace [--runs 50] [--total 64] [--rbd]
 """
@@ -38,6 +38,7 @@ MIB = 1 << 20
 HOST_A, HOST_B = "iqn.2026-11.org.ashlar:bench-a", "iqn.2026-11.org.ashlar:bench-b"
 TARGET = "iqn.2026-11.org.ashlar:bench"
 RBD_TARGET = "iqn.2026-11.org.ashlar:bench-rbd"
+FILE_TARGET = "iqn.2026-11.org.ashlar:bench-file2"
 RBD_IMAGE = "bench-lun"
 KEY_A, KEY_B = 0xA, 0xB
 STREAM_BLOCK = 32 << 10
@@ -140,6 +141,21 @@ def main(argv: list[str] | None = None) -> None:
                 rbd_lun(work / "ceph", target, args.runs, args.total)
 
 
+def _file_rates(folder: Path, target: tgt.Tgt,
+                total: int) -> dict[str, float]:
+    """The 1 MiB rates on a new sparse file as a LUN (as the first one
+    was), while Ceph runs beside tgtd."""
+    lun = folder / "lun2.img"
+    with open(lun, "wb") as out:
+        out.truncate((total + 1) * MIB)
+    tid = target.add_target(FILE_TARGET, str(lun), [HOST_A])
+    try:
+        with libiscsi.Session(target.portal, FILE_TARGET, 1, HOST_A) as host:
+            return _rates(host.write, host.read, total)
+    finally:
+        target.delete_target(tid)
+
+
 def rbd_lun(folder: Path, target: tgt.Tgt, runs: int, total: int) -> None:
     """The fence and the 1 MiB rates on an RBD image as the LUN."""
     import rados
@@ -159,10 +175,8 @@ def rbd_lun(folder: Path, target: tgt.Tgt, runs: int, total: int) -> None:
                                   HOST_A) as host:
                 print(json.dumps({"iscsi_rbd": _rates(
                     host.write, host.read, total)}))
-            # the file-backed LUN again, with Ceph's daemons up beside it
-            with libiscsi.Session(target.portal, TARGET, 1, HOST_A) as host:
-                print(json.dumps({"iscsi_file_beside_ceph": _rates(
-                    host.write, host.read, total)}))
+            print(json.dumps({"iscsi_file_beside_ceph": _file_rates(
+                folder, target, total)}))
         finally:
             target.delete_target(tid)
             rbd.RBD().remove(ioctx, RBD_IMAGE)
