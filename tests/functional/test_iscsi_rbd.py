@@ -29,6 +29,7 @@ from deploy.testbed import harness
 from deploy.testbed.components import tgt as tgt_component
 from drivers import base
 from drivers import iscsi
+from drivers import rbd as rbd_driver
 from tests.functional import storage_story
 
 BACKEND = "iscsirbd"
@@ -59,9 +60,10 @@ def tgt(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def cluster(ceph):
-    """The session's Ceph with this backend's pool and cephx client."""
+    """The session's Ceph with this backend's pool and cephx client (which
+    may read the rbd tests' pool, to copy a volume from there)."""
     ceph.add_pool(POOL)
-    ceph.add_client(CLIENT, pool=POOL)
+    ceph.add_client(CLIENT, pool=POOL, reads=ceph.pool)
     yield ceph
 
 
@@ -185,6 +187,34 @@ def _fence_refuses_the_old_writer(driver, volume, ioctx):
         host_b.write(0, b"B" * 512)
         assert host_b.read(0, 512) == b"B" * 512
     driver.unfence(volume, cut)
+
+
+def test_a_volume_moves_here_from_an_rbd_backend(driver, cluster, ioctx):
+    """The copy chain of a retype or migrate: the rbd backend's
+    copy_source, this one's create_volume_from_copy (``rbd cp``), then
+    the copy is a LUN."""
+    conf = cfg.ConfigOpts()
+    rbd_driver.RBDDriver.register_opts(conf, "ceph")
+    conf(args=[], default_config_files=[])
+    for name, value in {"rbd_pool": cluster.pool, "rbd_user": cluster.client,
+                        "rbd_ceph_conf": str(cluster.conf)}.items():
+        conf.set_override(name, value, group="ceph")
+    source = rbd_driver.RBDDriver(conf.ceph, "ceph", "node@ceph")
+    source.do_setup()
+    volume = base.DriverVolume(id=str(uuid.uuid4()), size=1)
+    source.create_volume(volume)
+    data = os.urandom(4096)
+    try:
+        with source._image("volume-%s" % volume.id) as image:
+            image.write(data, 0)
+        driver.create_volume_from_copy(volume, source.copy_source(volume))
+    finally:
+        source.delete_volume(volume)
+    assert image_bytes(ioctx, volume.id, 0, 4096) == data
+    _data, host = attach(driver, volume, HOST_A)
+    with host:
+        assert host.read(0, 4096) == data
+    driver.delete_volume(volume)
 
 
 def test_fence_latency(driver):
