@@ -174,7 +174,8 @@ class IscsiDriver(base.VolumeDriver):
                 try:
                     self._ensure_export(volume_id, self._lun(volume_id),
                                         shown)
-                except exception.VolumeBackendAPIException:
+                except (exception.VolumeBackendAPIException,
+                        exception.VolumeNotFound):
                     # NOTE(ashlar): the others are served; this one's next
                     # call tries again (and fails, if it still fails).
                     LOG.exception("Could not export volume %s", volume_id)
