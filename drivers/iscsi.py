@@ -1,9 +1,12 @@
-"""iSCSI backend: the file store's volumes served by Debian's ``tgt``.
+"""iSCSI backend: volumes (files or RBD images) served by Debian's ``tgt``.
 
-Storage is :class:`drivers.file.FileDriver`'s (raw files only, snapshots
-and clones as copies); this module adds the target layer of Cinder's
-``target_helper = tgtadm``: one target per volume, named
-``<target_prefix>volume-<id>``, whose LUN 1 is the volume's file, with a
+Storage is a store's (:mod:`drivers.iscsi_stores`, by ``iscsi_backing``):
+the file driver's raw files (snapshots and clones as copies) or the RBD
+driver's images (snapshots and copy-on-write clones), each made, grown,
+snapshotted and removed by that driver's own code.  This module adds the
+target layer of Cinder's ``target_helper = tgtadm``: one target per
+volume, named ``<target_prefix>volume-<id>``, whose LUN 1 is the volume's
+file (tgt's ``rdwr`` backing store) or image (tgt-rbd's ``rbd``), with a
 CHAP account of its own (generated).  Unlike Cinder, a target's ACL holds
 only the initiators of the hosts attached to it (``initialize_connection``
 binds the connector's ``initiator``, ``terminate_connection`` unbinds it)
@@ -43,7 +46,7 @@ from oslo_log import log as logging
 from common import exception
 from common import libiscsi
 from drivers import base
-from drivers import file as file_driver
+from drivers import iscsi_stores
 from drivers import tgtadm
 
 LOG = logging.getLogger(__name__)
@@ -118,21 +121,21 @@ def portal(address: str, port: int) -> str:
         address, port)
 
 
-class IscsiDriver(file_driver.FileDriver):
-    """File volumes as tgt targets, with fencing by persistent
+class IscsiDriver(base.VolumeDriver):
+    """A store's volumes as tgt targets, with fencing by persistent
     reservation and ACL."""
 
-    VERSION = "1.0.0"
+    VERSION = "1.1.0"
     STORAGE_PROTOCOL = "iSCSI"
     FENCING = True
-    FIXED_FORMAT = "raw"
-    driver_opts = (*(opt for opt in file_driver.FILE_OPTS
-                     if opt.name != "file_volume_format"), *ISCSI_OPTS)
+    driver_opts = (*iscsi_stores.options(), *ISCSI_OPTS)
 
     def __init__(self, conf: cfg.ConfigOpts.GroupAttr, backend_name: str,
                  host: str, runner: tgtadm.Runner = tgtadm.run,
                  session: SessionFactory = libiscsi.Session) -> None:
         super().__init__(conf, backend_name, host)
+        #: The volumes' storage: file or RBD driver (``iscsi_backing``).
+        self.store = iscsi_stores.build(conf, backend_name, host)
         self.tgt = tgtadm.TgtAdm(conf.tgtadm_control_port, runner)
         self._session = session
         self.target_dir: str = conf.iscsi_target_dir
@@ -141,12 +144,13 @@ class IscsiDriver(file_driver.FileDriver):
             or "%sfencer.%s" % (conf.target_prefix, host.lower().replace(
                 "@", "-").replace("_", "-")))
         self._lock = threading.RLock()
+        self._tgt_up: bool | None = None
 
     # -- set-up -----------------------------------------------------------
     def do_setup(self) -> None:
-        """The file store's set-up, then every volume's target (tgtd
-        forgets them when it restarts)."""
-        super().do_setup()
+        """The store's set-up, then every volume's target (tgtd forgets
+        them when it restarts)."""
+        self.store.do_setup()
         try:
             os.makedirs(self.target_dir, mode=0o700, exist_ok=True)
         except OSError as exc:
@@ -165,17 +169,19 @@ class IscsiDriver(file_driver.FileDriver):
         targets there are."""
         with self._lock:
             shown = self.tgt.targets()
-            volumes = self.volume_locations()
-            for volume_id, path in volumes.items():
+            volumes = self.store.volume_locations()
+            for volume_id in volumes:
                 try:
-                    self._ensure_export(volume_id, path or "", shown)
-                except exception.VolumeBackendAPIException:
+                    self._ensure_export(volume_id, self._lun(volume_id),
+                                        shown)
+                except (exception.VolumeBackendAPIException,
+                        exception.VolumeNotFound):
                     # NOTE(ashlar): the others are served; this one's next
                     # call tries again (and fails, if it still fails).
                     LOG.exception("Could not export volume %s", volume_id)
             for volume_id in set(self._saved_exports()) - set(volumes):
-                LOG.warning("Volume %s has an export but no file; removing "
-                            "the export", volume_id)
+                LOG.warning("Volume %s has an export but no storage; "
+                            "removing the export", volume_id)
                 self._unexport(volume_id)
         LOG.info("iSCSI backend %(name)s: %(count)d targets on tgtd "
                  "(control port %(port)d)", {"name": self.backend_name,
@@ -183,7 +189,7 @@ class IscsiDriver(file_driver.FileDriver):
                                              "port": self.tgt.control_port})
         return len(volumes)
 
-    def _ensure_export(self, volume_id: str, path: str,
+    def _ensure_export(self, volume_id: str, lun: tgtadm.Backing,
                        shown: dict[str, tgtadm.Target] | None = None) -> int:
         """Make tgtd serve the volume as its export file says; its tid."""
         export = self._load(volume_id) or self._new_export(volume_id)
@@ -194,7 +200,7 @@ class IscsiDriver(file_driver.FileDriver):
             target = tgtadm.Target(self._new_target(export.iqn, shown),
                                    export.iqn)
         if tgtadm.LUN not in target.luns:
-            self.tgt.add_lun(target.tid, path)
+            self.tgt.add_lun(target.tid, lun)
         if export.username not in target.accounts:
             self.tgt.new_account(export.username, export.password)
             self.tgt.bind_account(target.tid, export.username)
@@ -230,8 +236,17 @@ class IscsiDriver(file_driver.FileDriver):
         kept: after a restart of tgtd it may be another volume's.
         """
         with self._lock:
-            path, _fmt = self._require(volume_id)
-            return self._ensure_export(volume_id, path)
+            return self._ensure_export(volume_id, self._lun(volume_id))
+
+    def _lun(self, volume_id: str) -> tgtadm.Backing:
+        """What LUN 1 of the volume's target is.
+
+        :raises VolumeNotFound: the store has no such volume.
+        """
+        lun = self.store.lun(volume_id)
+        if lun is None:
+            raise exception.VolumeNotFound(volume_id=volume_id)
+        return lun
 
     # -- export files -------------------------------------------------------
     def _state_path(self, volume_id: str) -> str:
@@ -298,16 +313,16 @@ class IscsiDriver(file_driver.FileDriver):
             os.unlink(self._state_path(volume_id))
         LOG.info("Removed target %s", export.iqn)
 
-    # -- volumes ------------------------------------------------------------
+    # -- volumes: the store's, then the target ------------------------------
     def _exported(self, volume: base.DriverVolume,
                   create: Callable[[], dict[str, Any]]) -> dict[str, Any]:
-        """``create()`` the volume's file, then its target; a file this
-        call made is removed again when the target cannot be."""
-        made = self._find(volume.id) is None
+        """``create()`` the volume in the store, then its target; a volume
+        this call made is removed again when the target cannot be."""
+        made = self.store.lun(volume.id) is None
         update = create()
         try:
             with self._lock:
-                self._ensure_export(volume.id, update["provider_location"])
+                self._ensure_export(volume.id, self._lun(volume.id))
         except Exception:
             if made:
                 with contextlib.suppress(Exception):
@@ -316,29 +331,46 @@ class IscsiDriver(file_driver.FileDriver):
         return update
 
     def create_volume(self, volume: base.DriverVolume) -> dict[str, Any]:
-        """A raw file and its target."""
-        return self._exported(volume,
-                              lambda: super(IscsiDriver, self)
-                              .create_volume(volume))
+        """A raw file or an image, and its target."""
+        return self._exported(volume, lambda: self.store.create_volume(volume))
 
     def create_volume_from_snapshot(self, volume: base.DriverVolume,
                                     snapshot: base.DriverSnapshot
                                     ) -> dict[str, Any]:
-        """A copy of the snapshot's file and its target."""
-        return self._exported(volume, lambda: super(IscsiDriver, self)
+        """The store's volume from the snapshot (a copy of its file, a
+        clone of its image) and its target."""
+        return self._exported(volume, lambda: self.store
                               .create_volume_from_snapshot(volume, snapshot))
 
     def create_cloned_volume(self, volume: base.DriverVolume,
                              source: base.DriverVolume) -> dict[str, Any]:
-        """A copy of the source's file and its target."""
-        return self._exported(volume, lambda: super(IscsiDriver, self)
+        """The store's copy or clone of the source, and its target."""
+        return self._exported(volume, lambda: self.store
                               .create_cloned_volume(volume, source))
+
+    def copy_source(self, volume: base.DriverVolume) -> dict[str, Any]:
+        """The store's (a file another file-backed iscsi backend that sees
+        it copies, an image an rbd or rbd-backed iscsi backend of the same
+        cluster copies), with the target as the ``connection`` any other
+        backend reads."""
+        return dict(self.store.copy_source(volume),
+                    connection=self.copy_connection(volume))
+
+    @property
+    def copy_reader(self) -> base.CopyReader | None:
+        """The store's: it makes the generic copies."""
+        return self.store.copy_reader
+
+    @copy_reader.setter
+    def copy_reader(self, reader: base.CopyReader | None) -> None:
+        self.store.copy_reader = reader
 
     def create_volume_from_copy(self, volume: base.DriverVolume,
                                 source: dict[str, Any]) -> dict[str, Any]:
-        """A copy of another iSCSI backend's file (on this host), else the
-        generic copy; then its target."""
-        return self._exported(volume, lambda: super(IscsiDriver, self)
+        """The store's copy of another backend's volume (its quick path,
+        else the generic copy through this node's data path), and its
+        target."""
+        return self._exported(volume, lambda: self.store
                               .create_volume_from_copy(volume, source))
 
     def copy_connection(self, volume: base.DriverVolume) -> dict[str, Any]:
@@ -346,7 +378,7 @@ class IscsiDriver(file_driver.FileDriver):
         node's fence initiator (``initiator``), which every target's ACL
         holds: no host is bound for it, so a move that ends leaves no
         binding behind."""
-        self._require(volume.id)
+        self._lun(volume.id)
         with self._lock:
             export = self._load(volume.id) or self._new_export(volume.id)
             self._apply(volume.id)
@@ -355,36 +387,90 @@ class IscsiDriver(file_driver.FileDriver):
                     initiator=self.fence_initiator)
 
     def delete_volume(self, volume: base.DriverVolume) -> None:
-        """The target (its sessions closed), then the file."""
+        """The target (its sessions closed, tgt's image closed), then the
+        file or image."""
         with self._lock:
             self._unexport(volume.id)
-        super().delete_volume(volume)
+        self.store.delete_volume(volume)
 
     def extend_volume(self, volume: base.DriverVolume, new_size: int) -> None:
-        """Grow the file, then delete and add LUN 1 again: tgt reads a
-        backing file's size only when a LUN is added.
+        """Grow the file or image, then delete and add LUN 1 again: tgt
+        reads a backing store's size only when a LUN is added.
 
         NOTE(ashlar): tgt drops the LUN's registrations and reservation
         with it.  Hosts keep their sessions; a handle opened later
         registers again, and until then a fence of a host rests on the ACL
         and the closed connections.
         """
-        super().extend_volume(volume, new_size)
-        self._reload_lun(volume.id)
+        self.store.extend_volume(volume, new_size)
+        with self._lock:
+            tid = self._apply(volume.id)
+            self.tgt.delete_lun(tid)
+            self.tgt.add_lun(tid, self._lun(volume.id))
 
     def revert_to_snapshot(self, volume: base.DriverVolume,
                            snapshot: base.DriverSnapshot) -> None:
-        """Replace the file, then re-add LUN 1: tgt holds the old file
-        open."""
-        super().revert_to_snapshot(volume, snapshot)
-        self._reload_lun(volume.id)
-
-    def _reload_lun(self, volume_id: str) -> None:
-        path, _fmt = self._require(volume_id)
+        """Take LUN 1 away (tgt holds the file or image open), revert in
+        the store, add LUN 1 again."""
         with self._lock:
-            tid = self._apply(volume_id)
+            tid = self._apply(volume.id)
             self.tgt.delete_lun(tid)
-            self.tgt.add_lun(tid, path)
+            try:
+                self.store.revert_to_snapshot(volume, snapshot)
+            finally:
+                self.tgt.add_lun(tid, self._lun(volume.id))
+
+    def retype(self, volume: base.DriverVolume, multiattach: bool) -> None:
+        """The store's (an image's lock features follow)."""
+        self.store.retype(volume, multiattach)
+
+    def volume_locations(self) -> dict[str, str | None]:
+        """The store's volumes (files or ``pool/image``)."""
+        return self.store.volume_locations()
+
+    # -- snapshots: the store's ---------------------------------------------
+    def create_snapshot(self, snapshot: base.DriverSnapshot
+                        ) -> dict[str, Any]:
+        """A whole copy of the file, or a protected RBD snapshot."""
+        return self.store.create_snapshot(snapshot)
+
+    def delete_snapshot(self, snapshot: base.DriverSnapshot) -> None:
+        """The store's snapshot, removed."""
+        self.store.delete_snapshot(snapshot)
+
+    def initialize_connection_snapshot(self, snapshot: base.DriverSnapshot,
+                                       connector: dict[str, Any]
+                                       ) -> dict[str, Any]:
+        """The store's (a file store's snapshot file, read locally)."""
+        return self.store.initialize_connection_snapshot(snapshot, connector)
+
+    # -- existing storage: the store's --------------------------------------
+    def manageable_volumes(self) -> list[dict[str, Any]]:
+        return self.store.manageable_volumes()
+
+    def manage_existing_get_size(self, ref: dict[str, Any]) -> int:
+        return self.store.manage_existing_get_size(ref)
+
+    def manage_existing(self, volume: base.DriverVolume,
+                        ref: dict[str, Any]) -> dict[str, Any]:
+        """The store adopts it; its target is made at its first attach."""
+        return self.store.manage_existing(volume, ref)
+
+    def unmanage(self, volume: base.DriverVolume) -> None:
+        """Remove the target; the store leaves the file or image."""
+        with self._lock:
+            self._unexport(volume.id)
+        self.store.unmanage(volume)
+
+    def manageable_snapshots(self) -> list[dict[str, Any]]:
+        return self.store.manageable_snapshots()
+
+    def manage_existing_snapshot_get_size(self, ref: dict[str, Any]) -> int:
+        return self.store.manage_existing_snapshot_get_size(ref)
+
+    def manage_existing_snapshot(self, snapshot: base.DriverSnapshot,
+                                 ref: dict[str, Any]) -> dict[str, Any]:
+        return self.store.manage_existing_snapshot(snapshot, ref)
 
     # -- connections --------------------------------------------------------
     def initialize_connection(self, volume: base.DriverVolume,
@@ -400,7 +486,7 @@ class IscsiDriver(file_driver.FileDriver):
             raise exception.InvalidInput(
                 reason="the connector of %s has no iSCSI initiator"
                 % connector.get("host"))
-        self._require(volume.id)
+        self._lun(volume.id)
         with self._lock:
             export = self._load(volume.id) or self._new_export(volume.id)
             if initiator in export.fenced:
@@ -459,7 +545,7 @@ class IscsiDriver(file_driver.FileDriver):
             export.fenced = sorted(set(export.fenced) - gone)
             self._save(volume.id, export)
             gone.discard(self.fence_initiator)
-            if gone and self._find(volume.id) is not None:
+            if gone and self.store.lun(volume.id) is not None:
                 tid = self._apply(volume.id)
                 if connector is None:
                     self._disconnect(tid, gone)
@@ -562,12 +648,19 @@ class IscsiDriver(file_driver.FileDriver):
                   "id": volume.id})
 
     # -- capabilities -------------------------------------------------------
-    def _collect_stats(self) -> dict[str, Any]:
-        """The file store's figures; ``down`` while tgtd does not answer."""
-        stats = super()._collect_stats()
-        if not self.tgt.ready():
-            stats["pools"][0]["backend_state"] = "down"
-        return stats
+    def check_for_setup_error(self) -> None:
+        """The store's check."""
+        self.store.check_for_setup_error()
+
+    def get_volume_stats(self, refresh: bool = False) -> dict[str, Any]:
+        """The store's figures (capacity, multiattach: ``file_multiattach``
+        or ``rbd_multiattach``) as an iSCSI pool that fences; ``down``
+        while tgtd does not answer."""
+        if refresh or self._tgt_up is None:
+            self._tgt_up = self.tgt.ready()
+        return iscsi_stores.iscsi_stats(self.store.get_volume_stats(refresh),
+                                        self.VERSION, self.FENCING,
+                                        up=self._tgt_up)
 
 
 def list_opts() -> list[tuple[str, list[cfg.Opt]]]:

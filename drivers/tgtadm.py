@@ -41,6 +41,16 @@ def run(argv: list[str]) -> tuple[int, str, str]:
     return proc.returncode, proc.stdout, proc.stderr
 
 
+@dataclasses.dataclass(frozen=True)
+class Backing:
+    """What a LUN reads and writes: tgt's ``--backing-store``, its
+    ``--bstype`` and ``--bsopts``."""
+
+    path: str
+    bstype: str = "rdwr"
+    bsopts: str | None = None
+
+
 @dataclasses.dataclass
 class Target:
     """One target as ``tgtadm --mode target --op show`` lists it."""
@@ -142,12 +152,14 @@ class TgtAdm:
         self.admin("--mode", "target", "--op", "delete", "--force",
                    "--tid", str(tid), tolerate=_ABSENT)
 
-    def add_lun(self, tid: int, path: str) -> None:
-        """LUN 1 of ``tid``: the file ``path``, read through tgt's rdwr
-        backing store."""
+    def add_lun(self, tid: int, backing: Backing) -> None:
+        """LUN 1 of ``tid``: a file through tgt's ``rdwr`` backing store,
+        or an RBD image (``pool/image``) through ``rbd`` (tgt-rbd)."""
+        options = ("--bsopts", backing.bsopts) if backing.bsopts else ()
         self.admin("--mode", "logicalunit", "--op", "new", "--tid",
-                   str(tid), "--lun", str(LUN), "--backing-store", path,
-                   "--bstype", "rdwr", tolerate=(_EXISTS,))
+                   str(tid), "--lun", str(LUN), "--backing-store",
+                   backing.path, "--bstype", backing.bstype, *options,
+                   tolerate=(_EXISTS,))
 
     def delete_lun(self, tid: int) -> None:
         self.admin("--mode", "logicalunit", "--op", "delete", "--tid",

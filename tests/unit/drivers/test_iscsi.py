@@ -2,6 +2,7 @@
 (tests/unit/drivers/fake_tgt.py); tests/functional/test_iscsi.py runs it
 on the real one."""
 
+import contextlib
 import os
 import stat
 import uuid
@@ -13,6 +14,7 @@ from common import exception
 from common import libiscsi
 from drivers import base
 from drivers import iscsi
+from drivers import iscsi_stores
 from drivers import tgtadm
 from tests.unit.drivers import fake_tgt
 
@@ -435,7 +437,7 @@ def test_a_lost_target_is_made_again_on_use(driver, tgt):
 def test_an_export_without_its_volume_is_removed(tmp_path, tgt):
     driver = make_driver(tmp_path, tgt)
     volume = create(driver)
-    os.unlink(driver._find(volume.id)[0])
+    os.unlink(driver.store._find(volume.id)[0])
     make_driver(tmp_path, tgt)
     assert (tgt.targets, os.listdir(tmp_path / "targets")) == ({}, [])
 
@@ -476,3 +478,47 @@ def test_registration_key():
         "big")
     assert libiscsi.registration_key("compute-a") != (
         libiscsi.registration_key("compute-b"))
+
+
+def test_an_rbd_lun_is_added_with_its_options():
+    """tgt-rbd's LUN: the image as ``pool/image``, bstype rbd, and the
+    cluster's conf and cephx user in bsopts."""
+    ran = []
+    adm = tgtadm.TgtAdm(3260, lambda argv: (ran.append(argv), (0, "", ""))[1])
+    adm.add_lun(4, tgtadm.Backing("volumes/volume-x", "rbd",
+                                  "conf=/etc/ceph/ceph.conf;id=cinder"))
+    assert ran == [["tgtadm", "-C", "3260", "--lld", "iscsi", "--mode",
+                    "logicalunit", "--op", "new", "--tid", "4", "--lun", "1",
+                    "--backing-store", "volumes/volume-x", "--bstype", "rbd",
+                    "--bsopts", "conf=/etc/ceph/ceph.conf;id=cinder"]]
+
+
+def test_iscsi_backing_rbd_picks_the_rbd_store(tmp_path, monkeypatch):
+    """With ``iscsi_backing = rbd`` the volumes are the RBD driver's
+    images (not touched here: no cluster), each LUN an rbd one."""
+    conf = cfg.ConfigOpts()
+    iscsi.IscsiDriver.register_opts(conf, BACKEND)
+    conf(args=[], default_config_files=[])
+    for name, value in {"iscsi_backing": "rbd", "rbd_pool": "ipool",
+                        "rbd_user": "iuser", "rbd_ceph_conf": "/etc/c.conf",
+                        "iscsi_target_dir": str(tmp_path)}.items():
+        conf.set_override(name, value, group=BACKEND)
+    driver = iscsi.IscsiDriver(conf[BACKEND], BACKEND, HOST,
+                               runner=fake_tgt.FakeTgt())
+    assert isinstance(driver.store, iscsi_stores.RbdStore)
+    opened = []
+    monkeypatch.setattr(iscsi_stores.rbd_clones, "open_image",
+                        lambda _rbd, _ioctx, name, read_only: (
+                            opened.append((name, read_only)),
+                            contextlib.nullcontext())[1])
+    driver.store._rbd = driver.store._ioctx = None
+    assert driver.store.lun("x") == tgtadm.Backing(
+        "ipool/volume-x", "rbd", "conf=/etc/c.conf;id=iuser")
+    assert opened == [("volume-x", True)]
+
+
+def test_stats_are_the_stores_as_an_iscsi_pool(driver, tgt):
+    stats = driver.get_volume_stats(refresh=True)
+    assert (stats["storage_protocol"], stats["pools"][0]["fencing"],
+            stats["pools"][0]["backend_state"]) == ("iSCSI", True, "up")
+    assert driver.store.get_volume_stats()["pools"][0]["fencing"] is False
