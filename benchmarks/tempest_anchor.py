@@ -190,7 +190,7 @@ def cinder_conf(anchor: Anchor, tmp: Path, port: int, transport_url: str,
     parser = _read(etc / "cinder.conf")
     for section in parser.defaults()["enabled_backends"].split(","):
         parser.remove_section(section)
-    default = parser.defaults()
+    default = parser[configparser.DEFAULTSECT]
     for option in DROPPED:
         default.pop(option, None)
     default.update({
