@@ -20,7 +20,13 @@ skips by reason, and the wall time::
 ``--anchor ANCHOR_DIR`` runs the same suite with the same tempest.conf
 against the real Cinder of the anchor in that folder (not part of this
 repository; its venv in ``--anchor-home``, by default ``$ANCHOR_HOME``:
-``benchmarks/tempest_anchor.py``) instead.
+``benchmarks/tempest_anchor.py``) instead; ``--setup`` makes that venv
+first if it is not whole, and ``--sides`` runs against Ashlar and then
+against the anchor in one command and prints both sides' pass, fail and
+skip counts per class and the tests Cinder passes and Ashlar does not::
+
+    python -m benchmarks.tempest_run --anchor ANCHOR_DIR \\
+        --anchor-home ANCHOR_HOME --setup --sides [--backups]
 
 It needs what ``tox -e tempest`` installs (tempest and
 cinder-tempest-plugin in this interpreter's environment) and Keystone
@@ -34,6 +40,7 @@ import collections
 import configparser
 import contextlib
 import dataclasses
+import difflib
 import importlib.metadata
 import io
 import os
@@ -46,6 +53,7 @@ import tempfile
 import time
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 from benchmarks import tempest_anchor
 from deploy.testbed import harness
@@ -249,6 +257,108 @@ def from_subunit(path: Path) -> Outcome:
     with contextlib.suppress(importlib.metadata.PackageNotFoundError):
         outcome.versions = {**versions(), "stream": str(path)}
     return outcome
+
+
+# -- two sides ------------------------------------------------------------
+_SETUP_CLASS = re.compile(r"^\w+ \((?P<cls>[\w.]+)\)$")
+#: Test id prefixes left out of the class names of ``by_class``.
+_PREFIXES = (("tempest.api.volume.", ""),
+             ("cinder_tempest_plugin.api.volume.", "plugin:"))
+
+
+def class_of(test: str) -> str:
+    """A test id's class, shortened: ``admin.test_x.XTest`` for Tempest's,
+    ``plugin:test_x.XTest`` for the plugin's (a ``setUpClass (...)`` error
+    counts for its class)."""
+    match = _SETUP_CLASS.match(test)
+    name = match.group("cls") if match else test.rsplit(".", 1)[0]
+    for prefix, short in _PREFIXES:
+        if name.startswith(prefix):
+            return short + name[len(prefix):]
+    return name
+
+
+def status_of(outcome: Outcome) -> dict[str, str]:
+    """Test id -> ``pass``, ``fail`` or ``skip``."""
+    found = {test: "skip" for test in outcome.skipped}
+    found.update({test: "fail" for test in outcome.failed})
+    found.update({test: "pass" for test in outcome.passed})
+    return found
+
+
+def by_class(outcome: Outcome) -> dict[str, collections.Counter]:
+    """Class -> its tests' counts by status."""
+    counts: dict[str, collections.Counter] = collections.defaultdict(
+        collections.Counter)
+    for test, status in status_of(outcome).items():
+        counts[class_of(test)][status] += 1
+    return counts
+
+
+def compare(ashlar: Outcome, cinder: Outcome) -> str:
+    """Both sides' pass/fail/skip counts per class, the totals, then the
+    tests Cinder passes and Ashlar does not (with Ashlar's reason), and
+    the number Ashlar passes and Cinder does not."""
+    sides = by_class(ashlar), by_class(cinder)
+    width = max(len(c) for c in set(sides[0]) | set(sides[1]) | {"class"})
+    row = "%-*s  %5s %5s %5s   %5s %5s %5s"
+    lines = [row % (width, "", "Ashlar", "", "", "Cinder", "", ""),
+             row % (width, "class", "pass", "fail", "skip", "pass", "fail",
+                    "skip")]
+    for name in sorted(set(sides[0]) | set(sides[1])):
+        lines.append(row % (width, name, *(
+            side[name][status] for side in sides
+            for status in ("pass", "fail", "skip"))))
+    lines.append(row % (width, "total", *(
+        sum(c[status] for c in side.values()) for side in sides
+        for status in ("pass", "fail", "skip"))))
+    mine, theirs = status_of(ashlar), status_of(cinder)
+    behind = sorted(t for t, s in theirs.items()
+                    if s == "pass" and mine.get(t) != "pass")
+    ahead = sorted(t for t, s in mine.items()
+                   if s == "pass" and theirs.get(t) != "pass")
+    lines.append("Cinder passes, Ashlar does not: %d" % len(behind))
+    for test in behind:
+        reason = (ashlar.failed.get(test) or ashlar.skipped.get(test)
+                  or "not run")
+        lines.append("    %s  # %s: %s" % (test, mine.get(test, "absent"),
+                                          reason))
+    lines.append("Ashlar passes, Cinder does not: %d" % len(ahead))
+    for test in ahead:
+        reason = (cinder.failed.get(test) or cinder.skipped.get(test)
+                  or "not run")
+        lines.append("    %s  # %s: %s" % (test, theirs.get(test, "absent"),
+                                          reason))
+    return "\n".join(lines)
+
+
+def conf_diff(ashlar: Path, cinder: Path) -> list[str]:
+    """The lines in which the two sides' tempest.conf differ."""
+    return [line for line in difflib.unified_diff(
+        ashlar.read_text().splitlines(), cinder.read_text().splitlines(),
+        "ashlar", "cinder", n=0, lineterm="")
+        if line[:1] in "+-" and line[:3] not in ("+++", "---")]
+
+
+def run_sides(workdir: Path, anchor: tempest_anchor.Anchor,
+              **options: Any) -> tuple[Outcome, Outcome, str]:
+    """``run`` against Ashlar (in ``workdir/ashlar-side``), then against
+    the anchor (``workdir/cinder-side``), with the same selection and
+    options; both outcomes and the comparison (also ``workdir/sides.txt``)
+    with the tempest.conf lines that differ."""
+    started = time.monotonic()
+    ashlar = run(workdir / "ashlar-side", **options)
+    cinder = run(workdir / "cinder-side", anchor=anchor, **options)
+    diff = conf_diff(*(workdir / side / "tempest" / "tempest.conf"
+                       for side in ("ashlar-side", "cinder-side")))
+    text = "\n".join([
+        "Ashlar: " + ashlar.summary(), "Cinder: " + cinder.summary(),
+        compare(ashlar, cinder),
+        "tempest.conf differs only in:", *("    " + d for d in diff),
+        "both sides: %.0fs (Ashlar %.0fs, Cinder %.0fs)" % (
+            time.monotonic() - started, ashlar.seconds, cinder.seconds)])
+    (workdir / "sides.txt").write_text(text + "\n")
+    return ashlar, cinder, text
 
 
 # -- known failures -------------------------------------------------------
@@ -611,6 +721,12 @@ def main(argv: list[str] | None = None) -> int:
                         default=os.environ.get("ANCHOR_HOME"),
                         help="the anchor's venv and state (default: "
                         "$ANCHOR_HOME, else ANCHOR_DIR/.work)")
+    parser.add_argument("--setup", action="store_true",
+                        help="with --anchor: first make the anchor's venv "
+                        "if it is not whole (tempest_anchor.setup)")
+    parser.add_argument("--sides", action="store_true",
+                        help="with --anchor: run against Ashlar, then "
+                        "against the anchor, and compare them per class")
     parser.add_argument("--from-subunit", type=Path, metavar="FILE",
                         help="only report on a saved subunit stream")
     parser.add_argument("--write-known-failures", type=Path, nargs="?",
@@ -621,6 +737,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.anchor and args.write_known_failures:
         parser.error("--write-known-failures lists Ashlar's failures, "
                      "not the anchor's")
+    if (args.setup or args.sides) and not args.anchor:
+        parser.error("--setup and --sides need --anchor")
     if args.from_subunit:
         outcome = from_subunit(args.from_subunit)
     else:
@@ -631,9 +749,15 @@ def main(argv: list[str] | None = None) -> int:
             anchor = (tempest_anchor.Anchor(
                 args.anchor, args.anchor_home or args.anchor / ".work")
                 if args.anchor else None)
-            outcome = run(workdir, args.concurrency, args.regex,
-                          args.build_timeout, args.timeout, args.debug,
-                          anchor)
+            if anchor and args.setup:
+                print(tempest_anchor.setup(anchor), "in", anchor.venv,
+                      flush=True)
+            options = {"concurrency": args.concurrency, "regex": args.regex,
+                       "build_timeout": args.build_timeout,
+                       "timeout": args.timeout, "debug": args.debug}
+            if anchor and args.sides:
+                return _sides(workdir, anchor, options)
+            outcome = run(workdir, anchor=anchor, **options)
         except importlib.metadata.PackageNotFoundError as exc:
             print("%s; install it with `%s`" % (exc, INSTALL_HINT),
                   file=sys.stderr)
@@ -651,6 +775,22 @@ def main(argv: list[str] | None = None) -> int:
         print("wrote %d ids to %s" % (len(outcome.failed),
                                       args.write_known_failures))
     return 0
+
+
+def _sides(workdir: Path, anchor: tempest_anchor.Anchor,
+           options: dict[str, Any]) -> int:
+    """``--sides``: both runs, each side's report, then the comparison;
+    0 when both completed."""
+    ashlar, cinder, text = run_sides(workdir, anchor, **options)
+    for name, outcome in (("Ashlar", ashlar), ("Cinder", cinder)):
+        print("== %s\n%s" % (name, outcome.report()))
+    print("== side by side\n" + text)
+    incomplete = [name for name, outcome in (("Ashlar", ashlar),
+                                             ("Cinder", cinder))
+                  if not outcome.complete]
+    for name in incomplete:
+        print("the %s run did not complete" % name, file=sys.stderr)
+    return 1 if incomplete else 0
 
 
 if __name__ == "__main__":
