@@ -74,3 +74,28 @@ def test_removing_a_volume_removes_its_metadata_and_its_transfer():
         for table in (models.Volume, models.VolumeMetadata, models.Transfer):
             assert conn.execute(sa.select(sa.func.count()).select_from(
                 table)).scalar() == 0
+
+
+def test_a_count_is_one_statement_that_reads_no_volume_row():
+    """``with_count`` counts in the database, with the list's filters."""
+    for project, status in (("p1", "available"), ("p1", "available"),
+                            ("p1", "error"), ("p2", "available")):
+        fixtures.make_volume(project=project, status=status)
+    admin = fixtures.admin()
+    seen = []
+    engine = db_engine.get_engine()
+
+    def spy(_conn, _cursor, statement, *_args):
+        if statement.lstrip().upper().startswith("SELECT"):
+            seen.append(statement)
+    sa.event.listen(engine, "before_cursor_execute", spy)
+    try:
+        counted = volumes_db.volume_count(admin, project_id="p1",
+                                          filters={"status": "available"})
+    finally:
+        sa.event.remove(engine, "before_cursor_execute", spy)
+    assert counted == 2 == len(volumes_db.volume_list(
+        admin, project_id="p1", filters={"status": "available"}))
+    assert len(seen) == 1 and "count(" in seen[0].lower()
+    assert volumes_db.volume_count(admin) == 4
+    assert volumes_db.volume_count(admin, project_id="p2") == 1
