@@ -169,6 +169,20 @@ def volume_list(context: RequestContext, project_id: str | None = None,
 
 
 @reader
+def volumes_of_backend(context: RequestContext, backend: str,
+                       statuses: Collection[str]) -> list[models.Volume]:
+    """The volumes of ``backend`` (``host@backend``, any of its pools)
+    in any of ``statuses``, in one statement: a node's periodic resume
+    read every project's volumes of each status, one status at a time."""
+    vol = models.Volume
+    return list(context.session.query(vol).options(*_load_options()).filter(
+        vol.status.in_(sorted(statuses)),
+        sa.or_(vol.host == backend,
+               vol.host.startswith(backend + "#", autoescape=True))
+    ).order_by(vol.created_at.desc(), vol.id.desc()).all())
+
+
+@reader
 def volume_count(context: RequestContext, project_id: str | None = None,
                  filters: dict[str, Any] | None = None) -> int:
     """How many volumes ``volume_list`` lists without a page: one

@@ -99,3 +99,28 @@ def test_a_count_is_one_statement_that_reads_no_volume_row():
     assert len(seen) == 1 and "count(" in seen[0].lower()
     assert volumes_db.volume_count(admin) == 4
     assert volumes_db.volume_count(admin, project_id="p2") == 1
+
+
+def test_a_backends_unfinished_volumes_come_in_one_statement():
+    """The periodic resume reads its own backend's rows in the resumed
+    statuses once, not every backend's rows once per status."""
+    made = {(host, status): fixtures.make_volume(host=host,
+                                                 status=status).id
+            for host in ("n1@b", "n1@b#p2", "n1@bb#p", "n2@b#p")
+            for status in ("creating", "deleting", "available")}
+    seen = []
+    engine = db_engine.get_engine()
+
+    def spy(_conn, _cursor, statement, *_args):
+        if statement.lstrip().upper().startswith("SELECT"):
+            seen.append(statement)
+    sa.event.listen(engine, "before_cursor_execute", spy)
+    try:
+        rows = volumes_db.volumes_of_backend(fixtures.admin(), "n1@b",
+                                             ("creating", "deleting"))
+    finally:
+        sa.event.remove(engine, "before_cursor_execute", spy)
+    assert sorted(row.id for row in rows) == sorted(
+        made[host, status] for host in ("n1@b", "n1@b#p2")
+        for status in ("creating", "deleting"))
+    assert len(seen) <= 2  # the rows, and their attachments (selectin)
