@@ -124,3 +124,25 @@ def test_a_backends_unfinished_volumes_come_in_one_statement():
         made[host, status] for host in ("n1@b", "n1@b#p2")
         for status in ("creating", "deleting"))
     assert len(seen) <= 2  # the rows, and their attachments (selectin)
+
+
+def test_an_all_tenants_page_reads_the_created_index():
+    """Every project's volumes, newest first: the page comes from the
+    ``(created_at, id)`` index, not a sort of the whole table."""
+    fixtures.make_volume()
+    seen = []
+    engine = db_engine.get_engine()
+
+    def spy(_conn, _cursor, statement, *_args):
+        if "FROM volumes" in statement:
+            seen.append(statement)
+    sa.event.listen(engine, "before_cursor_execute", spy)
+    try:
+        volumes_db.volume_list(fixtures.admin(), limit=10)
+    finally:
+        sa.event.remove(engine, "before_cursor_execute", spy)
+    inner = seen[0][seen[0].index("(SELECT") + 1:seen[0].index("LIMIT")]
+    with engine.connect() as conn:
+        plan = " ".join(str(row) for row in conn.exec_driver_sql(
+            "EXPLAIN QUERY PLAN " + inner).all())
+    assert "ix_volumes_created" in plan, plan
