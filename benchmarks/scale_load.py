@@ -197,11 +197,14 @@ def _analyze(engine: sa.Engine, tables: list[str]) -> None:
                 else "TABLE " + table))
 
 
-def heartbeat(db_url: str, counts: Counts) -> None:
-    """Stamp every simulated service's heartbeat now (one UPDATE)."""
+def heartbeat(db_url: str, counts: Counts, up: bool = True) -> None:
+    """Stamp every simulated service's heartbeat now (one UPDATE); not
+    ``up``: a day ago, so that they count as down."""
     engine = sa.create_engine(db_url, poolclass=sa.pool.NullPool)
     table = models.Service.__table__
     now = datetime.datetime.now(datetime.UTC).replace(tzinfo=None)
+    if not up:
+        now -= datetime.timedelta(days=1)
     with engine.begin() as conn:
         conn.execute(table.update().where(table.c.host.like("sim-%"))
                      .values(heartbeat_at=now))

@@ -198,6 +198,9 @@ class Senders:
         if self.proc.is_alive():
             self.proc.kill()
         self.beats.join(timeout=60)
+        # Silent services that still heartbeat make the scheduler wait for
+        # their reports: the phase after this one has them down.
+        scale_load.heartbeat(self.db_url, self.counts, up=False)
 
 
 def report_cost(dep: harness.Deployment, endpoint: str, senders: Senders,
