@@ -151,7 +151,9 @@ class VolumeTypeProject(BASE):
 class Volume(BASE):
     __tablename__ = "volumes"
     __table_args__ = (Index("ix_volumes_project_created", "project_id",
-                            "created_at"),)
+                            "created_at"),
+                      # NOTE: an all_tenants page reads its rows in order.
+                      Index("ix_volumes_created", "created_at", "id"))
 
     id: Mapped[str] = mapped_column(String(36), primary_key=True)
     project_id: Mapped[str] = mapped_column(String(255), nullable=False)

@@ -31,7 +31,6 @@ from common.db.api import snapshots as snapshots_db
 from common.db.api import volumes as volumes_db
 from common.db.api.timestamps import older_than
 from services.volume import backend as volume_backend
-from services.volume import rpcapi as volume_rpcapi
 from services.volume import snapshots
 
 LOG = logging.getLogger(__name__)
@@ -76,29 +75,30 @@ def finish_interrupted_work(mgr: Endpoint, min_age: float = 0.0) -> None:
     at least ``min_age`` seconds ago (0: all)."""
     ctxt = ashlar_context.get_admin_context()
     snaps = mgr.snapshots
+    mine = _my_volumes(mgr.service_host)
     for kind, rows, method in (
-            ("volume", _my_volumes(mgr.service_host, STATUS.CREATING),
+            ("volume", mine[STATUS.CREATING],
              mgr.create_volume),
-            ("volume", _my_volumes(mgr.service_host, STATUS.DELETING),
+            ("volume", mine[STATUS.DELETING],
              mgr.delete_volume),
             ("snapshot", snaps.mine(ctxt, SNAP.CREATING),
              mgr.create_snapshot),
             ("snapshot", snaps.mine(ctxt, SNAP.DELETING),
              mgr.delete_snapshot),
-            ("volume", _my_volumes(mgr.service_host, STATUS.REVERTING),
+            ("volume", mine[STATUS.REVERTING],
              lambda ctxt, volume_id: mgr.revert_to_snapshot(
                  ctxt, volume_id, snaps.restoring_of(ctxt, volume_id))),
-            ("volume", _my_volumes(mgr.service_host, STATUS.EXTENDING),
+            ("volume", mine[STATUS.EXTENDING],
              functools.partial(_resume_extend, mgr)),
-            ("volume", _my_volumes(mgr.service_host, STATUS.RETYPING),
+            ("volume", mine[STATUS.RETYPING],
              functools.partial(_resume_retype, mgr)),
-            ("volume", _my_volumes(mgr.service_host, STATUS.MAINTENANCE),
+            ("volume", mine[STATUS.MAINTENANCE],
              _resume_migrate),
-            ("volume", _my_volumes(mgr.service_host, STATUS.UNMANAGING),
+            ("volume", mine[STATUS.UNMANAGING],
              mgr.unmanage_volume),
             ("snapshot", snaps.mine(ctxt, SNAP.UNMANAGING),
              mgr.unmanage_snapshot),
-            ("volume", _my_volumes(mgr.service_host, STATUS.MANAGING),
+            ("volume", mine[STATUS.MANAGING],
              functools.partial(_resume_manage, mgr)),
             ("snapshot", snaps.mine(ctxt, SNAP.MANAGING),
              functools.partial(_resume_manage_snapshot, mgr))):
@@ -128,12 +128,19 @@ def end_stalled(mgr: Endpoint, ctxt: Context) -> None:
                                    updated_at=row.updated_at))
 
 
-def _my_volumes(service_host: str, status: str) -> list:
-    """This backend's volumes in ``status``."""
-    ctxt = ashlar_context.get_admin_context()
-    return [row for row in volumes_db.volume_list(
-                ctxt, filters={"status": status})
-            if volume_rpcapi.backend_of(row.host or "") == service_host]
+#: The volume statuses a node resumes its work in.
+RESUMED = (STATUS.CREATING, STATUS.DELETING, STATUS.REVERTING,
+           STATUS.EXTENDING, STATUS.RETYPING, STATUS.MAINTENANCE,
+           STATUS.UNMANAGING, STATUS.MANAGING)
+
+
+def _my_volumes(service_host: str) -> dict[str, list]:
+    """This backend's volumes in each status of ``RESUMED`` (one read)."""
+    found: dict[str, list] = {status: [] for status in RESUMED}
+    for row in volumes_db.volumes_of_backend(
+            ashlar_context.get_admin_context(), service_host, RESUMED):
+        found[row.status].append(row)
+    return found
 
 
 def _older(row: Any, seconds: float) -> bool:

@@ -69,8 +69,8 @@ class _Lister:
                              filters=filters, **kwargs) if limit else []
         extras = base.next_links(req, "volumes", rows, limit)
         if with_count:
-            extras["count"] = len(self.ops.list(base.ctxt(req), all_tenants,
-                                                tenant, filters=filters))
+            extras["count"] = self.ops.count(base.ctxt(req), all_tenants,
+                                             tenant, filters=filters)
         return rows, extras
 
 

@@ -74,3 +74,75 @@ def test_removing_a_volume_removes_its_metadata_and_its_transfer():
         for table in (models.Volume, models.VolumeMetadata, models.Transfer):
             assert conn.execute(sa.select(sa.func.count()).select_from(
                 table)).scalar() == 0
+
+
+def test_a_count_is_one_statement_that_reads_no_volume_row():
+    """``with_count`` counts in the database, with the list's filters."""
+    for project, status in (("p1", "available"), ("p1", "available"),
+                            ("p1", "error"), ("p2", "available")):
+        fixtures.make_volume(project=project, status=status)
+    admin = fixtures.admin()
+    seen = []
+    engine = db_engine.get_engine()
+
+    def spy(_conn, _cursor, statement, *_args):
+        if statement.lstrip().upper().startswith("SELECT"):
+            seen.append(statement)
+    sa.event.listen(engine, "before_cursor_execute", spy)
+    try:
+        counted = volumes_db.volume_count(admin, project_id="p1",
+                                          filters={"status": "available"})
+    finally:
+        sa.event.remove(engine, "before_cursor_execute", spy)
+    assert counted == 2 == len(volumes_db.volume_list(
+        admin, project_id="p1", filters={"status": "available"}))
+    assert len(seen) == 1 and "count(" in seen[0].lower()
+    assert volumes_db.volume_count(admin) == 4
+    assert volumes_db.volume_count(admin, project_id="p2") == 1
+
+
+def test_a_backends_unfinished_volumes_come_in_one_statement():
+    """The periodic resume reads its own backend's rows in the resumed
+    statuses once, not every backend's rows once per status."""
+    made = {(host, status): fixtures.make_volume(host=host,
+                                                 status=status).id
+            for host in ("n1@b", "n1@b#p2", "n1@bb#p", "n2@b#p")
+            for status in ("creating", "deleting", "available")}
+    seen = []
+    engine = db_engine.get_engine()
+
+    def spy(_conn, _cursor, statement, *_args):
+        if statement.lstrip().upper().startswith("SELECT"):
+            seen.append(statement)
+    sa.event.listen(engine, "before_cursor_execute", spy)
+    try:
+        rows = volumes_db.volumes_of_backend(fixtures.admin(), "n1@b",
+                                             ("creating", "deleting"))
+    finally:
+        sa.event.remove(engine, "before_cursor_execute", spy)
+    assert sorted(row.id for row in rows) == sorted(
+        made[host, status] for host in ("n1@b", "n1@b#p2")
+        for status in ("creating", "deleting"))
+    assert len(seen) <= 2  # the rows, and their attachments (selectin)
+
+
+def test_an_all_tenants_page_reads_the_created_index():
+    """Every project's volumes, newest first: the page comes from the
+    ``(created_at, id)`` index, not a sort of the whole table."""
+    fixtures.make_volume()
+    seen = []
+    engine = db_engine.get_engine()
+
+    def spy(_conn, _cursor, statement, *_args):
+        if "FROM volumes" in statement:
+            seen.append(statement)
+    sa.event.listen(engine, "before_cursor_execute", spy)
+    try:
+        volumes_db.volume_list(fixtures.admin(), limit=10)
+    finally:
+        sa.event.remove(engine, "before_cursor_execute", spy)
+    inner = seen[0][seen[0].index("(SELECT") + 1:seen[0].index("LIMIT")]
+    with engine.connect() as conn:
+        plan = " ".join(str(row) for row in conn.exec_driver_sql(
+            "EXPLAIN QUERY PLAN " + inner).all())
+    assert "ix_volumes_created" in plan, plan

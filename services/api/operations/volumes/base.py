@@ -66,6 +66,15 @@ class VolumeBase:
             ctxt, project_id=project, **kwargs)
         return rows
 
+    def count(self, ctxt: RequestContext, all_tenants: bool = False,
+              tenant: str | None = None,
+              filters: dict[str, Any] | None = None) -> int:
+        """How many volumes ``list`` lists without a page."""
+        project = operations.listed_project(ctxt, all_tenants) or tenant
+        ctxt.can("volume:get_all", {"project_id": project})
+        return volumes_db.volume_count(ctxt, project_id=project,
+                                       filters=filters)
+
     def resolve_type(self, ctxt: RequestContext, name_or_id: str | None
                      ) -> tuple[Any, dict[str, str | None]]:
         """The type a create names (else the default) and its specs.
