@@ -64,7 +64,7 @@ from common import exception
 from common import extra_specs
 from common import rpc
 from common.db.api import services as services_db
-from common.zones import Zones
+from common.zones import Zones, in_zone
 from services.scheduler import rpcapi as scheduler_rpcapi
 from services.volume import rpcapi as volume_rpcapi
 
@@ -306,10 +306,29 @@ class CapabilityCache:
             if running is None or running - (heard
                                               & self.store.fresh_backends()):
                 return
-            if self.store.generation == generation:
+            if self._none_changed_fits(generation, zones, lambda caps:
+                                       capacity.could_ever_hold(caps, size,
+                                                                specs)):
                 raise exception.UnsatisfiableVolumeSize(size=size)
         LOG.info("No pool seemed to hold %s GiB, but reports kept arriving; "
                  "letting the scheduler decide", size)
+
+    def _none_changed_fits(self, generation: int, zones: Zones,
+                           fits: Callable[[dict], bool]) -> bool:
+        """Whether a verdict made on the pools held at ``generation``
+        stands: no report changed a pool since, or none of the pools the
+        reports changed (new ones included) ``fits`` in ``zones``.
+
+        NOTE(ashlar): with a thousand backends reporting every ten seconds
+        the generation moves a hundred times a second; judging again until
+        it holds still would turn a steady "no" into a "yes".
+        """
+        if self.store.generation == generation:
+            return True
+        changed = self.store.changed_since(generation)
+        return changed is not None and not any(
+            not pool.down and in_zone(pool.caps, zones) and fits(pool.caps)
+            for pool in changed)
 
     def _check_specs(self, ctxt: ashlar_context.RequestContext, vtype: Any,
                      specs: dict, zones: Zones) -> None:
@@ -326,9 +345,9 @@ class CapabilityCache:
         # the services table is read.  A verdict holds only for the pools
         # judged: a backend counts as heard only if it was fresh both before
         # and after they were judged, and a report that changed any pool in
-        # between (the store's generation moved) means judging again, in
-        # memory; periodic reports every few seconds must not turn a steady
-        # "no" into an occasional "yes".
+        # between (one the verdict did not judge that fits now) means judging
+        # again, in memory; periodic reports must not turn a steady "no"
+        # into an occasional "yes".
         for _attempt in range(JUDGE_ATTEMPTS):
             unheard = running - (verdict.heard & self.store.fresh_backends())
             if unheard:
@@ -338,7 +357,9 @@ class CapabilityCache:
                          {"type": vtype.name,
                           "unheard": ", ".join(sorted(unheard))})
                 return
-            if self.store.generation == verdict.generation:
+            if self._none_changed_fits(
+                    verdict.generation, zones, lambda caps:
+                    not extra_specs.unsatisfied_specs(caps, wanted)):
                 raise exception.UnsatisfiableVolumeType(
                     type=vtype.name,
                     unsatisfied=describe(wanted, verdict.failures, zones))

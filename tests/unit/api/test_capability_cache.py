@@ -495,19 +495,61 @@ def test_periodic_report_during_the_services_read_keeps_the_400(conf,
     assert cache.store.generation > generation and reports == [2.0]
 
 
-def test_reports_that_keep_arriving_mean_accept(conf, clock, monkeypatch):
-    """Pools changing on every judgement never end in a 400."""
-    cache = make_cache(conf, clock, {"plain@b"})
+def _reports_while_judging(cache, monkeypatch, multiattach):
+    """Every judgement of the store hears plain@b report again first."""
     store = cache.store
-    hear(cache, "plain@b", False)
     real = store.find_satisfying
     stamps = iter(range(2, 100))
 
     def find_while_reports_arrive(wanted, zones=None):
-        hear(cache, "plain@b", False, timestamp=float(next(stamps)))
+        hear(cache, "plain@b", multiattach, timestamp=float(next(stamps)))
         return real(wanted, zones=zones)
     monkeypatch.setattr(store, "find_satisfying", find_while_reports_arrive)
+
+
+def test_reports_that_keep_arriving_but_fit_nothing_keep_the_400(
+        conf, clock, monkeypatch):
+    """A thousand backends reporting move the generation all the time: a
+    verdict stands when none of the pools they changed fits."""
+    cache = make_cache(conf, clock, {"plain@b"})
+    hear(cache, "plain@b", False)
+    _reports_while_judging(cache, monkeypatch, multiattach=False)
+    with pytest.raises(exception.UnsatisfiableVolumeType):
+        cache.check_type(None, VTYPE, MA)
+
+
+def test_reports_that_keep_arriving_keep_a_size_refused(
+        conf, clock, monkeypatch):
+    cache = make_cache(conf, clock, {"plain@b"})
+    hear(cache, "plain@b", False)
+    real = cache.store.counting
+    stamps = iter(range(2, 100))
+
+    def counting_while_reports_arrive(*args, **kwargs):
+        hear(cache, "plain@b", False, timestamp=float(next(stamps)))
+        return real(*args, **kwargs)
+    monkeypatch.setattr(cache.store, "counting",
+                        counting_while_reports_arrive)
+    with pytest.raises(exception.UnsatisfiableVolumeSize):
+        cache.check_type(None, VTYPE, {}, size=11)
+
+
+def test_a_report_that_makes_a_pool_fit_while_judging_means_accept(
+        conf, clock, monkeypatch):
+    cache = make_cache(conf, clock, {"plain@b"})
+    hear(cache, "plain@b", False)
+    real = cache.store.find_satisfying
+    calls = []
+
+    def judged_then_changed(wanted, zones=None):
+        found = real(wanted, zones=zones)
+        calls.append(found)
+        if len(calls) == 1:     # a report lands right after the verdict
+            hear(cache, "plain@b", True, timestamp=2.0)
+        return found
+    monkeypatch.setattr(cache.store, "find_satisfying", judged_then_changed)
     cache.check_type(None, VTYPE, MA)        # accepted, not rejected
+    assert calls[0][0] is None              # the first verdict was "no"
 
 
 def test_a_source_pool_that_cannot_take_the_type_is_rejected(cache):
