@@ -107,6 +107,21 @@ def handle_remote(req: falcon.Request, resp: falcon.Response,
     handle_unexpected(req, resp, ex, params)
 
 
+#: A 503's message when a call to another service was not answered.
+UNANSWERED = "A service this request needs did not answer in time."
+
+
+def handle_unanswered(req: falcon.Request, resp: falcon.Response,
+                      ex: messaging.MessagingTimeout,
+                      params: dict[str, Any]) -> None:
+    """A call no scheduler or volume service answered (none runs, or all
+    are busy): a 503, not a 500; operations whose call may have done
+    something say what became of it themselves."""
+    LOG.error("No answer behind %(method)s %(path)s: %(err)s",
+              {"method": req.method, "path": req.path, "err": ex})
+    _respond(resp, 503, UNANSWERED)
+
+
 #: A 400's message for a value the database refused to store.
 DATA_REFUSED = ("A value cannot be stored: it is too long, out of range, or "
                 "holds characters the database cannot keep.")
@@ -130,3 +145,4 @@ def register(app: falcon.App) -> None:
     app.add_error_handler(db_exc.DBDeadlock, handle_database_busy)
     app.add_error_handler(db_exc.DBDataError, handle_data_error)
     app.add_error_handler(messaging.RemoteError, handle_remote)
+    app.add_error_handler(messaging.MessagingTimeout, handle_unanswered)

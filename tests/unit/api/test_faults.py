@@ -3,6 +3,7 @@
 import falcon
 import pytest
 from falcon import testing
+import oslo_messaging as messaging
 from oslo_db import exception as db_exc
 
 from services.api import errors
@@ -106,3 +107,16 @@ def test_a_value_the_database_refuses_is_a_400():
     assert resp.status_code == 400
     assert resp.json == {"badRequest": {
         "code": 400, "message": errors.DATA_REFUSED}}
+
+
+def test_a_call_nobody_answered_is_a_503():
+    """E.g. ``GET /os-services`` asks a scheduler for its pools' states;
+    with no scheduler running that is a 503 in Cinder's envelope."""
+    class Unanswered:
+        def on_get(self, req, resp):
+            raise messaging.MessagingTimeout("Timed out waiting for a reply")
+
+    resp = _get(Unanswered())
+    assert resp.status_code == 503
+    assert resp.json == {"serviceUnavailable": {
+        "code": 503, "message": errors.UNANSWERED}}
