@@ -1,21 +1,25 @@
 """Cinder 29 (the anchor) loaded to the scale rig's row counts.
 
-The anchor runs on a database of its own (``cinder_scale`` on the
-machine's MariaDB, synced with ``cinder-manage db sync``, dropped at the
-end) through a copy of its ``cinder.conf``; it is measured empty, then
-loaded straight into its tables (volumes in many projects, attachments
-over many hosts, snapshots, and volume services whose ``updated_at`` a
-heartbeat thread keeps fresh), then measured again: the reads of
-:mod:`benchmarks.scale_reads` with the CPU of ``cinder-api``, and the
-anchor's ``bench.py`` scenarios (S1, S2, S3, S4) on the loaded database::
+The same run as :mod:`benchmarks.scale_rig` gives Ashlar, on the anchor:
+it runs on a database of its own (``cinder_scale`` on the machine's
+MariaDB, synced with ``cinder-manage db sync``, dropped at the end) and a
+RabbitMQ vhost of its own, through a copy of its ``cinder.conf``, with its
+two bookkeeping backends ``anchor_ma`` and ``anchor_plain``:
 
-    python -m benchmarks.scale_cinder --anchor ANCHOR_DIR \\
-        --anchor-home ANCHOR_HOME [--scale 1.0] [--scenarios s1,s2,s3,s4]
+1. empty: the rig's S2, S3 (c=1, c=8), S4 and S1 in project ``P0``;
+2. loaded straight into Cinder's tables (``--scale`` times 100,000 volumes
+   in 1,000 projects, 20,000 attachments over 2,000 hosts, 5,000
+   snapshots, 1,000 volume services that a heartbeat keeps up); then the
+   reads of :mod:`benchmarks.scale_reads` with ``cinder-api``'s CPU per
+   request, marker paging to the end, the scenarios again with their
+   ratio loaded/empty, and the boot storm.
 
-The capability reports of the loaded services are not sent (Cinder's
-scheduler would keep them in memory, which the reads do not touch); the
-loaded services are up, so ``GET /os-services`` and the scheduler's
-service reads see them.  One JSON line per figure on standard output.
+The loaded services send no capability reports: Cinder's scheduler keeps
+reports in memory, which none of these reads touch.  One JSON line per
+figure (``"side": "cinder"``), then the rig's table::
+
+    python -m benchmarks.scale_cinder --anchor ANCHOR_DIR \
+        --anchor-home ANCHOR_HOME [--scale 1] [--no-paging-all]
 """
 
 import argparse
@@ -26,107 +30,108 @@ import os
 import pathlib
 import shutil
 import subprocess
-import sys
 import tempfile
 import threading
+import time
 import uuid
 from collections.abc import Iterator
 
 import sqlalchemy as sa
 
+from benchmarks import attach_cycle
+from benchmarks import scale_load
 from benchmarks import scale_reads
+from benchmarks import scale_rig
 from benchmarks import side_by_side
 from deploy.testbed import harness
 
 ROOT_URL = "mysql+pymysql://root@127.0.0.1/%s?charset=utf8mb4"
 DATABASE = "cinder_scale"
-PROJECT = "bench"
+#: The anchor's backends: multiattach pools, and pools that are not.
+BACKENDS = ("anchor_ma", "anchor_plain")
 CHUNK = 5000
+SAMPLES = 200
 
 
-def project(i: int) -> str:
-    """The loaded projects' ids: hex, as Cinder's routes want them."""
-    return "5ca1e%027x" % i
+def _volume(i: int, vid: str, counts: scale_load.Counts, type_id: str,
+            now: datetime.datetime) -> dict:
+    attached = i < counts.attachments
+    return {"id": vid, "created_at": now, "updated_at": now,
+            "deleted": False, "use_quota": True, "user_id": "scale",
+            "project_id": scale_load.project_id(i % counts.projects),
+            "host": "anchor@ma#pool0", "size": 1,
+            "availability_zone": "nova",
+            "status": "in-use" if attached else "available",
+            "attach_status": "attached" if attached else "detached",
+            "display_name": "scale-%d" % i, "volume_type_id": type_id,
+            "multiattach": True, "bootable": False}
 
 
-def _rows(n: int, make) -> Iterator[list[dict]]:
-    """``make(i)`` for i in range(n), in chunks of CHUNK."""
-    for start in range(0, n, CHUNK):
-        yield [make(i) for i in range(start, min(n, start + CHUNK))]
+def _attachment(i: int, vid: str, counts: scale_load.Counts,
+                now: datetime.datetime) -> dict:
+    host = "scale-host-%04d" % (i % counts.hosts)
+    return {"id": str(uuid.uuid4()), "created_at": now, "updated_at": now,
+            "deleted": False, "volume_id": vid,
+            "instance_uuid": str(uuid.uuid4()), "attached_host": host,
+            "mountpoint": "/dev/vdb", "attach_time": now,
+            "attach_status": "attached", "attach_mode": "rw",
+            "connection_info": json.dumps({"driver_volume_type": "local"}),
+            "connector": json.dumps({"host": host, "initiator": host})}
 
 
-class Counts:
-    """The rig's row counts at ``scale`` (1.0: the issue's)."""
-
-    def __init__(self, scale: float) -> None:
-        self.volumes = int(100_000 * scale)
-        self.projects = max(1, int(1_000 * scale))
-        self.attachments = int(20_000 * scale)
-        self.hosts = max(1, int(2_000 * scale))
-        self.snapshots = int(5_000 * scale)
-        self.services = max(1, int(1_000 * scale))
+def _snapshot(i: int, vid: str, counts: scale_load.Counts, type_id: str,
+              now: datetime.datetime) -> dict:
+    return {"id": str(uuid.uuid4()), "created_at": now, "updated_at": now,
+            "deleted": False, "use_quota": True, "user_id": "scale",
+            "project_id": scale_load.project_id(i % counts.projects),
+            "volume_id": vid, "status": "available", "progress": "100%",
+            "volume_size": 1, "volume_type_id": type_id,
+            "display_name": "scale-snap-%d" % i}
 
 
-def load(engine: sa.Engine, counts: Counts, type_id: str) -> dict:
-    """Insert the rows; return the ids the reads sample."""
+def _service(i: int, now: datetime.datetime) -> dict:
+    return {"created_at": now, "updated_at": now, "deleted": False,
+            "uuid": str(uuid.uuid4()), "host": "scale-%04d@b" % i,
+            "binary": "cinder-volume", "topic": "cinder-volume",
+            "report_count": 1, "disabled": False,
+            "availability_zone": "nova", "frozen": False,
+            "replication_status": "not-capable"}
+
+
+def load(engine: sa.Engine, counts: scale_load.Counts) -> scale_load.Loaded:
+    """Insert the rows into Cinder's tables, of its default type."""
     meta = sa.MetaData()
     meta.reflect(engine, only=["volumes", "volume_attachment", "snapshots",
-                               "services"])
+                               "services", "volume_types"])
     now = datetime.datetime.utcnow()
     vids = [str(uuid.uuid4()) for _ in range(counts.volumes)]
+    with engine.connect() as conn:
+        types = meta.tables["volume_types"]
+        type_id = conn.execute(sa.select(types.c.id).where(
+            types.c.name == "__DEFAULT__")).scalar_one()
+    tables = (
+        ("volumes", counts.volumes,
+         lambda i: _volume(i, vids[i], counts, type_id, now)),
+        ("volume_attachment", counts.attachments,
+         lambda i: _attachment(i, vids[i], counts, now)),
+        ("snapshots", counts.snapshots,
+         lambda i: _snapshot(i, vids[i], counts, type_id, now)),
+        ("services", counts.services, lambda i: _service(i, now)))
+    seconds = {}
+    for name, n, make in tables:
+        started = time.perf_counter()
+        with engine.begin() as conn:
+            for first in range(0, n, CHUNK):
+                conn.execute(meta.tables[name].insert(), [
+                    make(i) for i in range(first, min(n, first + CHUNK))])
+        seconds[name] = round(time.perf_counter() - started, 1)
 
-    def volume(i: int) -> dict:
-        attached = i < counts.attachments
-        return {"id": vids[i], "created_at": now, "updated_at": now,
-                "deleted": False, "use_quota": True,
-                "user_id": "scale", "project_id": project(
-                    i % counts.projects), "host": "anchor@ma#ma",
-                "size": 1, "availability_zone": "nova",
-                "status": "in-use" if attached else "available",
-                "attach_status": "attached" if attached else "detached",
-                "display_name": "scale-%d" % i, "volume_type_id": type_id,
-                "multiattach": True, "bootable": False}
-
-    def attachment(i: int) -> dict:
-        host = "scale-host-%04d" % (i % counts.hosts)
-        return {"id": str(uuid.uuid4()), "created_at": now,
-                "updated_at": now, "deleted": False, "volume_id": vids[i],
-                "instance_uuid": str(uuid.uuid4()), "attached_host": host,
-                "mountpoint": "/dev/vdb", "attach_time": now,
-                "attach_status": "attached", "attach_mode": "rw",
-                "connection_info": json.dumps({"driver_volume_type": "local"}),
-                "connector": json.dumps({"host": host, "initiator": host})}
-
-    def snapshot(i: int) -> dict:
-        return {"id": str(uuid.uuid4()), "created_at": now,
-                "updated_at": now, "deleted": False, "use_quota": True,
-                "user_id": "scale", "project_id": project(
-                    i % counts.projects), "volume_id": vids[i],
-                "status": "available", "progress": "100%",
-                "volume_size": 1, "volume_type_id": type_id,
-                "display_name": "scale-snap-%d" % i}
-
-    def service(i: int) -> dict:
-        return {"created_at": now, "updated_at": now, "deleted": False,
-                "uuid": str(uuid.uuid4()), "host": "scale-%04d@b" % i,
-                "binary": "cinder-volume", "topic": "cinder-volume",
-                "report_count": 1, "disabled": False,
-                "availability_zone": "nova", "frozen": False,
-                "replication_status": "not-capable"}
-
-    with engine.begin() as conn:
-        for name, n, make in (("volumes", counts.volumes, volume),
-                              ("volume_attachment", counts.attachments,
-                               attachment),
-                              ("snapshots", counts.snapshots, snapshot),
-                              ("services", counts.services, service)):
-            for chunk in _rows(n, make):
-                conn.execute(meta.tables[name].insert(), chunk)
-    return {"volume_ids": vids[::max(1, len(vids) // 200)][:200],
-            "attached_ids": vids[:counts.attachments:max(
-                1, counts.attachments // 200)][:200],
-            "projects": [project(i) for i in range(
-                0, counts.projects, max(1, counts.projects // 20))]}
+    def spread(last: int) -> list[tuple[str, str]]:
+        step = max(1, last // SAMPLES)
+        return [(scale_load.project_id(i % counts.projects), vids[i])
+                for i in range(0, last, step)][:SAMPLES]
+    return scale_load.Loaded(counts, seconds, spread(counts.attachments),
+                             spread(counts.volumes))
 
 
 class Heartbeat(threading.Thread):
@@ -179,23 +184,33 @@ def database(args: argparse.Namespace, work: pathlib.Path
         server.dispose()
 
 
-def measure(label: str, anchor: side_by_side.Anchor, sample: dict,
-            args: argparse.Namespace) -> list[dict]:
-    """The reads and the bench scenarios, each record tagged ``label``."""
-    api = [int((anchor.state / "run" / "api.pid").read_text())]
-    records = scale_reads.measure(anchor.endpoint, sample, api,
-                                  repeat=args.repeat)
-    records += scale_reads.bench_scenarios(
-        args.anchor / "bench.py", anchor.endpoint, args.scenarios,
-        args.s3_cycles)
-    for record in records:
-        record.update(side="cinder", db=label)
-        print(json.dumps(record), flush=True)
-    return records
+def emit(records: list[dict], record: dict) -> dict:
+    return scale_rig.emit(records, dict(record, side="cinder"))
+
+
+def measure_loaded(args: argparse.Namespace, anchor: side_by_side.Anchor,
+                   loaded: scale_load.Loaded, base: str, p0: str,
+                   empty: list[dict], records: list[dict]) -> None:
+    """The reads, paging, the scenarios again and the boot storm."""
+    procs = scale_reads.process_tree(
+        int((anchor.state / "run" / "api.pid").read_text()))
+    project = scale_load.project_id(0)
+    for rec in scale_reads.reads(procs, base, loaded, args.reads, 0.0):
+        emit(records, rec)
+    emit(records, scale_reads.page_to_end(procs, base, project, {}, 20, 0.0))
+    if not args.no_paging_all:
+        emit(records, scale_reads.page_to_end(
+            procs, base, project, {"all_tenants": 1}, 1000, 0.0))
+    now = scale_rig.scenarios(p0, args, BACKENDS)
+    scale_rig.compare(records, "loaded", [dict(r, side="cinder")
+                                          for r in now], empty)
+    for rec in scale_rig.boot_storm(p0, args.storm_volumes,
+                                    args.storm_hosts, BACKENDS[0]):
+        emit(records, {"phase": "loaded", **rec})
 
 
 def run(args: argparse.Namespace) -> list[dict]:
-    counts = Counts(args.scale)
+    counts = scale_load.Counts().scaled(args.scale, None)
     work = pathlib.Path(tempfile.mkdtemp(prefix="scale-cinder-"))
     # NOTE(ashlar): a state folder and port of its own, so that another
     # anchor (side_by_side, tempest_anchor) may run beside it.
@@ -207,17 +222,21 @@ def run(args: argparse.Namespace) -> list[dict]:
         anchor.env["CONF"] = anchor.conf = str(conf)
         anchor.start()
         heartbeat = Heartbeat(engine)
+        base = anchor.endpoint.rsplit("/", 1)[0]
+        p0 = "%s/%s" % (base, scale_load.project_id(0))
         try:
-            type_id = scale_reads.default_type(anchor.endpoint)
-            empty = scale_reads.sample_of(anchor.endpoint)
-            records += measure("empty", anchor, empty, args)
-            seconds, sample = scale_reads.timed(
-                lambda: load(engine, counts, type_id))
-            print(json.dumps({"side": "cinder", "figure": "load",
-                              "seconds": round(seconds, 1),
-                              **vars(counts)}), flush=True)
+            # NOTE: warm the processes first, as the rig does.
+            attach_cycle.run(p0, 16, 4, {"volume_backend_name": BACKENDS[0]})
+            empty = [emit(records, {"phase": "empty", **r})
+                     for r in scale_rig.scenarios(p0, args, BACKENDS)]
+            started = time.perf_counter()
+            loaded = load(engine, counts)
+            emit(records, {"figure": "load", "db": "mysql", "seconds": round(
+                time.perf_counter() - started, 1), "rows": counts.volumes
+                + counts.attachments + counts.snapshots + counts.services,
+                "counts": vars(counts), "per_table_s": loaded.seconds})
             heartbeat.start()
-            records += measure("loaded", anchor, sample, args)
+            measure_loaded(args, anchor, loaded, base, p0, empty, records)
         finally:
             heartbeat.stopping.set()
             anchor.stop()
@@ -229,19 +248,23 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--anchor", type=pathlib.Path, required=True)
     p.add_argument("--anchor-home", type=pathlib.Path, required=True)
-    p.add_argument("--scale", type=float, default=1.0)
-    p.add_argument("--repeat", type=int, default=20)
+    p.add_argument("--scale", type=float, default=1.0,
+                   help="times the row counts (0.1: a tenth)")
     p.add_argument("--port", type=int, default=8786)
-    p.add_argument("--scenarios", default="s1,s2,s3,s4")
-    p.add_argument("--s3-cycles", type=int, default=100)
+    p.add_argument("--reads", type=int, default=50)
+    p.add_argument("--s1", type=int, default=20)
+    p.add_argument("--s2", type=int, default=20)
+    p.add_argument("--s3", type=int, default=100)
+    p.add_argument("--storm-volumes", type=int, default=500)
+    p.add_argument("--storm-hosts", type=int, default=50)
+    p.add_argument("--no-paging-all", action="store_true")
     p.add_argument("--keep", action="store_true",
                    help="keep the cinder_scale database")
     return p.parse_args(argv)
 
 
 def main(argv: list[str] | None = None) -> None:
-    records = run(parse_args(argv))
-    print(scale_reads.table(records), file=sys.stderr)
+    print(scale_rig.table(run(parse_args(argv))))
 
 
 if __name__ == "__main__":

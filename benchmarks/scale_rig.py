@@ -50,13 +50,15 @@ from benchmarks import backend_scenarios as scen
 from benchmarks import ma_cluster
 from benchmarks import placement as bench_placement
 from benchmarks import scale_load
+from benchmarks import scale_reads
+from benchmarks.scale_reads import cpu_s
 from benchmarks.common import Api
 from benchmarks.common import summarize
 from deploy.testbed import harness
 from services.scheduler import placement
 
-MA_SPECS = {"multiattach": "<is> True", "volume_backend_name": "ma"}
-S1_SPECS = {"multiattach": "<is> True", "volume_backend_name": "plain"}
+#: The deployment's backends: ``ma`` (multiattach pools) and ``plain``.
+BACKENDS = ("ma", "plain")
 POOLS_PER_SERVICE = 10
 
 
@@ -96,17 +98,7 @@ def deployment(folder: pathlib.Path, db: str, interval: int):
 
 
 def processes(dep: harness.Deployment, name: str) -> list[psutil.Process]:
-    top = psutil.Process(dep.procs[name].pid)
-    return [top] + top.children(recursive=True)
-
-
-def cpu_s(procs: list[psutil.Process]) -> float:
-    total = 0.0
-    for proc in procs:
-        with contextlib.suppress(psutil.NoSuchProcess):
-            times = proc.cpu_times()
-            total += times.user + times.system
-    return total
+    return scale_reads.process_tree(dep.procs[name].pid)
 
 
 def pss_mib(procs: list[psutil.Process]) -> float:
@@ -242,97 +234,13 @@ def idle_rates(dep: harness.Deployment, window: float) -> dict:
             for n in names}
 
 
-# -- reads ------------------------------------------------------------------
-def timed_reads(dep: harness.Deployment, base: str, name: str,
-                calls: list[tuple[str, str, dict]],
-                background: float) -> dict:
-    """``calls`` ((project, path, params)) one at a time: p50/p95 and the
-    api's CPU per request, less ``background`` (the CPU seconds per
-    second the api spends meanwhile on the reports)."""
-    apis: dict[str, Api] = {}
-    durations, codes, rows = [], collections.Counter(), 0
-    procs = processes(dep, "api")
-    before, started = cpu_s(procs), time.perf_counter()
-    for project, path, params in calls:
-        api = apis.setdefault(project, Api("%s/%s" % (base, project)))
-        t0 = time.perf_counter()
-        resp = api.call("GET", path, params=params)
-        durations.append(time.perf_counter() - t0)
-        codes[resp.status_code] += 1
-        if resp.status_code == 200:
-            answer = next(iter(resp.json().values()))
-            rows += len(answer) if isinstance(answer, list) else 1
-    used = cpu_s(procs) - before
-    net = used - background * (time.perf_counter() - started)
-    return {"figure": "read", "op": name, **summarize(durations),
-            "api_cpu_ms_per_op": round(net * 1000 / len(calls), 2),
-            "api_cpu_ms_per_op_gross": round(used * 1000 / len(calls), 2),
-            "rows_per_answer": round(rows / len(calls), 1),
-            "codes": dict(codes)}
-
-
-def reads(dep: harness.Deployment, base: str, loaded: scale_load.Loaded,
-          count: int, background: float) -> list[dict]:
-    p0 = scale_load.project_id(0)
-
-    def spread(pairs, path, params=None):
-        return [(pairs[i % len(pairs)][0], path % pairs[i % len(pairs)][1],
-                 dict(params or {})) for i in range(count)]
-    few = max(5, count // 5)  # the 1,000-row answers take seconds
-    ops = {
-        "detail_project": [(p0, "/volumes/detail", {})] * count,
-        "detail_project_limit1000": [(p0, "/volumes/detail",
-                                      {"limit": 1000})] * count,
-        "detail_all_tenants": [(p0, "/volumes/detail",
-                                {"all_tenants": 1})] * few,
-        "detail_all_tenants_limit1000": [(p0, "/volumes/detail",
-                                          {"all_tenants": 1,
-                                           "limit": 1000})] * few,
-        "detail_all_tenants_with_count": [(p0, "/volumes/detail", {
-            "all_tenants": 1, "limit": 10, "with_count": "true"})] * few,
-        "attachments_by_volume": [
-            (p, "/attachments", {"volume_id": v})
-            for p, v in (loaded.attached * count)[:count]],
-        "volume_show": spread(loaded.volumes, "/volumes/%s"),
-    }
-    return [timed_reads(dep, base, name, calls, background)
-            for name, calls in ops.items()]
-
-
-def page_to_end(dep: harness.Deployment, base: str, project: str,
-                params: dict, limit: int, background: float) -> dict:
-    """Marker paging through ``/volumes/detail`` until a short page."""
-    api = Api("%s/%s" % (base, project))
-    procs = processes(dep, "api")
-    before, started = cpu_s(procs), time.perf_counter()
-    marker, ids, pages, durations = None, set(), 0, []
-    while True:
-        query = dict(params, limit=limit, **({"marker": marker}
-                                             if marker else {}))
-        t0 = time.perf_counter()
-        resp = api.call("GET", "/volumes/detail", params=query)
-        durations.append(time.perf_counter() - t0)
-        resp.raise_for_status()
-        volumes = resp.json()["volumes"]
-        pages += 1
-        ids.update(v["id"] for v in volumes)
-        if len(volumes) < limit:
-            break
-        marker = volumes[-1]["id"]
-    return {"figure": "paging", "all_tenants": "all_tenants" in params,
-            "limit": limit, "pages": pages, "rows": len(ids),
-            "seconds": round(time.perf_counter() - started, 2),
-            "page_ms": summarize(durations),
-            "api_cpu_ms_per_page": round(
-                (cpu_s(procs) - before - background
-                 * (time.perf_counter() - started)) * 1000 / pages, 1)}
-
-
 # -- scenarios --------------------------------------------------------------
-def s1(api: Api, count: int) -> dict:
-    """Creates of a type no pool satisfies (multiattach on ``plain``)."""
+def s1(api: Api, count: int, plain: str) -> dict:
+    """Creates of a type no pool satisfies (multiattach on ``plain``): the
+    POST's answer and its code (400 at once, or 202 and an error later)."""
     resp = api.call("POST", "/types", {"volume_type": {
-        "name": "s1-%d" % time.time_ns(), "extra_specs": S1_SPECS}})
+        "name": "s1-%d" % time.time_ns(), "extra_specs": {
+            "multiattach": "<is> True", "volume_backend_name": plain}}})
     resp.raise_for_status()
     type_id = resp.json()["volume_type"]["id"]
     durations, codes = [], collections.Counter()
@@ -347,20 +255,24 @@ def s1(api: Api, count: int) -> dict:
             "codes": dict(codes)}
 
 
-def scenarios(endpoint: str, args: argparse.Namespace) -> list[dict]:
-    """S2 (c=1, 8), S3 (c=1, 8), S4 and S1 in ``endpoint``'s project."""
+def scenarios(endpoint: str, args: argparse.Namespace,
+              backends: tuple[str, str] = BACKENDS) -> list[dict]:
+    """S2 (c=1, 8), S3 (c=1, 8), S4 and S1 in ``endpoint``'s project, on
+    ``backends`` (the multiattach one's name, the plain one's)."""
     api = Api(endpoint)
     out = []
-    type_id, volume_id = api.typed_volume("scale-s4", MA_SPECS)
+    ma, plain = backends
+    type_id, volume_id = api.typed_volume("scale-s4", {
+        "multiattach": "<is> True", "volume_backend_name": ma})
     try:
         for c in (1, 8):
             out.append({"scenario": "S2", **scen.s2(api, type_id, args.s2,
                                                     c)})
         for c in (1, 8):
             out.append({"scenario": "S3", **attach_cycle.run(
-                endpoint, args.s3, c, {"volume_backend_name": "ma"})})
+                endpoint, args.s3, c, {"volume_backend_name": ma})})
         out.append({"scenario": "S4", **scen.s4(api, volume_id)})
-        out.append({"scenario": "S1", **s1(api, args.s1)})
+        out.append({"scenario": "S1", **s1(api, args.s1, plain)})
     finally:
         api.call("DELETE", "/volumes/%s" % volume_id)
         api.wait_volume(volume_id, None, 0.01)
@@ -403,12 +315,14 @@ def _attach_all(api: Api, host: str, volumes: list[str],
     return done
 
 
-def boot_storm(endpoint: str, volumes: int, hosts: int) -> list[dict]:
+def boot_storm(endpoint: str, volumes: int, hosts: int,
+               ma: str = BACKENDS[0]) -> list[dict]:
     """``volumes`` volumes attached by ``hosts`` hosts at once (each host
     its share, one after another), then ``hosts`` hosts on one multiattach
-    volume at once."""
+    volume at once; all on backend ``ma``."""
     api = Api(endpoint)
-    type_id, shared = api.typed_volume("scale-storm", MA_SPECS)
+    type_id, shared = api.typed_volume("scale-storm", {
+        "multiattach": "<is> True", "volume_backend_name": ma})
     with ThreadPoolExecutor(max_workers=8) as pool:
         made = list(pool.map(lambda _i: scen._create(api, type_id),
                              range(volumes)))
@@ -561,13 +475,16 @@ def run(folder: pathlib.Path, dep: harness.Deployment, db_url: str,
                                          idle))
         emit(records, memory(dep, "loaded"))
         background = cost["api_cpu_share"]
-        for rec in reads(dep, base, loaded, args.reads, background):
+        for rec in scale_reads.reads(processes(dep, "api"), base, loaded,
+                                     args.reads, background):
             emit(records, rec)
-        emit(records, page_to_end(dep, base, scale_load.project_id(0), {},
-                                  20, background))
+        emit(records, scale_reads.page_to_end(
+            processes(dep, "api"), base, scale_load.project_id(0), {}, 20,
+            background))
         if not args.no_paging_all:
-            emit(records, page_to_end(dep, base, scale_load.project_id(0),
-                                      {"all_tenants": 1}, 1000, background))
+            emit(records, scale_reads.page_to_end(
+                processes(dep, "api"), base, scale_load.project_id(0),
+                {"all_tenants": 1}, 1000, background))
         compare(records, "loaded", scenarios(p0, args), empty)
         for rec in boot_storm(p0, args.storm_volumes, args.storm_hosts):
             emit(records, {"phase": "loaded", **rec})
