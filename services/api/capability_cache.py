@@ -24,9 +24,11 @@ decide:
    from the database only when 1-3 already say "no", so accepted creates
    never pay for it.  It closes the gaps 1-2 leave: a scheduler that had
    itself just restarted, a report lost while the broker connection was
-   re-established, a backend that started a moment ago.  Any doubt (the
-   query fails, or reports kept changing the pools while they were judged
-   again and again) means "accept".
+   re-established, a backend that started a moment ago.  Reports that
+   arrive while a "no" is made stand it only if none of the pools they
+   changed fits (a thousand backends report a hundred times a second);
+   any doubt (the query fails, too many changes to tell which, or reports
+   that make pools fit arriving again and again) means "accept".
 
 A create is judged on the pools of the availability zones it may go to
 only (the zone each pool's report names, which the scheduler's zone filter
