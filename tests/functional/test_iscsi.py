@@ -11,10 +11,7 @@ latency is printed (``pytest -s``).  Skipped with the install command
 when tgt or libiscsi is missing (failed under ``CI=true``).
 """
 
-import json
-import statistics
 import threading
-import time
 import uuid
 
 import pytest
@@ -25,27 +22,23 @@ from common import conf as ashlar_conf
 from common import exception
 from common import libiscsi
 from deploy.testbed import failover_story
-from deploy.testbed import harness
 from deploy.testbed.components import tgt as tgt_component
 from drivers import base
 from drivers import iscsi
 from services.agent import iscsi_io
 from services.agent import volume_io
 from services.volume import attach as volume_attach
+from tests.functional import iscsi_hosts
 from tests.functional import storage_story
 
 BACKEND = "iscsi1"
 NODE = "node1@iscsi1"
-IQN = "iqn.1993-08.org.debian:01:"
-HOST_A = {"host": "compute-a", "initiator": IQN + "compute-a"}
-HOST_B = {"host": "compute-b", "initiator": IQN + "compute-b"}
-FENCE_RUNS = 20
-#: Issue 42's goal for a fence: under 100 ms at p50.
-FENCE_P50_LIMIT = 0.1
+HOST_A, HOST_B = iscsi_hosts.HOST_A, iscsi_hosts.HOST_B
+attach, login = iscsi_hosts.attach, iscsi_hosts.login
 
 
 def report(what, **figures):
-    print("\niscsi %s: %s" % (what, json.dumps(figures)))
+    iscsi_hosts.report("iscsi", what, **figures)
 
 
 @pytest.fixture(scope="module")
@@ -84,23 +77,6 @@ def new_volume(driver, size=1, multiattach=True):
                                multiattach=multiattach)
     driver.create_volume(volume)
     return volume
-
-
-def login(info, connector, chap=True):
-    """A host's session from the connection_info it was given."""
-    data = info["data"]
-    return libiscsi.Session(
-        data["target_portal"], data["target_iqn"], data["target_lun"],
-        connector["initiator"], chap=(data["auth_username"],
-                                      data["auth_password"]) if chap else None)
-
-
-def attach(driver, volume, connector):
-    """initialize_connection, then a logged-in, registered session."""
-    info = driver.initialize_connection(volume, connector)
-    session = login(info, connector)
-    session.register(libiscsi.registration_key(connector["host"]))
-    return info, session
 
 
 def test_attach_binds_the_host_with_chap(driver, tgt):
@@ -186,28 +162,8 @@ def test_fence_a_writing_host_of_a_multiattach_volume(driver):
 
 
 def test_fence_latency(driver):
-    volume = new_volume(driver)
-    _info_b, host_b = attach(driver, volume, HOST_B)
-    took = []
-    with host_b:
-        for _ in range(FENCE_RUNS):
-            _info, host_a = attach(driver, volume, HOST_A)
-            with host_a:
-                host_a.write(0, b"a" * 512)
-                started = time.perf_counter()
-                cut = driver.fence(volume, base.FenceTarget(
-                    host=HOST_A["host"]))
-                took.append(time.perf_counter() - started)
-                with pytest.raises(libiscsi.Error):
-                    host_a.write(0, b"A" * 512)
-            driver.unfence(volume, cut)
-            host_b.write(0, b"b" * 512)
-    took.sort()
-    report("fence (PREEMPT + ACL + connections)", runs=FENCE_RUNS,
-           p50_ms=round(statistics.median(took) * 1e3, 2),
-           p95_ms=round(took[int(0.95 * (FENCE_RUNS - 1))] * 1e3, 2),
-           max_ms=round(took[-1] * 1e3, 2))
-    assert statistics.median(took) < FENCE_P50_LIMIT
+    p50 = iscsi_hosts.fence_latency(driver, new_volume(driver), "iscsi")
+    assert p50 < iscsi_hosts.FENCE_P50_LIMIT
 
 
 def test_snapshot_clone_revert_delete(driver, tgt):
@@ -288,7 +244,8 @@ def agent_conf(host):
     ashlar_conf.register_opts(conf)
     conf([], project="ashlar", default_config_files=[])
     conf.set_override("host", host)
-    conf.set_override("iscsi_initiator", IQN + host, group="agent")
+    conf.set_override("iscsi_initiator", iscsi_hosts.IQN + host,
+                      group="agent")
     return conf
 
 
@@ -345,29 +302,12 @@ def test_agent_data_path(driver):
 # -- a deployment ----------------------------------------------------------
 @pytest.fixture(scope="module")
 def deployment(tmp_path_factory, vhost, tgt):
-    db_url, drop = harness.database("postgresql")
-    dep = harness.Deployment(tmp_path_factory.mktemp("iscsi"), vhost, db_url)
-    dep.db_sync()
-    try:
-        client = harness.Client(dep.endpoint)
-        dep.start("scheduler", "services.scheduler", "sched")
-        dep.start("volume1", "services.volume", "iscsinode",
-                  backends="iscsi", extra=(
-                      "[iscsi]\nvolume_driver = iscsi\ntarget_port = %d\n"
-                      "tgtadm_control_port = %d\n" % (tgt.port,
-                                                       tgt.control_port)))
-        dep.start("api", "services.api", "api")
-        harness.wait_for(lambda: client.pools(), timeout=60,
-                         what="the iSCSI pool's report")
-        assert client.post("/types", {"volume_type": {
-            "name": "iscsi-shared", "extra_specs": {
-                "multiattach": "<is> True", "volume_backend_name": "iscsi"}}}
-        ).status_code == 200
-        failover_story.failover_type(client, "iscsi-failover", "iscsi")
-        yield dep, client
-    finally:
-        dep.stop_all()
-        drop()
+    with iscsi_hosts.deployment(
+            tmp_path_factory.mktemp("iscsi"), vhost,
+            "target_port = %d\ntgtadm_control_port = %d\n"
+            % (tgt.port, tgt.control_port),
+            ("iscsi-shared", "iscsi-failover")) as deployed:
+        yield deployed
 
 
 def test_the_pool_reports_iscsi_and_fencing(deployment):
@@ -385,33 +325,13 @@ def test_snapshot_story_on_iscsi(deployment):
 
 def test_takeover_fences_the_old_writer(deployment):
     dep, client = deployment
-    vid = client.create_volume(volume_type="iscsi-failover")["id"]
-    client.wait_status(vid, "available")
-    config = {host: dep.config("agent-" + host, host)
-              for host in ("compute-a", "compute-b")}
-    active = failover_story.Held(config["compute-a"], vid, "rw")
-    passive = failover_story.Held(config["compute-b"], vid,
-                                  attachment_id=failover_story.reserve(
-                                      client, vid))
-    try:
-        assert active.clients == []
-        assert active.write(0, b"A before") == {"written": 8}
-        assert passive.read(0, 8) == b"A before"
-        answer = failover_story.takeover(active, passive)
-        error, seconds = failover_story.fenced_write_error(active)
-        assert error.startswith(("ReservationConflict", "Error")), error
-        assert passive.write(0, b"B writes") == {"written": 8}
-        assert passive.read(8192, 15) == bytes(15)
-        report("takeover", takeover_ms=round(answer["seconds"] * 1e3, 1),
-               refused_write_ms=round(seconds * 1e3, 1), error=error[:60])
+    with iscsi_hosts.taken_over(dep, client, "iscsi-failover",
+                                "iscsi") as (vid, config, active, passive):
         code, _out, err = storage_story.agent(dep, "compute-a")("attach",
                                                                 vid)
         assert code != 0 and "fenced" in err, err[-1000:]
         failover_story.comes_back(active, passive, lambda: (
             failover_story.Held(config["compute-a"], vid, "ro")))
-    finally:
-        active.close()
-        passive.close()
     client.wait_status(vid, "available")
 
 

@@ -13,10 +13,7 @@ with the install command when tgt, libiscsi or Ceph is missing (failed
 under ``CI=true``).
 """
 
-import json
 import os
-import statistics
-import time
 import uuid
 
 import pytest
@@ -24,27 +21,22 @@ from oslo_config import cfg
 from oslo_utils import units
 
 from common import libiscsi
-from deploy.testbed import failover_story
 from deploy.testbed import harness
 from deploy.testbed.components import tgt as tgt_component
 from drivers import base
 from drivers import iscsi
 from drivers import rbd as rbd_driver
+from tests.functional import iscsi_hosts
 from tests.functional import storage_story
 
 BACKEND = "iscsirbd"
 NODE = "node1@iscsirbd"
 POOL = CLIENT = "iscsi"
-IQN = "iqn.1993-08.org.debian:01:"
-HOST_A = {"host": "compute-a", "initiator": IQN + "compute-a"}
-HOST_B = {"host": "compute-b", "initiator": IQN + "compute-b"}
-FENCE_RUNS = 20
-#: Issue 42's goal for a fence: under 100 ms at p50.
-FENCE_P50_LIMIT = 0.1
+HOST_A, HOST_B = iscsi_hosts.HOST_A, iscsi_hosts.HOST_B
 
 
 def report(what, **figures):
-    print("\niscsi-rbd %s: %s" % (what, json.dumps(figures)))
+    iscsi_hosts.report("iscsi-rbd", what, **figures)
 
 
 @pytest.fixture(scope="module")
@@ -110,14 +102,9 @@ def images(ioctx):
 
 
 def attach(driver, volume, connector):
-    """initialize_connection, then a logged-in, registered session."""
-    data = driver.initialize_connection(volume, connector)["data"]
-    session = libiscsi.Session(
-        data["target_portal"], data["target_iqn"], data["target_lun"],
-        connector["initiator"], chap=(data["auth_username"],
-                                      data["auth_password"]))
-    session.register(libiscsi.registration_key(connector["host"]))
-    return data, session
+    """initialize_connection's data, and a logged-in, registered session."""
+    info, session = iscsi_hosts.attach(driver, volume, connector)
+    return info["data"], session
 
 
 def test_an_image_served_extended_cloned_fenced_deleted(driver, ioctx, tgt):
@@ -221,56 +208,19 @@ def test_fence_latency(driver):
     volume = base.DriverVolume(id=str(uuid.uuid4()), size=1,
                                multiattach=True)
     driver.create_volume(volume)
-    _data_b, host_b = attach(driver, volume, HOST_B)
-    took = []
-    with host_b:
-        for _ in range(FENCE_RUNS):
-            _data, host_a = attach(driver, volume, HOST_A)
-            with host_a:
-                host_a.write(0, b"a" * 512)
-                started = time.perf_counter()
-                cut = driver.fence(volume, base.FenceTarget(
-                    host=HOST_A["host"]))
-                took.append(time.perf_counter() - started)
-                with pytest.raises(libiscsi.Error):
-                    host_a.write(0, b"A" * 512)
-            driver.unfence(volume, cut)
-            host_b.write(0, b"b" * 512)
-    took.sort()
-    report("fence (PREEMPT + ACL + connections)", runs=FENCE_RUNS,
-           p50_ms=round(statistics.median(took) * 1e3, 2),
-           p95_ms=round(took[int(0.95 * (FENCE_RUNS - 1))] * 1e3, 2),
-           max_ms=round(took[-1] * 1e3, 2))
-    assert statistics.median(took) < FENCE_P50_LIMIT
+    p50 = iscsi_hosts.fence_latency(driver, volume, "iscsi-rbd")
+    assert p50 < iscsi_hosts.FENCE_P50_LIMIT
 
 
 # -- a deployment ----------------------------------------------------------
 @pytest.fixture(scope="module")
 def deployment(tmp_path_factory, vhost, cluster, tgt):
-    db_url, drop = harness.database("postgresql")
-    dep = harness.Deployment(tmp_path_factory.mktemp("iscsirbd"), vhost,
-                             db_url)
-    dep.db_sync()
-    try:
-        client = harness.Client(dep.endpoint)
-        dep.start("scheduler", "services.scheduler", "sched")
-        section = "".join("%s = %s\n" % item
-                          for item in options(cluster, tgt).items())
-        dep.start("volume1", "services.volume", "rbdnode",
-                  backends="iscsi", extra=(
-                      "[iscsi]\nvolume_driver = iscsi\n" + section))
-        dep.start("api", "services.api", "api")
-        harness.wait_for(lambda: client.pools(), timeout=60,
-                         what="the iSCSI pool's report")
-        assert client.post("/types", {"volume_type": {
-            "name": "iscsi-rbd", "extra_specs": {
-                "multiattach": "<is> True", "volume_backend_name": "iscsi"}}}
-        ).status_code == 200
-        failover_story.failover_type(client, "iscsi-rbd-failover", "iscsi")
-        yield dep, client
-    finally:
-        dep.stop_all()
-        drop()
+    section = "".join("%s = %s\n" % item
+                      for item in options(cluster, tgt).items())
+    with iscsi_hosts.deployment(
+            tmp_path_factory.mktemp("iscsirbd"), vhost, section,
+            ("iscsi-rbd", "iscsi-rbd-failover")) as deployed:
+        yield deployed
 
 
 def test_the_pool_reports_iscsi_and_fencing(deployment):
@@ -297,23 +247,6 @@ def test_agent_writes_land_in_the_image(deployment, ioctx):
 
 def test_takeover_fences_the_old_writer(deployment):
     dep, client = deployment
-    vid = client.create_volume(volume_type="iscsi-rbd-failover")["id"]
-    client.wait_status(vid, "available")
-    config = {host: dep.config("agent-" + host, host)
-              for host in ("compute-a", "compute-b")}
-    active = failover_story.Held(config["compute-a"], vid, "rw")
-    passive = failover_story.Held(config["compute-b"], vid,
-                                  attachment_id=failover_story.reserve(
-                                      client, vid))
-    try:
-        assert active.write(0, b"A before") == {"written": 8}
-        assert passive.read(0, 8) == b"A before"
-        answer = failover_story.takeover(active, passive)
-        error, seconds = failover_story.fenced_write_error(active)
-        assert error.startswith(("ReservationConflict", "Error")), error
-        assert passive.write(0, b"B writes") == {"written": 8}
-        report("takeover", takeover_ms=round(answer["seconds"] * 1e3, 1),
-               refused_write_ms=round(seconds * 1e3, 1), error=error[:60])
-    finally:
-        active.close()
-        passive.close()
+    with iscsi_hosts.taken_over(dep, client, "iscsi-rbd-failover",
+                                "iscsi-rbd"):
+        pass
