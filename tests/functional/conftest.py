@@ -4,7 +4,9 @@ import pytest
 
 from deploy.testbed import harness
 from deploy.testbed.components import ceph as ceph_component
+from deploy.testbed.components import ganesha as ganesha_component
 from deploy.testbed.components import keystone as keystone_component
+from deploy.testbed.components import tgt as tgt_component
 
 
 @pytest.fixture(scope="module")
@@ -53,3 +55,20 @@ def ceph(tmp_path_factory):
     ceph_component.available()
     with ceph_component.Ceph(tmp_path_factory.mktemp("ceph")) as cluster:
         yield cluster
+
+
+@pytest.fixture(scope="module")
+def tgt(tmp_path_factory):
+    """A tgtd of the module's own (components/tgt.py)."""
+    tgt_component.available()
+    with tgt_component.Tgt(tmp_path_factory.mktemp("tgt")) as target:
+        yield target
+
+
+@pytest.fixture(scope="module")
+def ganesha(tmp_path_factory):
+    """An nfs-ganesha of the module's own (components/ganesha.py)."""
+    ganesha_component.available()
+    with ganesha_component.Ganesha(tmp_path_factory.mktemp("ganesha")
+                                   ) as server:
+        yield server

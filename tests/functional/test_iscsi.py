@@ -22,7 +22,6 @@ from common import conf as ashlar_conf
 from common import exception
 from common import libiscsi
 from deploy.testbed import failover_story
-from deploy.testbed.components import tgt as tgt_component
 from drivers import base
 from drivers import iscsi
 from services.agent import iscsi_io
@@ -39,13 +38,6 @@ attach, login = iscsi_hosts.attach, iscsi_hosts.login
 
 def report(what, **figures):
     iscsi_hosts.report("iscsi", what, **figures)
-
-
-@pytest.fixture(scope="module")
-def tgt(tmp_path_factory):
-    tgt_component.available()
-    with tgt_component.Tgt(tmp_path_factory.mktemp("tgt")) as target:
-        yield target
 
 
 def make_driver(tmp_path, tgt):

@@ -22,8 +22,6 @@ import pytest
 from oslo_utils import units
 
 from deploy.testbed import harness
-from deploy.testbed.components import ganesha as ganesha_component
-from deploy.testbed.components import tgt as tgt_component
 from tests.functional import storage_story
 from tests.functional import test_rbd
 
@@ -34,21 +32,6 @@ WRITES = {0: b"first block of the moving volume",
           units.Gi - 4096: b"the last block"}
 #: The moves, by backend: every data path reads once and writes once.
 ROUTE = ["iscsi", "nfs", "ceph", "file"]
-
-
-@pytest.fixture(scope="module")
-def tgt(tmp_path_factory):
-    tgt_component.available()
-    with tgt_component.Tgt(tmp_path_factory.mktemp("tgt")) as target:
-        yield target
-
-
-@pytest.fixture(scope="module")
-def ganesha(tmp_path_factory):
-    ganesha_component.available()
-    with ganesha_component.Ganesha(tmp_path_factory.mktemp("ganesha")
-                                   ) as server:
-        yield server
 
 
 def _sections(work, tgt, ganesha, ceph) -> str:

@@ -21,7 +21,6 @@ from oslo_utils import units
 
 from common import exception
 from deploy.testbed import harness
-from deploy.testbed.components import ganesha as ganesha_component
 from drivers import base
 from drivers import nfs
 from services.agent import volume_io
@@ -30,14 +29,6 @@ from tests.functional import storage_story
 
 BACKEND = "nfs1"
 NODE = "node1@nfs1"
-
-
-@pytest.fixture(scope="module")
-def ganesha(tmp_path_factory):
-    ganesha_component.available()
-    with ganesha_component.Ganesha(tmp_path_factory.mktemp("ganesha")
-                                   ) as server:
-        yield server
 
 
 def make_driver(tmp_path, ganesha, **overrides):
