@@ -141,6 +141,15 @@ def test_an_all_tenants_page_reads_the_created_index():
         volumes_db.volume_list(fixtures.admin(), limit=10)
     finally:
         sa.event.remove(engine, "before_cursor_execute", spy)
+    assert "ORDER BY volumes.created_at DESC, volumes.id DESC" in seen[0]
+    if engine.dialect.name != "sqlite":
+        # NOTE: a server's plan for a table of one row says nothing of
+        # 100,000 (benchmarks/scale_rig.py measures those): the index is
+        # there, in the list's order.
+        indexes = {index["name"]: index["column_names"]
+                   for index in sa.inspect(engine).get_indexes("volumes")}
+        assert indexes.get("ix_volumes_created") == ["created_at", "id"]
+        return
     inner = seen[0][seen[0].index("(SELECT") + 1:seen[0].index("LIMIT")]
     with engine.connect() as conn:
         plan = " ".join(str(row) for row in conn.exec_driver_sql(
