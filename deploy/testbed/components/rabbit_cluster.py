@@ -23,7 +23,6 @@ import shutil
 import socket
 import subprocess
 import uuid
-from concurrent import futures
 from pathlib import Path
 from urllib import parse
 
@@ -161,15 +160,17 @@ class RabbitCluster(members.Members):
         return True
 
     def form(self) -> None:
-        """``join_cluster`` the first node from the others, in parallel."""
-        first = self.nodenames[self.names[0]]
+        """``join_cluster`` the first node from the others, one at a time.
 
-        def join(member: str) -> None:
+        NOTE(ashlar): two nodes joining at once change the cluster's Mnesia
+        schema together; under load one of them failed to start its app
+        again (``{mnesia_app, start}``, a CI run's set-up error).
+        """
+        first = self.nodenames[self.names[0]]
+        for member in self.names[1:]:
             self.ctl(member, "stop_app")
             self.ctl(member, "join_cluster", first)
             self.ctl(member, "start_app")
-        with futures.ThreadPoolExecutor(len(self.names)) as pool:
-            list(pool.map(join, self.names[1:]))
 
     def cluster_ready(self) -> bool:
         return self.running_nodes(self.names[0]) == {
