@@ -246,7 +246,9 @@ class FileDriver(file_manage.FileManage, base.VolumeDriver):
 
         def write_file(fd: int) -> None:
             os.ftruncate(fd, volume.size * units.Gi)
-            fill(lambda offset, data: _pwrite_all(fd, data, offset))
+            fill(lambda offset, data: sparse_copy.write_all(
+                lambda at, view: os.pwrite(fd, view, at), offset, data,
+                "the file"))
         self._write_atomically(path, write_file)
         return {"provider_location": path}
 
@@ -530,12 +532,3 @@ _EXTENDERS = {"raw": _extend_raw, "qcow2": qcow2.extend}
 register_opts = FileDriver.register_opts
 list_opts = FileDriver.list_opts
 
-
-def _pwrite_all(fd: int, data: bytes, offset: int) -> None:
-    view = memoryview(data)
-    while view:
-        done = os.pwrite(fd, view, offset)
-        if done <= 0:
-            raise exception.VolumeBackendAPIException(
-                data=f"the file took no bytes at {offset}")
-        view, offset = view[done:], offset + done

@@ -34,6 +34,7 @@ from common import libnfs
 from drivers import base
 from drivers import nfs_files
 from drivers import nfs_shares
+from drivers import sparse_copy
 
 LOG = logging.getLogger(__name__)
 
@@ -383,7 +384,7 @@ class NfsDriver(base.VolumeDriver):
                                     COPY_WORKERS * nfs_files.CHUNK):
                     data = src.pread(offset, min(nfs_files.CHUNK,
                                                  length - offset))
-                    if not nfs_files.zeros(data):
+                    if not sparse_copy.is_zero(data):
                         out.pwrite(offset, data)
                 out.fsync()
         with futures.ThreadPoolExecutor(COPY_WORKERS) as pool:
@@ -400,7 +401,9 @@ class NfsDriver(base.VolumeDriver):
 
         def write_file(out: libnfs.File, _tmp: str) -> None:
             out.truncate(volume.size * units.Gi)
-            fill(lambda offset, data: _pwrite_all(out, offset, data))
+            fill(lambda offset, data: sparse_copy.write_all(
+                lambda at, view: out.pwrite(at, bytes(view)), offset, data,
+                "the share"))
         with self._mount(export) as nfs:
             nfs_files.write_atomically(
                 nfs, nfs_files.file_name(volume.id, "raw"), write_file)
@@ -466,16 +469,6 @@ def _adopted(volume_id: str, export: str) -> dict[str, Any]:
     LOG.info("Volume %(id)s exists on %(share)s; adopting it",
              {"id": volume_id, "share": export})
     return {"provider_location": export}
-
-
-def _pwrite_all(out: libnfs.File, offset: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        done = out.pwrite(offset, bytes(view))
-        if done <= 0:
-            raise exception.VolumeBackendAPIException(
-                data="the share took no bytes at %d" % offset)
-        view, offset = view[done:], offset + done
 
 
 def list_opts() -> list[tuple[str, list[cfg.Opt]]]:

@@ -14,6 +14,7 @@ from oslo_utils import units
 from common import exception
 from common import libnfs
 from drivers import qcow2
+from drivers import sparse_copy
 
 LOG = logging.getLogger(__name__)
 
@@ -25,7 +26,6 @@ TMP_PREFIX = ".ashlar-"
 TMP_SUFFIX = ".tmp"
 #: Bytes read and written at a time when copying.
 CHUNK = units.Mi
-ZEROS = bytes(CHUNK)
 QCOW2_MAGIC = b"QFI\xfb"
 #: End of a qcow2 header's size field (big-endian, at byte 24).
 QCOW2_SIZE_END = 32
@@ -109,11 +109,6 @@ def write_atomically(nfs: libnfs.Share, name: str,
             nfs.unlink(tmp)
 
 
-def zeros(data: bytes) -> bool:
-    """Whether ``data`` (at most a chunk) is all zeros (one memcmp)."""
-    return data == (ZEROS if len(data) == CHUNK else bytes(len(data)))
-
-
 def write_raw(out: libnfs.File, size: int) -> None:
     out.truncate(size)
 
@@ -156,7 +151,7 @@ def copy_local(data: bytes, out: libnfs.File) -> None:
     out.truncate(len(data))
     for offset in range(0, len(data), CHUNK):
         chunk = data[offset:offset + CHUNK]
-        if not zeros(chunk):
+        if not sparse_copy.is_zero(chunk):
             out.pwrite(offset, chunk)
 
 

@@ -7,6 +7,9 @@ from typing import Any
 from typing import Callable
 from typing import Protocol
 
+from drivers.sparse_copy import is_zero
+from drivers.sparse_copy import zeros
+
 
 @dataclasses.dataclass(frozen=True)
 class BackupRef:
@@ -58,21 +61,8 @@ class BackupDriver(Protocol):
 
 
 @functools.lru_cache(maxsize=2)
-def zeros(length: int) -> bytes:
-    """``length`` zero bytes, kept (a backup service holds at most two
-    chunk sizes' worth): a chunk of zeros is found by one comparison."""
-    return bytes(length)
-
-
-@functools.lru_cache(maxsize=2)
 def _zeros_sha256(length: int) -> str:
     return hashlib.sha256(zeros(length)).hexdigest()
-
-
-def is_zero(data: bytes) -> bool:
-    """Whether ``data`` is all zeros (a comparison: ``bytes.strip`` takes
-    seconds over a GiB of zeros)."""
-    return data == zeros(len(data))
 
 
 def sha256(data: bytes) -> str:

@@ -40,7 +40,7 @@ from oslo_log import log as logging
 
 from common import exception
 from drivers.backup.base import BackupRef
-from drivers.backup.base import is_zero
+from drivers.sparse_copy import is_zero
 from services.agent import volume_io
 
 if TYPE_CHECKING:

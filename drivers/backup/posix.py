@@ -34,9 +34,9 @@ from common import exception
 from drivers.backup.base import BackupRef
 from drivers.backup.base import Readable
 from drivers.backup.base import Writable
-from drivers.backup.base import is_zero
 from drivers.backup.base import sha256
-from drivers.backup.base import zeros
+from drivers.sparse_copy import is_zero
+from drivers.sparse_copy import zeros
 
 __all__ = ["BackupRef", "Readable", "Writable", "PosixBackupDriver"]
 
