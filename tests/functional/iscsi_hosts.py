@@ -19,8 +19,6 @@ IQN = "iqn.1993-08.org.debian:01:"
 HOST_A = {"host": "compute-a", "initiator": IQN + "compute-a"}
 HOST_B = {"host": "compute-b", "initiator": IQN + "compute-b"}
 FENCE_RUNS = 20
-#: Issue 42's goal for a fence: under 100 ms at p50.
-FENCE_P50_LIMIT = 0.1
 
 
 def report(label, what, **figures):
@@ -46,9 +44,11 @@ def attach(driver, volume, connector):
 
 def fence_latency(driver, volume, label):
     """``FENCE_RUNS`` fences of host A while host B stays: each refuses A's
-    next write; the p50, p95 and max are printed (``label``)."""
+    next write and B's goes on; the p50, p95 and max are printed
+    (``label``), figures only: ``benchmarks.storage_userspace`` is their
+    benchmark.  Returns the runs that ended with A refused."""
     _info_b, host_b = attach(driver, volume, HOST_B)
-    took = []
+    took, refused = [], 0
     with host_b:
         for _ in range(FENCE_RUNS):
             _info, host_a = attach(driver, volume, HOST_A)
@@ -60,14 +60,16 @@ def fence_latency(driver, volume, label):
                 took.append(time.perf_counter() - started)
                 with pytest.raises(libiscsi.Error):
                     host_a.write(0, b"A" * 512)
+                refused += 1
             driver.unfence(volume, cut)
             host_b.write(0, b"b" * 512)
+            assert host_b.read(0, 512) == b"b" * 512
     took.sort()
     report(label, "fence (PREEMPT + ACL + connections)", runs=FENCE_RUNS,
            p50_ms=round(statistics.median(took) * 1e3, 2),
            p95_ms=round(took[int(0.95 * (FENCE_RUNS - 1))] * 1e3, 2),
            max_ms=round(took[-1] * 1e3, 2))
-    return statistics.median(took)
+    return refused
 
 
 @contextlib.contextmanager

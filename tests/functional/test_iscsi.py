@@ -153,9 +153,9 @@ def test_fence_a_writing_host_of_a_multiattach_volume(driver):
            writes_before=writes["before"], writes_after=writes["after"])
 
 
-def test_fence_latency(driver):
-    p50 = iscsi_hosts.fence_latency(driver, new_volume(driver), "iscsi")
-    assert p50 < iscsi_hosts.FENCE_P50_LIMIT
+def test_each_fence_refuses_the_old_writer(driver):
+    assert iscsi_hosts.fence_latency(driver, new_volume(driver), "iscsi") \
+        == iscsi_hosts.FENCE_RUNS
 
 
 def test_snapshot_clone_revert_delete(driver, tgt):
