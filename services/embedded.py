@@ -1,9 +1,10 @@
 """``ashlar``: the embedded default, every service in one process.
 
 With no ``transport_url`` and no ``[database] connection`` it runs on
-oslo.messaging's in-process transport, an SQLite file and the file backend,
-all under ``state_path``.  The code paths are those of the separate
-processes; only the transport and the WSGI server differ.
+oslo.messaging's in-process transport, an SQLite file, the file backend and
+the backup service with its POSIX driver, all under ``state_path``.  The
+code paths are those of the separate processes; only the transport and the
+WSGI server differ.
 """
 
 import logging as std_logging
@@ -23,6 +24,7 @@ from common.db import migrations
 from common.db.api import engine as db_engine
 from services.api import app
 from services.api import auth
+from services.backup import launcher as backup_launcher
 from services.scheduler import launcher as scheduler_launcher
 from services.volume import launcher as volume_launcher
 
@@ -90,8 +92,8 @@ COMMAND = service.CommandLine(
                           "files (default: [DEFAULT] state_path, "
                           "./ashlar-data).")],
     description="Ashlar in one process: the Cinder v3 API on "
-                "http://127.0.0.1:8776/v3, its scheduler and a file "
-                "backend, on SQLite and an in-process bus.",
+                "http://127.0.0.1:8776/v3, its scheduler, a file "
+                "backend and backups, on SQLite and an in-process bus.",
     epilog="Every option of the configuration file (deploy/ashlar.conf."
            "sample) can be set in a file given with --config-file, or in "
            "the environment as OS_<GROUP>__<OPTION>, e.g. "
@@ -113,7 +115,8 @@ def main(argv: list[str] | None = None) -> None:
     migrations.upgrade(db_engine.get_engine())
     services = [scheduler_launcher.build_service(conf)]
     services += volume_launcher.build_services(conf)
-    for svc in services:
+    backup = backup_launcher.build_service(conf)
+    for svc in services + [backup]:
         svc.start()
     ops = app.build_operations(conf)
     server.set_app(auth.wrap(conf, app.create_app(conf, ops)))
@@ -147,6 +150,9 @@ def main(argv: list[str] | None = None) -> None:
         # for.
         threading.Thread(target=ops.stop, daemon=True,
                          name="stop-api").start()
+        # A backup or restore in progress ends with calls to the volume
+        # service: the backup service stops (finishing it) before the rest.
+        backup.stop(release=False)
     service.wait_for_signal(services, before_stop=drain, release=False)
     _exit_now()
 

@@ -13,6 +13,7 @@ import time
 import pytest
 
 from deploy.testbed import harness
+from tests.functional import storage_story
 
 
 #: Far longer than any wait below: no periodic report helps a test.
@@ -69,6 +70,43 @@ def test_lifecycle_on_sqlite_and_file_backend(embedded):
     client.wait_status(volume["id"], None)
     assert not any(volume["id"] in n
                    for n in os.listdir(folder / "ashlar-data" / "volumes"))
+
+
+def _volume_file(folder: pathlib.Path, volume_id: str) -> pathlib.Path:
+    found = [name for name in os.listdir(folder / "ashlar-data" / "volumes")
+             if volume_id in name]
+    assert len(found) == 1, found
+    return folder / "ashlar-data" / "volumes" / found[0]
+
+
+def test_backup_and_restore_in_one_process(embedded):
+    """``cinder backup-create`` works on the embedded default: the
+    volume's bytes go to ``ashlar-data/backup`` and come back in a new
+    volume."""
+    folder, client = embedded
+    vid = client.create_volume(size=1, name="precious")["id"]
+    client.wait_status(vid, "available")
+    data = os.urandom(64 * 1024)
+    with open(_volume_file(folder, vid), "r+b") as volume:
+        volume.seek(3 * 1024 * 1024)
+        volume.write(data)
+    backup = storage_story.create_backup(client, vid, name="b1")
+    storage_story.wait_backup(client, backup["id"], "available")
+    assert os.listdir(folder / "ashlar-data" / "backup")
+    resp = client.post("/backups/%s/restore" % backup["id"],
+                       {"restore": {"name": "restored"}})
+    assert resp.status_code == 202, resp.text
+    new = resp.json()["restore"]["volume_id"]
+    # the backup is ``restoring`` from the answer on, until it is written
+    storage_story.wait_backup(client, backup["id"], "available")
+    client.wait_status(new, "available")
+    with open(_volume_file(folder, new), "rb") as restored:
+        restored.seek(3 * 1024 * 1024)
+        assert restored.read(len(data)) == data
+        restored.seek(0)
+        assert restored.read(4096) == b"\0" * 4096
+    assert client.delete("/backups/%s" % backup["id"]).status_code == 202
+    storage_story.wait_backup(client, backup["id"], None)
 
 
 def test_concurrent_writers_get_no_500(embedded):
