@@ -76,14 +76,15 @@ def finish_interrupted_work(mgr: Endpoint, min_age: float = 0.0) -> None:
     ctxt = ashlar_context.get_admin_context()
     snaps = mgr.snapshots
     mine = _my_volumes(mgr.service_host)
+    mine_snap = _my_snapshots(mgr.service_host)
     for kind, rows, method in (
             ("volume", mine[STATUS.CREATING],
              mgr.create_volume),
             ("volume", mine[STATUS.DELETING],
              mgr.delete_volume),
-            ("snapshot", snaps.mine(ctxt, SNAP.CREATING),
+            ("snapshot", mine_snap[SNAP.CREATING],
              mgr.create_snapshot),
-            ("snapshot", snaps.mine(ctxt, SNAP.DELETING),
+            ("snapshot", mine_snap[SNAP.DELETING],
              mgr.delete_snapshot),
             ("volume", mine[STATUS.REVERTING],
              lambda ctxt, volume_id: mgr.revert_to_snapshot(
@@ -96,11 +97,11 @@ def finish_interrupted_work(mgr: Endpoint, min_age: float = 0.0) -> None:
              _resume_migrate),
             ("volume", mine[STATUS.UNMANAGING],
              mgr.unmanage_volume),
-            ("snapshot", snaps.mine(ctxt, SNAP.UNMANAGING),
+            ("snapshot", mine_snap[SNAP.UNMANAGING],
              mgr.unmanage_snapshot),
             ("volume", mine[STATUS.MANAGING],
              functools.partial(_resume_manage, mgr)),
-            ("snapshot", snaps.mine(ctxt, SNAP.MANAGING),
+            ("snapshot", mine_snap[SNAP.MANAGING],
              functools.partial(_resume_manage_snapshot, mgr))):
         for row in rows:
             changed = row.updated_at or row.created_at
@@ -132,6 +133,9 @@ def end_stalled(mgr: Endpoint, ctxt: Context) -> None:
 RESUMED = (STATUS.CREATING, STATUS.DELETING, STATUS.REVERTING,
            STATUS.EXTENDING, STATUS.RETYPING, STATUS.MAINTENANCE,
            STATUS.UNMANAGING, STATUS.MANAGING)
+#: The snapshot statuses a node resumes its work in.
+RESUMED_SNAPSHOTS = (SNAP.CREATING, SNAP.DELETING, SNAP.UNMANAGING,
+                     SNAP.MANAGING)
 
 
 def _my_volumes(service_host: str) -> dict[str, list]:
@@ -139,6 +143,17 @@ def _my_volumes(service_host: str) -> dict[str, list]:
     found: dict[str, list] = {status: [] for status in RESUMED}
     for row in volumes_db.volumes_of_backend(
             ashlar_context.get_admin_context(), service_host, RESUMED):
+        found[row.status].append(row)
+    return found
+
+
+def _my_snapshots(service_host: str) -> dict[str, list]:
+    """This backend's snapshots in each status of ``RESUMED_SNAPSHOTS``
+    (one read)."""
+    found: dict[str, list] = {status: [] for status in RESUMED_SNAPSHOTS}
+    for row in snapshots_db.snapshots_of_backend(
+            ashlar_context.get_admin_context(), service_host,
+            RESUMED_SNAPSHOTS):
         found[row.status].append(row)
     return found
 

@@ -18,7 +18,6 @@ from common.db.api import snapshots as snapshots_db
 from common.db.api import volumes as volumes_db
 from drivers import base as driver_base
 from services.volume import backend as volume_backend
-from services.volume import rpcapi as volume_rpcapi
 
 LOG = logging.getLogger(__name__)
 STATUS = constants.VolumeStatus
@@ -148,10 +147,3 @@ class SnapshotWorker:
         return next((row.id for row in snapshots_db.snapshots_of_volume(
             ctxt, volume_id) if row.status == SNAP.RESTORING), None)
 
-    def mine(self, ctxt: RequestContext, status: str
-             ) -> list[models.Snapshot]:
-        """This backend's snapshots in ``status``."""
-        return [row for row in snapshots_db.snapshot_list(
-                    ctxt, filters={"status": status})
-                if volume_rpcapi.backend_of(row.volume.host or "")
-                == self.service_host]

@@ -11,6 +11,7 @@ the latest committed row after waiting for the row's lock (PostgreSQL,
 InnoDB) or runs writers one at a time (SQLite), so never both.
 """
 
+from collections.abc import Collection
 from collections.abc import Mapping
 from typing import Any
 
@@ -177,6 +178,23 @@ def snapshot_list(context: RequestContext, project_id: str | None = None,
                         project_id, filters, marker_row,
                         exception.SnapshotNotFound(snapshot_id=marker),
                         limit, sort_keys, sort_dirs, offset)
+
+
+@reader
+def snapshots_of_backend(context: RequestContext, backend: str,
+                         statuses: Collection[str]) -> list[Any]:
+    """The snapshots of ``backend``'s volumes (``host@backend``, any of
+    its pools) in any of ``statuses``, in one statement (a node's periodic
+    resume read every project's snapshots of each status, one at a time):
+    their id, status, created_at and updated_at."""
+    vol = models.Volume
+    return list(context.session.execute(sa.select(
+        SNAP.id, SNAP.status, SNAP.created_at, SNAP.updated_at).join(
+        vol, SNAP.volume_id == vol.id).where(
+        SNAP.status.in_(sorted(statuses)),
+        sa.or_(vol.host == backend,
+               vol.host.startswith(backend + "#", autoescape=True))
+    ).order_by(SNAP.created_at.desc(), SNAP.id.desc())).all())
 
 
 @reader

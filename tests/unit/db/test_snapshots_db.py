@@ -230,6 +230,33 @@ def test_snapshots_of_volume_oldest_first():
     assert db.snapshots_of_volume(fixtures.admin(), "nope") == []
 
 
+def test_a_backends_unfinished_snapshots_come_in_one_statement():
+    """The periodic resume reads its own backend's snapshots in the
+    resumed statuses once, not every backend's once per status."""
+    made = {}
+    for host in ("n1@b", "n1@b#p2", "n1@bb#p", "n2@b#p"):
+        vol = fixtures.make_volume(host=host)
+        for status in ("creating", "deleting", "available"):
+            made[host, status] = fixtures.make_snapshot(vol,
+                                                        status=status).id
+    seen = []
+    engine = db_engine.get_engine()
+
+    def spy(_conn, _cursor, statement, *_args):
+        if statement.lstrip().upper().startswith("SELECT"):
+            seen.append(statement)
+    sa.event.listen(engine, "before_cursor_execute", spy)
+    try:
+        rows = db.snapshots_of_backend(fixtures.admin(), "n1@b",
+                                       ("creating", "deleting"))
+    finally:
+        sa.event.remove(engine, "before_cursor_execute", spy)
+    assert sorted(row.id for row in rows) == sorted(
+        made[host, status] for host in ("n1@b", "n1@b#p2")
+        for status in ("creating", "deleting"))
+    assert len(seen) == 1
+
+
 # -- changes ------------------------------------------------------------------
 
 def test_cas_changes_only_the_expected():
