@@ -12,6 +12,8 @@ the install command when ganesha or libnfs is missing (failed under
 """
 
 import contextlib
+import dataclasses
+import json
 import os
 import uuid
 
@@ -20,11 +22,14 @@ from oslo_config import cfg
 from oslo_utils import units
 
 from common import exception
+from common import libnfs
 from deploy.testbed import harness
 from drivers import base
 from drivers import nfs
+from drivers import qcow2
 from services.agent import volume_io
 from services.volume import attach as volume_attach
+from tests import qcow2_craft
 from tests.functional import storage_story
 
 BACKEND = "nfs1"
@@ -280,3 +285,116 @@ def test_backup_and_restore_read_and_write_through_nfs(deployment):
     dep, client = deployment
     storage_story.backup_and_restore(dep, client, "nfs-shared",
                                      b"backed up through NFS" * 100)
+
+
+# -- qcow2 volumes: snapshots as overlays -----------------------------------
+@pytest.fixture
+def qcow2_driver(tmp_path, ganesha):
+    made = make_driver(tmp_path, ganesha, nfs_qcow2_volumes=True,
+                       nfs_snapshot_support=True)
+    yield made
+    for volume_id in made.volume_locations():
+        made.delete_volume(base.DriverVolume(id=volume_id, size=1))
+    assert not [name for name in os.listdir(ganesha.export)
+                if name.startswith("volume-")]
+
+
+def share_files(ganesha):
+    """The share's volume files (a set) and its .info files' content,
+    through libnfs."""
+    with libnfs.Share(ganesha.url) as share:
+        names = {name for name in share.listdir("/")
+                 if name.startswith("volume-")}
+        infos = {}
+        for name in names:
+            if name.endswith(".info"):
+                with share.open("/" + name, read_only=True) as info:
+                    infos[name] = json.loads(info.pread(0, info.size()))
+    return names, infos
+
+
+def backing_of(ganesha, name):
+    with libnfs.Share(ganesha.url) as share, \
+            share.open("/" + name, read_only=True) as image:
+        layer = qcow2.Layer(image.pread, name)
+        return layer.backing, layer.is_empty()
+
+
+def test_qcow2_snapshots_are_overlays_on_the_share(qcow2_driver, ganesha):
+    driver = qcow2_driver
+    volume = new_volume(driver, multiattach=False)
+    base_file = "volume-%s.qcow2" % volume.id
+    info_file = "volume-%s.info" % volume.id
+    old, new = os.urandom(100), os.urandom(100)
+    qcow2_craft.put_clusters(ganesha.export / base_file,
+                             {0: old, 3 * units.Mi: old})
+    first = base.DriverSnapshot(id=str(uuid.uuid4()), volume=volume, size=1)
+    driver.create_snapshot(first)
+    one = "volume-%s.%s" % (volume.id, first.id)
+    assert share_files(ganesha) == ({base_file, one, info_file}, {
+        info_file: {"active": one, first.id: one}})
+    assert backing_of(ganesha, one) == (qcow2.Backing(base_file, "qcow2"),
+                                        True)
+    assert driver.initialize_connection(volume, {"host": "h"})["data"][
+        "name"] == one
+    # the hypervisor writes on: into the overlay
+    qcow2_craft.put_clusters(ganesha.export / one, {0: new})
+    second = base.DriverSnapshot(id=str(uuid.uuid4()), volume=volume,
+                                 size=1)
+    driver.create_snapshot(second)
+    two = "volume-%s.%s" % (volume.id, second.id)
+    assert share_files(ganesha)[1] == {info_file: {
+        "active": two, first.id: one, second.id: two}}
+    assert backing_of(ganesha, two) == (qcow2.Backing(one, "qcow2"), True)
+
+    from_first = base.DriverVolume(id=str(uuid.uuid4()), size=2)
+    driver.create_volume_from_snapshot(from_first, first)
+    from_second = base.DriverVolume(id=str(uuid.uuid4()), size=1)
+    driver.create_volume_from_snapshot(from_second, second)
+    clone = base.DriverVolume(id=str(uuid.uuid4()), size=1)
+    driver.create_cloned_volume(clone, volume)
+    for copy, first_bytes in ((from_first, old), (from_second, new),
+                              (clone, new)):
+        assert read_all(driver, copy, 100) == first_bytes
+        with opened(driver, copy, "reader", "ro") as host:
+            assert host.read(3 * units.Mi, 100) == old
+    with opened(driver, from_first, "reader", "ro") as host:
+        assert host.read(2 * units.Gi - 100, 100) == bytes(100)
+
+
+def test_qcow2_snapshot_deletes_and_refusals(qcow2_driver, ganesha):
+    driver = qcow2_driver
+    volume = new_volume(driver, multiattach=False)
+    base_file = "volume-%s.qcow2" % volume.id
+    info_file = "volume-%s.info" % volume.id
+    first, second = (base.DriverSnapshot(id=str(uuid.uuid4()),
+                                         volume=volume, size=1)
+                     for _ in range(2))
+    driver.create_snapshot(first)
+    driver.create_snapshot(second)
+    one, two = ("volume-%s.%s" % (volume.id, s.id) for s in (first, second))
+    qcow2_craft.put_clusters(ganesha.export / one, {0: b"after first"})
+    # the newest overlay, empty, goes: the first's overlay is active again
+    driver.delete_snapshot(second)
+    assert share_files(ganesha) == ({base_file, one, info_file}, {
+        info_file: {"active": one, first.id: one}})
+    # the first's overlay holds data: not merged, nothing changed
+    with pytest.raises(exception.InvalidSnapshot, match="merges qcow2"):
+        driver.delete_snapshot(first)
+    assert share_files(ganesha)[0] == {base_file, one, info_file}
+    # a revert empties it; then it goes too
+    driver.revert_to_snapshot(volume, first)
+    assert backing_of(ganesha, one) == (qcow2.Backing(base_file, "qcow2"),
+                                        True)
+    driver.delete_snapshot(first)
+    assert share_files(ganesha) == ({base_file}, {})
+    # an attached qcow2 volume is not snapshotted (no assisted snapshots)
+    attached = dataclasses.replace(volume, attached=True)
+    with pytest.raises(exception.InvalidVolume, match="attached"):
+        driver.create_snapshot(base.DriverSnapshot(
+            id=str(uuid.uuid4()), volume=attached, size=1))
+    assert share_files(ganesha) == ({base_file}, {})
+    # a volume with snapshots is deleted with its chain
+    driver.create_snapshot(first)
+    driver.delete_volume(volume)
+    assert share_files(ganesha) == (set(), {})
