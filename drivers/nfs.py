@@ -350,6 +350,7 @@ class NfsDriver(base.VolumeDriver):
         the qcow2 chain (:func:`drivers.nfs_chain.delete_snapshot`).
 
         :raises InvalidSnapshot: the overlay holds data.
+        :raises InvalidVolume: the qcow2 volume is attached.
         """
         found = self._locate(snapshot.id, "snapshot",
                              snapshot.provider_location)
@@ -367,7 +368,8 @@ class NfsDriver(base.VolumeDriver):
             with self._chains.hold(snapshot.volume.id), \
                     self._mount(volume[0]) as nfs:
                 nfs_chain.delete_snapshot(nfs, snapshot.volume.id,
-                                          snapshot.id)
+                                          snapshot.id,
+                                          snapshot.volume.attached)
         LOG.info("Deleted snapshot %(id)s", {"id": snapshot.id})
 
     def create_volume_from_snapshot(self, volume: base.DriverVolume,

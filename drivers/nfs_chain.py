@@ -175,8 +175,8 @@ def revert(nfs: libnfs.Share, volume_id: str, snapshot_id: str,
     write_overlay(nfs, overlay, backing, size)
 
 
-def delete_snapshot(nfs: libnfs.Share, volume_id: str,
-                    snapshot_id: str) -> None:
+def delete_snapshot(nfs: libnfs.Share, volume_id: str, snapshot_id: str,
+                    attached: bool = False) -> None:
     """Take the snapshot's overlay out of the chain, when it holds no
     data (nothing was written to it): its child, or the volume, reads
     its backing file directly.  The .info changes last; its file goes
@@ -185,12 +185,19 @@ def delete_snapshot(nfs: libnfs.Share, volume_id: str,
     :raises InvalidSnapshot: the overlay holds data (the volume, or a
         later snapshot, was written to since): merging it needs an
         allocating qcow2 writer, which Ashlar does not have yet.
+    :raises InvalidVolume: the volume is ``attached``: its hypervisor
+        holds the chain's files open (Cinder asks Nova to change it).
     """
     info = read_info(nfs, volume_id)
     overlay = info.get(snapshot_id)
     if overlay is None:
         _remove_orphan(nfs, volume_id, overlay_name(volume_id, snapshot_id))
         return
+    if attached:
+        raise exception.InvalidVolume(
+            reason="qcow2 volume %s is attached: its hypervisor holds the "
+            "snapshot chain open, and Ashlar cannot ask it to change it "
+            "(Nova's assisted snapshot delete); detach it first" % volume_id)
     with layer(nfs, overlay) as dropped:
         empty, size, backing = (dropped.is_empty(), dropped.size,
                                 _backing_of(dropped))

@@ -394,7 +394,11 @@ def test_qcow2_snapshot_deletes_and_refusals(qcow2_driver, ganesha):
         driver.create_snapshot(base.DriverSnapshot(
             id=str(uuid.uuid4()), volume=attached, size=1))
     assert share_files(ganesha) == ({base_file}, {})
-    # a volume with snapshots is deleted with its chain
+    # nor are its overlays deleted while it is attached
     driver.create_snapshot(first)
+    with pytest.raises(exception.InvalidVolume, match="attached"):
+        driver.delete_snapshot(dataclasses.replace(first, volume=attached))
+    assert share_files(ganesha)[0] == {base_file, one, info_file}
+    # a volume with snapshots is deleted with its chain
     driver.delete_volume(volume)
     assert share_files(ganesha) == (set(), {})

@@ -278,12 +278,19 @@ def qcow2_layer(path):
 
 def test_an_attached_qcow2_volume_is_not_snapshotted(tmp_path):
     driver = qcow2_driver(tmp_path)
-    made = dataclasses.replace(volume(), attached=True)
+    made = volume()
     driver.create_volume(made)
+    attached = dataclasses.replace(made, attached=True)
     with pytest.raises(exception.InvalidVolume, match="assisted"):
-        driver.create_snapshot(snap(made))
+        driver.create_snapshot(snap(attached))
     assert sorted(os.listdir(tmp_path / "share1")) == [
         "volume-%s.qcow2" % made.id]
+    taken = snap(made)
+    driver.create_snapshot(taken)
+    before = sorted(os.listdir(tmp_path / "share1"))
+    with pytest.raises(exception.InvalidVolume, match="assisted"):
+        driver.delete_snapshot(dataclasses.replace(taken, volume=attached))
+    assert sorted(os.listdir(tmp_path / "share1")) == before
 
 
 def test_volumes_from_qcow2_snapshots_read_the_chain(tmp_path):
