@@ -18,8 +18,8 @@ shut out.  A snapshot of a qcow2 volume is a qcow2 overlay, as Cinder's
 (:mod:`drivers.nfs_chain`): refused while the volume is attached (Cinder
 needs Nova's assisted snapshots there); volumes from it, and clones of a
 qcow2 volume with snapshots, are raw copies of what its chain reads;
-deleting it takes its overlay out of the chain when the overlay holds no
-data, and is refused otherwise (no qcow2 merge yet).  Without the
+deleting it merges its overlay into the overlay's backing file (a fresh
+image renamed over it) and takes it out of the chain.  Without the
 option, snapshots are refused (as Cinder's default), and so are clones,
 which need one.
 
@@ -346,10 +346,9 @@ class NfsDriver(base.VolumeDriver):
             nfs_chain.snapshot(nfs, volume.id, snapshot.id)
 
     def delete_snapshot(self, snapshot: base.DriverSnapshot) -> None:
-        """Remove the snapshot's copy, or take its empty overlay out of
-        the qcow2 chain (:func:`drivers.nfs_chain.delete_snapshot`).
+        """Remove the snapshot's copy, or merge its overlay down and take
+        it out of the qcow2 chain (:func:`drivers.nfs_chain.delete_snapshot`).
 
-        :raises InvalidSnapshot: the overlay holds data.
         :raises InvalidVolume: the qcow2 volume is attached.
         """
         found = self._locate(snapshot.id, "snapshot",
@@ -403,8 +402,8 @@ class NfsDriver(base.VolumeDriver):
         reads (:class:`drivers.qcow2.Chain`), unless it exists (adopted).
 
         NOTE(ashlar): Cinder writes such copies as qcow2 when
-        ``nfs_qcow2_volumes``; writing qcow2 data clusters needs an
-        allocating writer Ashlar lacks, so they are raw (sparse)."""
+        ``nfs_qcow2_volumes``; Ashlar's qcow2 writer writes only merged
+        layers, so they are raw (sparse) through the generic copy path."""
         existing = self._locate(volume.id, hint=volume.provider_location)
         if existing is not None:
             return _adopted(volume.id, existing[0])

@@ -12,7 +12,10 @@ active file and each snapshot's overlay::
 
 It is replaced in one rename, and always last: a crash leaves the old
 chain in force, plus at most an overlay no .info names (removed by the
-retry, or by the volume's delete).
+retry, or by the volume's delete).  A snapshot's delete merges its
+overlay into the overlay's backing file (:func:`merge`, a fresh image
+renamed over it), then rebases the overlay's child or makes the backing
+file active.  Each step leaves every file of the chain reading as before.
 """
 
 import contextlib
@@ -20,10 +23,14 @@ import json
 import tempfile
 from collections.abc import Iterator
 
+from oslo_log import log as logging
+
 from common import exception
 from common import libnfs
 from drivers import nfs_files
 from drivers import qcow2
+
+LOG = logging.getLogger(__name__)
 
 #: Files a chain may have: more is taken for a loop.
 MAX_DEPTH = 1000
@@ -177,14 +184,12 @@ def revert(nfs: libnfs.Share, volume_id: str, snapshot_id: str,
 
 def delete_snapshot(nfs: libnfs.Share, volume_id: str, snapshot_id: str,
                     attached: bool = False) -> None:
-    """Take the snapshot's overlay out of the chain, when it holds no
-    data (nothing was written to it): its child, or the volume, reads
-    its backing file directly.  The .info changes last; its file goes
-    after.
+    """Take the snapshot's overlay out of the chain, as Cinder's offline
+    delete: what it holds is first merged into its backing file (a fresh
+    image renamed over it, :func:`merge`); then its child, or the volume,
+    reads that file directly.  The .info changes last; the overlay's file
+    goes after.
 
-    :raises InvalidSnapshot: the overlay holds data (the volume, or a
-        later snapshot, was written to since): merging it needs an
-        allocating qcow2 writer, which Ashlar does not have yet.
     :raises InvalidVolume: the volume is ``attached``: its hypervisor
         holds the chain's files open (Cinder asks Nova to change it).
     """
@@ -205,12 +210,7 @@ def delete_snapshot(nfs: libnfs.Share, volume_id: str, snapshot_id: str,
         raise exception.VolumeBackendAPIException(
             data="overlay %s has no backing file" % overlay)
     if not empty:
-        raise exception.InvalidSnapshot(
-            reason="snapshot %s of volume %s cannot be deleted: data was "
-            "written to the volume after it was taken (its overlay %s "
-            "holds clusters), and Ashlar merges qcow2 overlays only when "
-            "they are empty; delete the volume with its snapshots, or "
-            "keep the snapshot" % (snapshot_id, volume_id, overlay))
+        merge(nfs, overlay, backing)
     child = _child_of(nfs, info, overlay)
     info = {key: name for key, name in info.items() if key != snapshot_id}
     if child is not None:
@@ -220,6 +220,24 @@ def delete_snapshot(nfs: libnfs.Share, volume_id: str, snapshot_id: str,
         info[ACTIVE] = backing
     write_info(nfs, volume_id, info)
     nfs.unlink("/" + overlay)
+
+
+def merge(nfs: libnfs.Share, top: str, below: str) -> None:
+    """Make ``below`` hold what ``top``, its overlay, reads from both
+    (qemu-img commit): a fresh image of both layers
+    (:func:`drivers.qcow2.write_merged`), backed by ``below``'s backing
+    file, renamed over it.  ``top`` reads the same before and after (its
+    own clusters hide ``below``'s), so a crash at any point leaves the
+    chain whole, and a retry merges again."""
+    with layer(nfs, top) as upper, layer(nfs, below) as lower:
+        backing = lower.backing
+        if backing is not None and not backing.fmt:
+            backing = backing._replace(fmt="qcow2")
+        nfs_files.write_atomically(
+            nfs, below, lambda out, _tmp: qcow2.write_merged(
+                out, upper, lower, backing), replace=True)
+    LOG.info("Merged qcow2 overlay %(top)s into %(below)s",
+             {"top": top, "below": below})
 
 
 def _child_of(nfs: libnfs.Share, info: dict[str, str],

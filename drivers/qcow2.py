@@ -50,6 +50,8 @@ _L1_OFFSET_MASK = 0x00FFFFFFFFFFFE00
 _L2_OFFSET_MASK = 0x00FFFFFFFFFFFE00
 _L2_COMPRESSED = 1 << 62
 _L2_ZERO = 1
+#: An L1 or L2 entry's flag: the cluster's refcount is exactly one.
+_COPIED = 1 << 63
 #: Pieces a :class:`Layer` maps a guest cluster to.
 DATA, ZERO, UNALLOCATED = "data", "zero", "unallocated"
 #: Reads ``length`` bytes at an offset of an image (short only at its end).
@@ -317,6 +319,23 @@ class Layer:
                 return False
         return True
 
+    def allocated(self) -> dict[int, tuple[str, int]]:
+        """Every guest cluster this image maps itself, by index: (
+        :data:`DATA`, host offset) or (:data:`ZERO`, 0).
+
+        :raises VolumeBackendAPIException: a cluster is compressed.
+        """
+        found = {}
+        per_table = self.cluster // _TABLE_ENTRY.size
+        for index in range(len(self._l1)):
+            for slot, entry in enumerate(self._l2_table(index) or ()):
+                if entry:
+                    guest = (index * per_table + slot) * self.cluster
+                    kind, host = self.map(guest)
+                    if kind != UNALLOCATED:
+                        found[guest // self.cluster] = (kind, host)
+        return found
+
     def read_cluster(self, host: int, start: int, length: int) -> bytes:
         """``length`` bytes from ``start`` within the data cluster at host
         offset ``host``."""
@@ -384,3 +403,121 @@ class Chain:
             if kind == ZERO:
                 return None
         return None
+
+
+class Output(typing.Protocol):
+    """Where :func:`write_merged` writes (a ``libnfs.File``)."""
+
+    def pwrite(self, offset: int, data: bytes) -> int: ...
+
+    def truncate(self, length: int) -> None: ...
+
+
+class _Layout(typing.NamedTuple):
+    """Cluster numbers of a merged image's parts, in file order."""
+
+    reftable: int
+    l1: int
+    refblocks: int
+    l2: int
+    data: int
+    end: int
+
+
+def _write_all(out: Output, offset: int, data: bytes) -> None:
+    """Write ``data`` at ``offset`` whole, 1 MiB at a time (a write over
+    NFS may be short)."""
+    view = memoryview(data)
+    while view:
+        written = out.pwrite(offset, bytes(view[:units.Mi]))
+        if written <= 0:
+            raise exception.VolumeBackendAPIException(
+                data=f"a write at {offset} wrote nothing")
+        offset, view = offset + written, view[written:]
+
+
+def _layout(l1_clusters: int, tables: int, data: int) -> _Layout:
+    """Place header | refcount table | L1 | refcount blocks | L2 tables |
+    data, with enough refcount blocks (and table) for every cluster."""
+    per_block = (1 << _CLUSTER_BITS) * 8 // (1 << _REFCOUNT_ORDER)
+    blocks = reftable = 1
+    while True:
+        end = 1 + reftable + l1_clusters + blocks + tables + data
+        need_blocks = -(-end // per_block)
+        need_table = _clusters(need_blocks * _TABLE_ENTRY.size, _CLUSTER_BITS)
+        if (need_blocks, need_table) == (blocks, reftable):
+            l1 = 1 + reftable
+            return _Layout(1, l1, l1 + l1_clusters, l1 + l1_clusters + blocks,
+                           end - data, end)
+        blocks, reftable = need_blocks, need_table
+
+
+def write_merged(out: Output, top: Layer, below: Layer,
+                 backing: Backing | None) -> None:
+    """Write into the empty ``out`` a fresh qcow2 v3 image of ``top``'s
+    virtual size holding ``below``'s clusters overlaid by ``top``'s (what
+    qemu-img commit of ``top`` into ``below`` makes), backed by
+    ``backing``; every cluster's refcount 1.
+
+    :raises VolumeBackendAPIException: an image has other than 64 KiB
+        clusters, incompatible features, or compressed clusters.
+    """
+    for image in (top, below):
+        if (image.header.cluster_bits != _CLUSTER_BITS
+                or image.header.incompatible_features
+                or below.size > top.size):
+            raise exception.VolumeBackendAPIException(
+                data=f"{image.name}: only clean images of 64 KiB clusters, "
+                "the lower one no larger, are merged without qemu")
+    mapping = {index: (below, kind, host) for index, (kind, host)
+               in below.allocated().items()}
+    mapping.update((index, (top, kind, host)) for index, (kind, host)
+                   in top.allocated().items())
+    cluster = 1 << _CLUSTER_BITS
+    per_table = cluster // _TABLE_ENTRY.size
+    l1_size = _l1_entries(top.size, _CLUSTER_BITS)
+    tables = sorted({index // per_table for index in mapping})
+    data = sorted(index for index, (_, kind, _) in mapping.items()
+                  if kind == DATA)
+    at = _layout(_clusters(l1_size * _TABLE_ENTRY.size, _CLUSTER_BITS),
+                 len(tables), len(data))
+    data_at = {index: (at.data + n) * cluster for n, index in enumerate(data)}
+    _write_metadata(out, top.size, backing, at, l1_size, tables)
+    for n, table in enumerate(tables):
+        entries = []
+        for index in range(table * per_table, (table + 1) * per_table):
+            kind = mapping[index][1] if index in mapping else UNALLOCATED
+            entries.append(data_at[index] | _COPIED if kind == DATA
+                           else _L2_ZERO if kind == ZERO else 0)
+        _write_all(out, (at.l2 + n) * cluster,
+                   b"".join(_TABLE_ENTRY.pack(e) for e in entries))
+    for index in data:
+        source, _, host = mapping[index]
+        _write_all(out, data_at[index],
+                   source.read_cluster(host, 0, cluster))
+    out.truncate(at.end * cluster)
+
+
+def _write_metadata(out: Output, size: int, backing: Backing | None,
+                    at: _Layout, l1_size: int, tables: list[int]) -> None:
+    """The header, refcount table and blocks (every cluster used once)
+    and L1 table of a merged image laid out as ``at``."""
+    cluster = 1 << _CLUSTER_BITS
+    extensions, name = _backing_fields(backing)
+    header = Header(
+        _MAGIC, _VERSION, _HEADER.size + len(extensions) if name else 0,
+        len(name), _CLUSTER_BITS, size, 0, l1_size, at.l1 * cluster,
+        at.reftable * cluster, at.l1 - at.reftable, 0, 0, 0, 0, 0,
+        _REFCOUNT_ORDER, _HEADER.size)
+    _write_all(out, 0, (_HEADER.pack(*header) + extensions + name).ljust(
+        cluster, b"\0"))
+    blocks = at.l2 - at.refblocks
+    _write_all(out, at.reftable * cluster, b"".join(
+        _TABLE_ENTRY.pack((at.refblocks + n) * cluster)
+        for n in range(blocks)))
+    _write_all(out, at.refblocks * cluster, _REFCOUNT.pack(1) * at.end)
+    l1 = [0] * l1_size
+    for n, table in enumerate(tables):
+        l1[table] = (at.l2 + n) * cluster | _COPIED
+    _write_all(out, at.l1 * cluster,
+               b"".join(_TABLE_ENTRY.pack(e) for e in l1))

@@ -26,6 +26,7 @@ from common import libnfs
 from deploy.testbed import harness
 from drivers import base
 from drivers import nfs
+from drivers import nfs_chain
 from drivers import qcow2
 from services.agent import volume_io
 from services.volume import attach as volume_attach
@@ -362,7 +363,7 @@ def test_qcow2_snapshots_are_overlays_on_the_share(qcow2_driver, ganesha):
         assert host.read(2 * units.Gi - 100, 100) == bytes(100)
 
 
-def test_qcow2_snapshot_deletes_and_refusals(qcow2_driver, ganesha):
+def test_qcow2_snapshot_deletes_reverts_and_refusals(qcow2_driver, ganesha):
     driver = qcow2_driver
     volume = new_volume(driver, multiattach=False)
     base_file = "volume-%s.qcow2" % volume.id
@@ -378,16 +379,20 @@ def test_qcow2_snapshot_deletes_and_refusals(qcow2_driver, ganesha):
     driver.delete_snapshot(second)
     assert share_files(ganesha) == ({base_file, one, info_file}, {
         info_file: {"active": one, first.id: one}})
-    # the first's overlay holds data: not merged, nothing changed
-    with pytest.raises(exception.InvalidSnapshot, match="merges qcow2"):
-        driver.delete_snapshot(first)
-    assert share_files(ganesha)[0] == {base_file, one, info_file}
-    # a revert empties it; then it goes too
+    # a revert empties it
     driver.revert_to_snapshot(volume, first)
     assert backing_of(ganesha, one) == (qcow2.Backing(base_file, "qcow2"),
                                         True)
+    # written again, it is merged into the base file when deleted
+    qcow2_craft.put_clusters(ganesha.export / one, {0: b"after revert"})
     driver.delete_snapshot(first)
     assert share_files(ganesha) == ({base_file}, {})
+    with libnfs.Share(ganesha.url) as share, \
+            nfs_chain.open_chain(share, base_file) as disk:
+        assert (len(disk.layers), disk.read(0, 13)) == (
+            1, b"after revert\0")
+    assert not [name for name in os.listdir(ganesha.export)
+                if name.startswith(".ashlar-")]
     # an attached qcow2 volume is not snapshotted (no assisted snapshots)
     attached = dataclasses.replace(volume, attached=True)
     with pytest.raises(exception.InvalidVolume, match="attached"):

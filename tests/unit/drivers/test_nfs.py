@@ -366,21 +366,43 @@ def test_deleting_an_older_empty_overlay_rebases_its_child(tmp_path):
         assert image.read(9) == b"base data"
 
 
-def test_an_overlay_with_data_is_not_merged(tmp_path):
+def test_an_overlay_with_data_is_merged_into_its_backing_file(tmp_path):
     driver = qcow2_driver(tmp_path)
     share = tmp_path / "share1"
     made = volume()
     driver.create_volume(made)
-    taken = snap(made)
-    driver.create_snapshot(taken)
-    overlay = share / ("volume-%s.%s" % (made.id, taken.id))
-    qcow2_craft.put_clusters(overlay, {0: b"written after"})
-    before = sorted(os.listdir(share)), info_of(share, made)
-    with pytest.raises(exception.InvalidSnapshot, match="merges qcow2"):
-        driver.delete_snapshot(taken)
-    assert (sorted(os.listdir(share)), info_of(share, made)) == before
-    driver.delete_volume(made)
-    assert os.listdir(share) == []
+    base_file = share / ("volume-%s.qcow2" % made.id)
+    qcow2_craft.put_clusters(base_file, {0: b"base", units.Mi: b"kept"})
+    first, second = snap(made), snap(made)
+    driver.create_snapshot(first)
+    one = share / ("volume-%s.%s" % (made.id, first.id))
+    qcow2_craft.put_clusters(one, {0: b"one"})
+    driver.create_snapshot(second)
+    two = share / ("volume-%s.%s" % (made.id, second.id))
+    qcow2_craft.put_clusters(two, {units.Mi: qcow2_craft.ZERO})
+    # the older snapshot: its overlay (data: "one") into the base file
+    driver.delete_snapshot(first)
+    assert info_of(share, made) == {"active": two.name, second.id: two.name}
+    assert not one.exists()
+    assert qcow2_layer(two).backing.name == base_file.name
+    assert qcow2_layer(base_file).backing is None
+    from_second = volume()
+    driver.create_volume_from_snapshot(from_second, second)
+    with open(share / ("volume-%s.raw" % from_second.id), "rb") as image:
+        assert image.read(4) == b"one\0"
+        image.seek(units.Mi)
+        assert image.read(4) == b"kept"
+    # the newest, active: its overlay into the base file, active again
+    driver.extend_volume(made, 2)
+    driver.delete_snapshot(second)
+    assert info_of(share, made) is None
+    assert sorted(os.listdir(share)) == sorted(
+        [base_file.name, "volume-%s.raw" % from_second.id])
+    disk = qcow2.Chain([qcow2_layer(base_file)])
+    assert (disk.size, disk.read(0, 4), disk.read(units.Mi, 4)) == (
+        2 * units.Gi, b"one\0", bytes(4))
+    assert driver.initialize_connection(made, {"host": "h"})["data"][
+        "name"] == base_file.name
 
 
 def test_revert_empties_the_latest_overlay(tmp_path):

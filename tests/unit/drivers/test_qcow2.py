@@ -188,3 +188,95 @@ def test_qemu_follows_a_rebased_overlay(tmp_path):
     subprocess.run(["qemu-img", "compare", str(tmp_path / "c"),
                     str(tmp_path / "a")], check=True, capture_output=True)
     assert chain(tmp_path, "c").read(0, 2) == b"\x5a\x5a"
+
+
+class LocalFile:
+    """``write_merged``'s output on a local file."""
+
+    def __init__(self, path):
+        self.fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+
+    def pwrite(self, offset, data):
+        return os.pwrite(self.fd, data, offset)
+
+    def truncate(self, length):
+        os.ftruncate(self.fd, length)
+
+
+def merge(folder, top, below, out):
+    lower = layer(folder / below)
+    qcow2.write_merged(LocalFile(folder / out), layer(folder / top), lower,
+                       lower.backing)
+
+
+def test_a_merged_image_reads_as_the_two_layers_did(tmp_path):
+    make(tmp_path / "base", units.Gi)
+    make(tmp_path / "mid", units.Gi, "base")
+    make(tmp_path / "top", 2 * units.Gi, "mid")
+    qcow2_craft.put_clusters(tmp_path / "base", {0: b"base", CLUSTER: b"b1"})
+    qcow2_craft.put_clusters(tmp_path / "mid", {
+        CLUSTER: b"mid", 2 * CLUSTER: b"m2", 700 * units.Mi: b"m700"})
+    qcow2_craft.put_clusters(tmp_path / "top", {
+        2 * CLUSTER: qcow2_craft.ZERO, 1500 * units.Mi: b"t1500"})
+    merge(tmp_path, "top", "mid", "merged")
+    merged = layer(tmp_path / "merged")
+    assert (merged.size, merged.backing) == (
+        2 * units.Gi, qcow2.Backing("base", "qcow2"))
+    assert {index: kind for index, (kind, _) in merged.allocated().items()
+            } == {1: qcow2.DATA, 2: qcow2.ZERO,
+                  700 * units.Mi // CLUSTER: qcow2.DATA,
+                  1500 * units.Mi // CLUSTER: qcow2.DATA}
+    before, after = chain(tmp_path, "top"), chain(tmp_path, "merged")
+    for offset in (0, CLUSTER, 2 * CLUSTER, 700 * units.Mi,
+                   1500 * units.Mi, 2 * units.Gi - CLUSTER):
+        assert after.read(offset, CLUSTER) == before.read(offset, CLUSTER)
+    assert after.read(0, 4) == b"base"
+
+
+def test_images_qemu_could_not_be_merged_by_us_are_refused(tmp_path):
+    make(tmp_path / "below", 2 * units.Gi)
+    make(tmp_path / "top", units.Gi, "below")
+    with pytest.raises(exception.VolumeBackendAPIException,
+                       match="no larger"):
+        merge(tmp_path, "top", "below", "merged")
+
+
+@pytest.mark.parametrize("data", [0, 32000, 40000, 10 ** 8])
+def test_the_refcounts_cover_every_cluster_of_a_merged_image(data):
+    at = qcow2._layout(2, 3, data)
+    blocks = at.l2 - at.refblocks
+    per_block = CLUSTER * 8 // 16
+    assert blocks * per_block >= at.end > (blocks - 1) * per_block
+    assert (at.l1 - at.reftable) * CLUSTER // 8 >= blocks
+    assert at.end == 1 + (at.l1 - 1) + 2 + blocks + 3 + data
+
+
+@needs_qemu
+def test_qemu_checks_and_compares_a_merged_image(tmp_path):
+    make(tmp_path / "a", units.Gi)
+    make(tmp_path / "b", units.Gi, "a")
+    make(tmp_path / "c", 3 * units.Gi, "b")
+    qemu_io(tmp_path / "a", "write -P 0x0a 0 3M")
+    qemu_io(tmp_path / "b", "write -P 0x0b 1M 300k", "write -z 2M 64k",
+            "write -P 0x1b 900M 2M")
+    qemu_io(tmp_path / "c", "write -P 0x0c 1100k 10k", "write -z 0 64k",
+            "write -P 0x1c 2500M 1M")
+    for offset in range(0, 40 * units.Mi, units.Mi):
+        qemu_io(tmp_path / "b", "write -P 0x2b %d 64k" % (
+            100 * units.Mi + offset))
+    merge(tmp_path, "c", "b", "m")
+    subprocess.run(["qemu-img", "check", str(tmp_path / "m")], check=True,
+                   capture_output=True)
+    subprocess.run(["qemu-img", "compare", str(tmp_path / "m"),
+                    str(tmp_path / "c")], check=True, capture_output=True)
+    info = qemu_info(tmp_path / "m")
+    assert (info["virtual-size"], info["backing-filename"]) == (
+        3 * units.Gi, "a")
+    # qemu writes on into the merged image; the refcounts hold
+    qemu_io(tmp_path / "m", "write -P 0x0d 2G 5M")
+    subprocess.run(["qemu-img", "check", str(tmp_path / "m")], check=True,
+                   capture_output=True)
+    merge(tmp_path, "m", "a", "flat")
+    subprocess.run(["qemu-img", "compare", str(tmp_path / "flat"),
+                    str(tmp_path / "m")], check=True, capture_output=True)
+    assert qemu_info(tmp_path / "flat").get("backing-filename") is None
