@@ -18,7 +18,7 @@ encryption, external data files and extended L2 entries are refused.
 import os
 import struct
 import typing
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 from oslo_utils import units
 
@@ -491,11 +491,29 @@ def write_merged(out: Output, top: Layer, below: Layer,
                            else _L2_ZERO if kind == ZERO else 0)
         _write_all(out, (at.l2 + n) * cluster,
                    b"".join(_TABLE_ENTRY.pack(e) for e in entries))
+    for first, source, host, count in _runs(data, mapping):
+        _write_all(out, data_at[first],
+                   source.read_cluster(host, 0, count * cluster))
+    out.truncate(at.end * cluster)
+
+
+def _runs(data: list[int], mapping: dict[int, tuple[Layer, str, int]]
+          ) -> Iterator[tuple[int, Layer, int, int]]:
+    """The data clusters to copy, in runs of up to 16 that follow each
+    other in both the source layer and the merged image: (first guest
+    cluster, source, host offset, count)."""
+    run: list[typing.Any] = []
     for index in data:
         source, _, host = mapping[index]
-        _write_all(out, data_at[index],
-                   source.read_cluster(host, 0, cluster))
-    out.truncate(at.end * cluster)
+        if run and (source is run[1] and run[3] < 16
+                    and host == run[2] + run[3] * source.cluster):
+            run[3] += 1
+            continue
+        if run:
+            yield run[0], run[1], run[2], run[3]
+        run = [index, source, host, 1]
+    if run:
+        yield run[0], run[1], run[2], run[3]
 
 
 def _write_metadata(out: Output, size: int, backing: Backing | None,
