@@ -235,7 +235,7 @@ def merge(nfs: libnfs.Share, top: str, below: str) -> None:
             backing = backing._replace(fmt="qcow2")
         nfs_files.write_atomically(
             nfs, below, lambda out, _tmp: qcow2.write_merged(
-                out, upper, lower, backing), replace=True)
+                out, [upper, lower], backing), replace=True)
     LOG.info("Merged qcow2 overlay %(top)s into %(below)s",
              {"top": top, "below": below})
 

@@ -298,7 +298,12 @@ class Layer:
         per_table = self.cluster // _TABLE_ENTRY.size
         cluster_index = guest >> self.header.cluster_bits
         table = self._l2_table(cluster_index // per_table)
-        entry = table[cluster_index % per_table] if table else 0
+        return self.decode(table[cluster_index % per_table] if table else 0,
+                           guest)
+
+    def decode(self, entry: int, guest: int) -> tuple[str, int]:
+        """What the L2 ``entry`` of the cluster at ``guest`` maps it to,
+        as :meth:`map` says."""
         if entry & _L2_COMPRESSED:
             raise exception.VolumeBackendAPIException(
                 data=f"{self.name} has compressed clusters (guest offset "
@@ -452,66 +457,104 @@ def _layout(l1_clusters: int, tables: int, data: int) -> _Layout:
         blocks, reftable = need_blocks, need_table
 
 
-def write_merged(out: Output, top: Layer, below: Layer,
-                 backing: Backing | None) -> None:
-    """Write into the empty ``out`` a fresh qcow2 v3 image of ``top``'s
-    virtual size holding ``below``'s clusters overlaid by ``top``'s (what
-    qemu-img commit of ``top`` into ``below`` makes), backed by
-    ``backing``; every cluster's refcount 1.
+def write_merged(out: Output, layers: list[Layer], backing: Backing | None,
+                 size: int | None = None) -> None:
+    """Write into the empty ``out`` a fresh qcow2 v3 image holding what
+    the chain ``layers`` (top first) maps itself, each cluster from the
+    top layer that has it (what qemu-img commit of the upper layers into
+    the lowest makes), of ``size`` virtual bytes (the top's by default),
+    backed by ``backing``; every cluster's refcount 1.  It goes L2 table
+    by L2 table, twice (to count, then to write).
 
     :raises VolumeBackendAPIException: an image has other than 64 KiB
-        clusters, incompatible features, or compressed clusters.
+        clusters, incompatible features, or compressed clusters, or is
+        larger than the one above it.
     """
-    for image in (top, below):
-        if (image.header.cluster_bits != _CLUSTER_BITS
-                or image.header.incompatible_features
-                or below.size > top.size):
-            raise exception.VolumeBackendAPIException(
-                data=f"{image.name}: only clean images of 64 KiB clusters, "
-                "the lower one no larger, are merged without qemu")
-    mapping = {index: (below, kind, host) for index, (kind, host)
-               in below.allocated().items()}
-    mapping.update((index, (top, kind, host)) for index, (kind, host)
-                   in top.allocated().items())
+    size = layers[0].size if size is None else size
+    _check_mergeable(layers, size)
     cluster = 1 << _CLUSTER_BITS
-    per_table = cluster // _TABLE_ENTRY.size
-    l1_size = _l1_entries(top.size, _CLUSTER_BITS)
-    tables = sorted({index // per_table for index in mapping})
-    data = sorted(index for index, (_, kind, _) in mapping.items()
-                  if kind == DATA)
+    l1_size = _l1_entries(size, _CLUSTER_BITS)
+    tables, data = [], 0
+    for table in range(l1_size):
+        pieces = _merged_table(layers, table)
+        if pieces is not None:
+            tables.append(table)
+            data += sum(1 for kind, _, _ in pieces if kind == DATA)
     at = _layout(_clusters(l1_size * _TABLE_ENTRY.size, _CLUSTER_BITS),
-                 len(tables), len(data))
-    data_at = {index: (at.data + n) * cluster for n, index in enumerate(data)}
-    _write_metadata(out, top.size, backing, at, l1_size, tables)
+                 len(tables), data)
+    _write_metadata(out, size, backing, at, l1_size, tables)
+    next_data = at.data * cluster
     for n, table in enumerate(tables):
-        entries = []
-        for index in range(table * per_table, (table + 1) * per_table):
-            kind = mapping[index][1] if index in mapping else UNALLOCATED
-            entries.append(data_at[index] | _COPIED if kind == DATA
-                           else _L2_ZERO if kind == ZERO else 0)
+        entries, copies = [], []
+        for kind, source, host in _merged_table(layers, table) or ():
+            if kind == DATA and source is not None:
+                entries.append(next_data | _COPIED)
+                copies.append((next_data, source, host))
+                next_data += cluster
+            else:
+                entries.append(_L2_ZERO if kind == ZERO else 0)
         _write_all(out, (at.l2 + n) * cluster,
                    b"".join(_TABLE_ENTRY.pack(e) for e in entries))
-    for first, source, host, count in _runs(data, mapping):
-        _write_all(out, data_at[first],
-                   source.read_cluster(host, 0, count * cluster))
+        for dest, source, host, count in _runs(copies):
+            _write_all(out, dest, source.read_cluster(host, 0,
+                                                      count * cluster))
     out.truncate(at.end * cluster)
 
 
-def _runs(data: list[int], mapping: dict[int, tuple[Layer, str, int]]
+def _check_mergeable(layers: list[Layer], size: int) -> None:
+    above = size
+    for image in layers:
+        if (image.header.cluster_bits != _CLUSTER_BITS
+                or image.header.incompatible_features
+                or image.size > above):
+            raise exception.VolumeBackendAPIException(
+                data=f"{image.name}: only clean images of 64 KiB clusters, "
+                "each no larger than the one above, are merged without qemu")
+        above = image.size
+
+
+Piece = tuple[str, "Layer | None", int]
+
+
+def _merged_table(layers: list[Layer], table: int) -> list[Piece] | None:
+    """What each guest cluster of L1 entry ``table`` is in the merged
+    image: (kind, source layer, host offset); None when none is
+    allocated."""
+    cluster = 1 << _CLUSTER_BITS
+    per_table = cluster // _TABLE_ENTRY.size
+    l2s = [layer._l2_table(table) for layer in layers]
+    if not any(l2s):
+        return None
+    pieces: list[Piece] = [(UNALLOCATED, None, 0)] * per_table
+    found = False
+    for slot in range(per_table):
+        guest = (table * per_table + slot) * cluster
+        for layer, l2 in zip(layers, l2s, strict=True):
+            if guest >= layer.size:
+                break  # zeros; as the merged image's backing file reads
+            kind, host = layer.decode(l2[slot] if l2 else 0, guest)
+            if kind != UNALLOCATED:
+                pieces[slot] = (kind, layer, host)
+                found = True
+                break
+    return pieces if found else None
+
+
+def _runs(copies: list[tuple[int, Layer, int]]
           ) -> Iterator[tuple[int, Layer, int, int]]:
-    """The data clusters to copy, in runs of up to 16 that follow each
-    other in both the source layer and the merged image: (first guest
-    cluster, source, host offset, count)."""
+    """``copies`` (destination, source, host offset), one a cluster, in
+    runs of up to 16 that follow each other in the source and in the
+    merged image: (destination, source, host offset, count)."""
     run: list[typing.Any] = []
-    for index in data:
-        source, _, host = mapping[index]
+    for dest, source, host in copies:
         if run and (source is run[1] and run[3] < 16
-                    and host == run[2] + run[3] * source.cluster):
+                    and host == run[2] + run[3] * source.cluster
+                    and dest == run[0] + run[3] * source.cluster):
             run[3] += 1
             continue
         if run:
             yield run[0], run[1], run[2], run[3]
-        run = [index, source, host, 1]
+        run = [dest, source, host, 1]
     if run:
         yield run[0], run[1], run[2], run[3]
 

@@ -205,7 +205,7 @@ class LocalFile:
 
 def merge(folder, top, below, out):
     lower = layer(folder / below)
-    qcow2.write_merged(LocalFile(folder / out), layer(folder / top), lower,
+    qcow2.write_merged(LocalFile(folder / out), [layer(folder / top), lower],
                        lower.backing)
 
 
@@ -280,3 +280,24 @@ def test_qemu_checks_and_compares_a_merged_image(tmp_path):
     subprocess.run(["qemu-img", "compare", str(tmp_path / "flat"),
                     str(tmp_path / "m")], check=True, capture_output=True)
     assert qemu_info(tmp_path / "flat").get("backing-filename") is None
+
+
+@needs_qemu
+def test_a_whole_chain_flattened_into_a_larger_image(tmp_path):
+    make(tmp_path / "a", units.Gi)
+    make(tmp_path / "b", units.Gi, "a")
+    make(tmp_path / "c", 2 * units.Gi, "b")
+    qemu_io(tmp_path / "a", "write -P 0x0a 0 2M", "write -P 0x1a 1000M 1M")
+    qemu_io(tmp_path / "b", "write -P 0x0b 1M 100k", "write -z 1000M 64k")
+    qemu_io(tmp_path / "c", "write -P 0x0c 1500M 1M", "write -z 0 64k")
+    qcow2.write_merged(LocalFile(tmp_path / "flat"), [
+        layer(tmp_path / name) for name in ("c", "b", "a")], None,
+        3 * units.Gi)
+    subprocess.run(["qemu-img", "check", str(tmp_path / "flat")],
+                   check=True, capture_output=True)
+    info = qemu_info(tmp_path / "flat")
+    assert (info["virtual-size"], info.get("backing-filename")) == (
+        3 * units.Gi, None)
+    # qemu-img compare allows the larger image's tail when it is zeros
+    subprocess.run(["qemu-img", "compare", str(tmp_path / "flat"),
+                    str(tmp_path / "c")], check=True, capture_output=True)
