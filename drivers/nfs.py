@@ -17,7 +17,8 @@ are read and written by the agent, which an overlay's qcow2 chain would
 shut out.  A snapshot of a qcow2 volume is a qcow2 overlay, as Cinder's
 (:mod:`drivers.nfs_chain`): refused while the volume is attached (Cinder
 needs Nova's assisted snapshots there); volumes from it, and clones of a
-qcow2 volume with snapshots, are raw copies of what its chain reads;
+qcow2 volume with snapshots, are its chain merged into one qcow2 image
+(raw when multiattach);
 deleting it merges its overlay into the overlay's backing file (a fresh
 image renamed over it) and takes it out of the chain.  Without the
 option, snapshots are refused (as Cinder's default), and so are clones,
@@ -398,23 +399,29 @@ class NfsDriver(base.VolumeDriver):
 
     def _flattened(self, volume: base.DriverVolume, export: str,
                    top: str) -> dict[str, Any]:
-        """Volume ``volume``, raw, holding what the qcow2 chain of ``top``
-        reads (:class:`drivers.qcow2.Chain`), unless it exists (adopted).
-
-        NOTE(ashlar): Cinder writes such copies as qcow2 when
-        ``nfs_qcow2_volumes``; Ashlar's qcow2 writer writes only merged
-        layers, so they are raw (sparse) through the generic copy path."""
+        """Volume ``volume`` holding what the qcow2 chain of ``top``
+        reads, unless it exists (adopted): with ``nfs_qcow2_volumes``, a
+        qcow2 image of every layer merged, without backing file, on the
+        chain's share (as Cinder's qemu-img convert); else, or when the
+        volume is multiattach, a raw sparse file through the generic copy
+        path (:class:`drivers.qcow2.Chain`)."""
         existing = self._locate(volume.id, hint=volume.provider_location)
         if existing is not None:
             return _adopted(volume.id, existing[0])
-
-        def fill(write: base.Writer) -> None:
-            with self._mount(export) as nfs, \
-                    nfs_chain.open_chain(nfs, top) as chain:
-                sparse_copy.stream(chain.read, write,
-                                   min(chain.size, volume.size * units.Gi))
-        update = self._write_copy(volume, fill)
-        LOG.info("Created raw volume %(id)s of %(size)s GiB from the qcow2 "
+        size = volume.size * units.Gi
+        if self.volume_format == "qcow2" and not volume.multiattach:
+            with self._mount(export) as nfs:
+                nfs_chain.flatten(nfs, top, nfs_files.file_name(
+                    volume.id, "qcow2"), size)
+            update = {"provider_location": export}
+        else:
+            def fill(write: base.Writer) -> None:
+                with self._mount(export) as nfs, \
+                        nfs_chain.open_chain(nfs, top) as chain:
+                    sparse_copy.stream(chain.read, write,
+                                       min(chain.size, size))
+            update = self._write_copy(volume, fill)
+        LOG.info("Created volume %(id)s of %(size)s GiB from the qcow2 "
                  "chain of %(top)s", {"id": volume.id, "size": volume.size,
                                       "top": top})
         return update

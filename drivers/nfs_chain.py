@@ -123,6 +123,17 @@ def _backing_of(current: qcow2.Layer) -> str | None:
     return current.backing.name
 
 
+def flatten(nfs: libnfs.Share, top: str, name: str, size: int) -> None:
+    """A new qcow2 image ``name`` of ``size`` virtual bytes, without
+    backing file, holding what the chain of ``top`` reads (every layer
+    merged, :func:`drivers.qcow2.write_merged`), linked into place (an
+    existing ``name`` is not overwritten)."""
+    with open_chain(nfs, top) as chain:
+        nfs_files.write_atomically(
+            nfs, name, lambda out, _tmp: qcow2.write_merged(
+                out, chain.layers, None, size))
+
+
 def backing_name(nfs: libnfs.Share, name: str) -> str | None:
     """The backing file name in ``name``'s header, None when it has none."""
     with layer(nfs, name) as current:

@@ -306,13 +306,24 @@ def test_qcow2_snapshots_are_overlays_on_the_share(qcow2_driver, ganesha):
     driver.create_volume_from_snapshot(from_second, second)
     clone = base.DriverVolume(id=str(uuid.uuid4()), size=1)
     driver.create_cloned_volume(clone, volume)
+    # qcow2 images of the chain merged, no backing file (hypervisors')
     for copy, first_bytes in ((from_first, old), (from_second, new),
                               (clone, new)):
-        assert read_all(driver, copy, 100) == first_bytes
-        with opened(driver, copy, "reader", "ro") as host:
-            assert host.read(3 * units.Mi, 100) == old
-    with opened(driver, from_first, "reader", "ro") as host:
-        assert host.read(2 * units.Gi - 100, 100) == bytes(100)
+        name = "volume-%s.qcow2" % copy.id
+        assert share_files(ganesha, copy.id) == ({name}, {})
+        with libnfs.Share(ganesha.url) as share, \
+                nfs_chain.open_chain(share, name) as disk:
+            assert (len(disk.layers), disk.size) == (1, copy.size * units.Gi)
+            assert disk.read(0, 100) == first_bytes
+            assert disk.read(3 * units.Mi, 100) == old
+            assert disk.read(copy.size * units.Gi - 100, 100) == bytes(100)
+    # a multiattach one is raw: hosts read it through libnfs
+    shared = base.DriverVolume(id=str(uuid.uuid4()), size=1,
+                               multiattach=True)
+    driver.create_volume_from_snapshot(shared, second)
+    with opened(driver, shared, "reader", "ro") as host:
+        assert (host.read(0, 100), host.read(3 * units.Mi, 100)) == (
+            new, old)
 
 
 def test_qcow2_snapshot_deletes_reverts_and_refusals(qcow2_driver, ganesha):

@@ -293,6 +293,13 @@ def test_an_attached_qcow2_volume_is_not_snapshotted(tmp_path):
     assert sorted(os.listdir(tmp_path / "share1")) == before
 
 
+def flat_volume(share, made):
+    """The volume's qcow2 image, which must have no backing file, read."""
+    image = qcow2_layer(share / ("volume-%s.qcow2" % made.id))
+    assert (image.backing, image.size) == (None, made.size * units.Gi)
+    return qcow2.Chain([image])
+
+
 def test_volumes_from_qcow2_snapshots_read_the_chain(tmp_path):
     driver = qcow2_driver(tmp_path)
     share = tmp_path / "share1"
@@ -305,18 +312,27 @@ def test_volumes_from_qcow2_snapshots_read_the_chain(tmp_path):
     qcow2_craft.put_clusters(share / ("volume-%s.%s" % (made.id, taken.id)),
                              {0: b"after!", 5 * units.Mi: qcow2_craft.ZERO})
     from_snap, clone = volume(size=2), volume()
+    shared = volume(multiattach=True)
     driver.create_volume_from_snapshot(from_snap, taken)
     driver.create_cloned_volume(clone, made)
-    for copy, first in ((from_snap, b"before"), (clone, b"after!")):
-        path = share / ("volume-%s.raw" % copy.id)
-        assert path.stat().st_size == copy.size * units.Gi
-        with open(path, "rb") as image:
-            assert image.read(6) == first
-            image.seek(5 * units.Mi)
-            assert image.read(4) == (
-                b"kept" if copy is from_snap else bytes(4))
-        # two 4 MiB chunks of the copy hold data
-        assert path.stat().st_blocks * 512 <= 8 * units.Mi
+    driver.create_volume_from_snapshot(shared, taken)
+    for copy, first, middle in ((from_snap, b"before", b"kept"),
+                                (clone, b"after!", bytes(4))):
+        disk = flat_volume(share, copy)
+        assert (disk.read(0, 6), disk.read(5 * units.Mi, 4)) == (
+            first, middle)
+        # two data clusters, and the metadata
+        assert (share / ("volume-%s.qcow2" % copy.id)).stat().st_size <= (
+            10 * 64 * units.Ki)
+    # a multiattach volume is raw, so that hosts may share it
+    path = share / ("volume-%s.raw" % shared.id)
+    assert path.stat().st_size == units.Gi
+    with open(path, "rb") as image:
+        assert image.read(6) == b"before"
+        image.seek(5 * units.Mi)
+        assert image.read(4) == b"kept"
+    # two 4 MiB chunks of the copy hold data
+    assert path.stat().st_blocks * 512 <= 8 * units.Mi
 
 
 def test_deleting_the_newest_empty_overlay_makes_its_backing_active(
@@ -362,8 +378,7 @@ def test_deleting_an_older_empty_overlay_rebases_its_child(tmp_path):
     assert not (share / ("volume-%s.%s" % (made.id, first.id))).exists()
     from_snap = volume()
     driver.create_volume_from_snapshot(from_snap, second)
-    with open(share / ("volume-%s.raw" % from_snap.id), "rb") as image:
-        assert image.read(9) == b"base data"
+    assert flat_volume(share, from_snap).read(0, 9) == b"base data"
 
 
 def test_an_overlay_with_data_is_merged_into_its_backing_file(tmp_path):
@@ -388,16 +403,14 @@ def test_an_overlay_with_data_is_merged_into_its_backing_file(tmp_path):
     assert qcow2_layer(base_file).backing is None
     from_second = volume()
     driver.create_volume_from_snapshot(from_second, second)
-    with open(share / ("volume-%s.raw" % from_second.id), "rb") as image:
-        assert image.read(4) == b"one\0"
-        image.seek(units.Mi)
-        assert image.read(4) == b"kept"
+    disk = flat_volume(share, from_second)
+    assert (disk.read(0, 4), disk.read(units.Mi, 4)) == (b"one\0", b"kept")
     # the newest, active: its overlay into the base file, active again
     driver.extend_volume(made, 2)
     driver.delete_snapshot(second)
     assert info_of(share, made) is None
     assert sorted(os.listdir(share)) == sorted(
-        [base_file.name, "volume-%s.raw" % from_second.id])
+        [base_file.name, "volume-%s.qcow2" % from_second.id])
     disk = qcow2.Chain([qcow2_layer(base_file)])
     assert (disk.size, disk.read(0, 4), disk.read(units.Mi, 4)) == (
         2 * units.Gi, b"one\0", bytes(4))
