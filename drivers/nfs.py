@@ -15,14 +15,13 @@ zeros are left as holes); volumes from it and clones of raw volumes are
 such copies too.  Raw volumes keep whole copies: they may be shared and
 are read and written by the agent, which an overlay's qcow2 chain would
 shut out.  A snapshot of a qcow2 volume is a qcow2 overlay, as Cinder's
-(:mod:`drivers.nfs_chain`): refused while the volume is attached (Cinder
+(:mod:`drivers.nfs_chain`), refused while the volume is attached (Cinder
 needs Nova's assisted snapshots there); volumes from it, and clones of a
 qcow2 volume with snapshots, are its chain merged into one qcow2 image
-(raw when multiattach);
-deleting it merges its overlay into the overlay's backing file (a fresh
-image renamed over it) and takes it out of the chain.  Without the
-option, snapshots are refused (as Cinder's default), and so are clones,
-which need one.
+(raw when multiattach); deleting it merges its overlay into the
+overlay's backing file (a fresh image renamed over it) and takes it out
+of the chain.  Without the option, snapshots are refused (as Cinder's
+default), and so are clones, which need one.
 
 Files are written under a hidden temporary name and hard-linked into
 place (an NFSv3 LINK, which never overwrites), so a crash leaves no half

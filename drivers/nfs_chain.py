@@ -222,14 +222,15 @@ def delete_snapshot(nfs: libnfs.Share, volume_id: str, snapshot_id: str,
             data="overlay %s has no backing file" % overlay)
     if not empty:
         merge(nfs, overlay, backing)
-    child = _child_of(nfs, info, overlay)
-    info = {key: name for key, name in info.items() if key != snapshot_id}
-    if child is not None:
-        rebase(nfs, child, backing)
-    else:
+    if info.get(ACTIVE) == overlay:
         _grow(nfs, backing, size)
         info[ACTIVE] = backing
-    write_info(nfs, volume_id, info)
+    else:
+        child = _child_of(nfs, info, overlay)
+        if child is not None:  # else rebased by a try that crashed
+            rebase(nfs, child, backing)
+    write_info(nfs, volume_id, {key: name for key, name in info.items()
+                                if key != snapshot_id})
     nfs.unlink("/" + overlay)
 
 
@@ -253,8 +254,7 @@ def merge(nfs: libnfs.Share, top: str, below: str) -> None:
 
 def _child_of(nfs: libnfs.Share, info: dict[str, str],
               parent: str) -> str | None:
-    """The file of the chain backed by ``parent``; None when it is the
-    active file."""
+    """The file of the chain backed by ``parent``, if any."""
     for name in set(info.values()) - {parent}:
         if backing_name(nfs, name) == parent:
             return name

@@ -14,6 +14,7 @@ from oslo_utils import units
 from common import exception
 from drivers import base
 from drivers import nfs
+from drivers import nfs_chain
 from drivers import nfs_shares
 from drivers import qcow2
 from tests import qcow2_craft
@@ -452,3 +453,26 @@ def test_an_orphan_overlay_of_a_crashed_create_is_replaced(tmp_path):
     driver.create_snapshot(taken)
     assert qcow2_layer(orphan).is_empty()
     assert info_of(share, made)["active"] == orphan.name
+
+
+def test_a_delete_that_crashed_after_the_rebase_is_completed(tmp_path):
+    driver = qcow2_driver(tmp_path)
+    share = tmp_path / "share1"
+    made = volume()
+    driver.create_volume(made)
+    first, second = snap(made), snap(made)
+    driver.create_snapshot(first)
+    driver.create_snapshot(second)
+    one = share / ("volume-%s.%s" % (made.id, first.id))
+    two = share / ("volume-%s.%s" % (made.id, second.id))
+    qcow2_craft.put_clusters(one, {0: b"one"})
+    # the first delete merged and rebased, then died before the .info
+    with fake_libnfs.FakeShare("nfs://h%s" % share) as nfs:
+        nfs_chain.merge(nfs, one.name, "volume-%s.qcow2" % made.id)
+        nfs_chain.rebase(nfs, two.name, "volume-%s.qcow2" % made.id)
+    driver.delete_snapshot(first)
+    assert info_of(share, made) == {"active": two.name, second.id: two.name}
+    assert not one.exists()
+    disk = qcow2.Chain([qcow2_layer(two), qcow2_layer(
+        share / ("volume-%s.qcow2" % made.id))])
+    assert disk.read(0, 4) == b"one\0"
