@@ -432,7 +432,9 @@ def _qcow2_story(client, ganesha):
     attachment = client.attach(vid, "compute-a")
     client.wait_status(vid, "in-use")
     refused = _snapshot_of(client, vid, "error", force=True)
-    assert client.messages_of(refused)
+    # the node records the user message after the status
+    harness.wait_for(lambda: client.messages_of(refused), timeout=30,
+                     what="the refused snapshot's user message")
     assert share_files(ganesha, vid)[0] == {base_file, overlay, info_file}
     assert client.delete("/snapshots/%s" % sid).status_code == 202
     _wait_snapshot(client, sid, "error_deleting")
