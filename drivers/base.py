@@ -81,6 +81,8 @@ class DriverVolume:
         :meth:`VolumeDriver.create_volume`, or ``None``.
     :ivar multiattach: Whether the volume's type lets several hosts attach
         it at once.
+    :ivar attached: Whether a host is (or may be) attached to it: its
+        ``attach_status`` is not ``detached``.
     """
 
     id: str
@@ -88,6 +90,7 @@ class DriverVolume:
     name: str | None = None
     provider_location: str | None = None
     multiattach: bool = False
+    attached: bool = False
 
 
 @dataclasses.dataclass(frozen=True)

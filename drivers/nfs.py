@@ -9,11 +9,19 @@ hosts may open one) or ``qcow2`` (``nfs_qcow2_volumes``), and its row's
 ``provider_location`` is its share (``host:/path``), as Cinder keeps it.
 New volumes go to the share with the most free space.
 
-With ``nfs_snapshot_support``, a snapshot is ``snapshot-<id>.<format>``
-beside its volume, a copy made through libnfs (blocks of zeros are left
-as holes); volumes from snapshots and clones are such copies too.
-Without it, snapshots are refused (as Cinder's default), and so are
-clones, which need one.
+With ``nfs_snapshot_support``, a snapshot of a raw volume is
+``snapshot-<id>.raw`` beside it, a copy made through libnfs (blocks of
+zeros are left as holes); volumes from it and clones of raw volumes are
+such copies too.  Raw volumes keep whole copies: they may be shared and
+are read and written by the agent, which an overlay's qcow2 chain would
+shut out.  A snapshot of a qcow2 volume is a qcow2 overlay, as Cinder's
+(:mod:`drivers.nfs_chain`), refused while the volume is attached (Cinder
+needs Nova's assisted snapshots there); volumes from it, and clones of a
+qcow2 volume with snapshots, are its chain merged into one qcow2 image
+(raw when multiattach); deleting it merges its overlay into the
+overlay's backing file (a fresh image renamed over it) and takes it out
+of the chain.  Without the option, snapshots are refused (as Cinder's
+default), and so are clones, which need one.
 
 Files are written under a hidden temporary name and hard-linked into
 place (an NFSv3 LINK, which never overwrites), so a crash leaves no half
@@ -29,9 +37,11 @@ from oslo_config import cfg
 from oslo_log import log as logging
 from oslo_utils import units
 
+from common import coordination
 from common import exception
 from common import libnfs
 from drivers import base
+from drivers import nfs_chain
 from drivers import nfs_files
 from drivers import nfs_shares
 from drivers import sparse_copy
@@ -53,7 +63,8 @@ NFS_OPTS = [
                 "open them with their qcow2 driver; never multiattach) "
                 "instead of sparse raw files."),
     cfg.BoolOpt("nfs_snapshot_support", default=False,
-                help="Allow snapshots (copies on the share), and with them "
+                help="Allow snapshots (copies on the share of raw "
+                "volumes; qcow2 overlays of qcow2 volumes), and with them "
                 "clones. False, Cinder's default: both are refused."),
     cfg.BoolOpt("nfs_multiattach", default=True,
                 help="Report raw volumes as multiattach capable."),
@@ -79,6 +90,8 @@ class NfsDriver(base.VolumeDriver):
         self.volume_format = "qcow2" if conf.nfs_qcow2_volumes else "raw"
         self.shares: dict[str, nfs_shares.Share] = {}
         self._stats: dict[str, Any] | None = None
+        #: Held while a volume's qcow2 chain changes (its .info).
+        self._chains = coordination.KeyedLocks()
 
     # -- set-up -----------------------------------------------------------
     def do_setup(self) -> None:
@@ -211,13 +224,30 @@ class NfsDriver(base.VolumeDriver):
         return found
 
     def _require_snapshot(self, snapshot: base.DriverSnapshot
-                          ) -> tuple[str, str]:
+                          ) -> tuple[str, str, str]:
+        """The share, format and file name of the snapshot's data: its
+        copy, or the file its qcow2 overlay froze."""
         found = self._locate(snapshot.id, "snapshot",
                              snapshot.provider_location
                              or snapshot.volume.provider_location)
-        if found is None:
-            raise exception.SnapshotNotFound(snapshot_id=snapshot.id)
-        return found
+        if found is not None:
+            return found[0], found[1], nfs_files.file_name(
+                snapshot.id, found[1], "snapshot")
+        volume = self._locate(snapshot.volume.id,
+                              hint=snapshot.volume.provider_location)
+        if volume is not None and volume[1] == "qcow2":
+            with self._mount(volume[0]) as nfs:
+                name = nfs_chain.snapshot_file(nfs, snapshot.volume.id,
+                                               snapshot.id)
+            if name is not None:
+                return volume[0], "qcow2", name
+        raise exception.SnapshotNotFound(snapshot_id=snapshot.id)
+
+    def _active(self, export: str, volume_id: str, fmt: str) -> str:
+        """The name of the file the volume's data goes to (a qcow2
+        volume's active overlay)."""
+        with self._mount(export) as nfs:
+            return nfs_chain.active_name(nfs, volume_id, fmt)
 
     # -- volumes ------------------------------------------------------------
     def create_volume(self, volume: base.DriverVolume) -> dict[str, Any]:
@@ -246,16 +276,22 @@ class NfsDriver(base.VolumeDriver):
                      {"id": volume.id})
             return
         with self._mount(found[0]) as nfs:
+            # NOTE(ashlar): the base file goes last, so that a retry finds
+            # the volume and removes what is left of its chain.
+            for name in nfs_chain.volume_chain_files(nfs, volume.id):
+                nfs.unlink("/" + name)
             nfs.unlink("/" + nfs_files.file_name(volume.id, found[1]))
         LOG.info("Deleted volume %(id)s from %(share)s",
                  {"id": volume.id, "share": found[0]})
 
     def extend_volume(self, volume: base.DriverVolume, new_size: int) -> None:
-        """Grow the raw file, or the qcow2 image's virtual size."""
+        """Grow the raw file, or the virtual size of the qcow2 volume's
+        active file (its backing files keep theirs, as Cinder's)."""
         base.validate_new_size(volume, new_size)
         export, fmt = self._require(volume)
-        with self._mount(export) as nfs, \
-                nfs.open("/" + nfs_files.file_name(volume.id, fmt)) as image:
+        with self._chains.hold(volume.id), self._mount(export) as nfs, \
+                nfs.open("/" + nfs_chain.active_name(nfs, volume.id, fmt)
+                         ) as image:
             nfs_files.EXTENDERS[fmt](image, new_size * units.Gi)
         LOG.info("Extended volume %(id)s to %(size)s GiB",
                  {"id": volume.id, "size": new_size})
@@ -269,68 +305,146 @@ class NfsDriver(base.VolumeDriver):
 
     def create_snapshot(self, snapshot: base.DriverSnapshot
                         ) -> dict[str, Any]:
-        """Copy the volume's file to ``snapshot-<id>.<format>`` beside it.
+        """A raw volume: a copy, ``snapshot-<id>.raw`` beside it.  A qcow2
+        volume: its active file frozen under a new overlay
+        (:mod:`drivers.nfs_chain`).
 
         :raises NotSupported: ``nfs_snapshot_support`` is false.
+        :raises InvalidVolume: the qcow2 volume is attached.
         """
         self._check_snapshots("Snapshots")
-        export, fmt = self._require(snapshot.volume)
-        if self._locate(snapshot.id, "snapshot", export) is not None:
-            raise exception.VolumeBackendAPIException(
-                data="snapshot %s already exists" % snapshot.id)
-        self._copy((export, nfs_files.file_name(snapshot.volume.id, fmt)),
-                   (export, nfs_files.file_name(snapshot.id, fmt, "snapshot")))
-        LOG.info("Created snapshot %(id)s of volume %(vol)s on %(share)s",
-                 {"id": snapshot.id, "vol": snapshot.volume.id,
-                  "share": export})
+        volume = snapshot.volume
+        export, fmt = self._require(volume)
+        if fmt == "qcow2":
+            self._snapshot_qcow2(export, snapshot)
+        else:
+            if self._locate(snapshot.id, "snapshot", export) is not None:
+                raise exception.VolumeBackendAPIException(
+                    data="snapshot %s already exists" % snapshot.id)
+            self._copy((export, nfs_files.file_name(volume.id, fmt)),
+                       (export, nfs_files.file_name(snapshot.id, fmt,
+                                                    "snapshot")))
+        LOG.info("Created snapshot %(id)s of %(fmt)s volume %(vol)s on "
+                 "%(share)s", {"id": snapshot.id, "vol": volume.id,
+                               "fmt": fmt, "share": export})
         return {"provider_location": export}
 
+    def _snapshot_qcow2(self, export: str,
+                        snapshot: base.DriverSnapshot) -> None:
+        """NOTE(ashlar): Cinder snapshots an attached NFS volume through
+        Nova (assisted snapshots), which moves the hypervisor to the new
+        overlay; Ashlar has no such call, and a hypervisor writing on in
+        the frozen file would change the snapshot: refused."""
+        volume = snapshot.volume
+        if volume.attached:
+            raise exception.InvalidVolume(
+                reason="qcow2 volume %s is attached: NFS snapshots of "
+                "attached qcow2 volumes need the hypervisor to switch to "
+                "the new overlay (Nova's assisted snapshots), which Ashlar "
+                "does not do; detach it first" % volume.id)
+        with self._chains.hold(volume.id), self._mount(export) as nfs:
+            nfs_chain.snapshot(nfs, volume.id, snapshot.id)
+
     def delete_snapshot(self, snapshot: base.DriverSnapshot) -> None:
-        """Remove the snapshot's file, if any."""
+        """Remove the snapshot's copy, or merge its overlay down and take
+        it out of the qcow2 chain (:func:`drivers.nfs_chain.delete_snapshot`).
+
+        :raises InvalidVolume: the qcow2 volume is attached.
+        """
         found = self._locate(snapshot.id, "snapshot",
                              snapshot.provider_location)
-        if found is None:
-            LOG.info("Snapshot %(id)s has no file; nothing to delete",
-                     {"id": snapshot.id})
-            return
-        with self._mount(found[0]) as nfs:
-            nfs.unlink("/" + nfs_files.file_name(snapshot.id, found[1], "snapshot"))
+        if found is not None:
+            with self._mount(found[0]) as nfs:
+                nfs.unlink("/" + nfs_files.file_name(snapshot.id, found[1],
+                                                     "snapshot"))
+        else:
+            volume = self._locate(snapshot.volume.id,
+                                  hint=snapshot.volume.provider_location)
+            if volume is None or volume[1] != "qcow2":
+                LOG.info("Snapshot %(id)s has no file; nothing to delete",
+                         {"id": snapshot.id})
+                return
+            with self._chains.hold(snapshot.volume.id), \
+                    self._mount(volume[0]) as nfs:
+                nfs_chain.delete_snapshot(nfs, snapshot.volume.id,
+                                          snapshot.id,
+                                          snapshot.volume.attached)
         LOG.info("Deleted snapshot %(id)s", {"id": snapshot.id})
 
     def create_volume_from_snapshot(self, volume: base.DriverVolume,
                                     snapshot: base.DriverSnapshot
                                     ) -> dict[str, Any]:
-        """A copy of the snapshot's file, grown to the volume's size."""
+        """A copy of the snapshot's file, grown to the volume's size; a
+        raw copy of the data of a qcow2 snapshot's chain."""
         self._check_snapshots("Volumes from snapshots")
         base.validate_clone_size(volume, snapshot.size)
-        export, fmt = self._require_snapshot(snapshot)
-        return self._new_copy(volume, export,
-                              nfs_files.file_name(snapshot.id, fmt, "snapshot"), fmt)
+        export, fmt, name = self._require_snapshot(snapshot)
+        if name.startswith("volume-"):
+            return self._flattened(volume, export, name)
+        return self._new_copy(volume, export, name, fmt)
 
     def create_cloned_volume(self, volume: base.DriverVolume,
                              source: base.DriverVolume) -> dict[str, Any]:
         """A copy of the source volume's file, grown to the volume's size
-        (as Cinder, only where snapshots are supported)."""
+        (as Cinder, only where snapshots are supported); a raw copy of
+        the data of a qcow2 volume with snapshots."""
         self._check_snapshots("Clones")
         base.validate_clone_size(volume, source.size)
         export, fmt = self._require(source)
-        return self._new_copy(volume, export, nfs_files.file_name(source.id, fmt),
-                              fmt)
+        active = self._active(export, source.id, fmt)
+        if active != nfs_files.file_name(source.id, fmt):
+            return self._flattened(volume, export, active)
+        return self._new_copy(volume, export, active, fmt)
+
+    def _flattened(self, volume: base.DriverVolume, export: str,
+                   top: str) -> dict[str, Any]:
+        """Volume ``volume`` holding what the qcow2 chain of ``top``
+        reads, unless it exists (adopted): with ``nfs_qcow2_volumes``, a
+        qcow2 image of every layer merged, without backing file, on the
+        chain's share (as Cinder's qemu-img convert); else, or when the
+        volume is multiattach, a raw sparse file through the generic copy
+        path (:class:`drivers.qcow2.Chain`)."""
+        existing = self._locate(volume.id, hint=volume.provider_location)
+        if existing is not None:
+            return _adopted(volume.id, existing[0])
+        size = volume.size * units.Gi
+        if self.volume_format == "qcow2" and not volume.multiattach:
+            with self._mount(export) as nfs:
+                nfs_chain.flatten(nfs, top, nfs_files.file_name(
+                    volume.id, "qcow2"), size)
+            update = {"provider_location": export}
+        else:
+            def fill(write: base.Writer) -> None:
+                with self._mount(export) as nfs, \
+                        nfs_chain.open_chain(nfs, top) as chain:
+                    sparse_copy.stream(chain.read, write,
+                                       min(chain.size, size))
+            update = self._write_copy(volume, fill)
+        LOG.info("Created volume %(id)s of %(size)s GiB from the qcow2 "
+                 "chain of %(top)s", {"id": volume.id, "size": volume.size,
+                                      "top": top})
+        return update
 
     def revert_to_snapshot(self, volume: base.DriverVolume,
                            snapshot: base.DriverSnapshot) -> None:
         """Replace the volume's file by a copy of the snapshot's, grown
-        to the volume's size, in one rename."""
+        to the volume's size, in one rename; a qcow2 volume's overlay of
+        its latest snapshot is made empty again (Cinder's way)."""
         self._check_snapshots("Reverts")
         export, fmt = self._require(volume)
-        snap_export, snap_fmt = self._require_snapshot(snapshot)
+        snap_export, snap_fmt, name = self._require_snapshot(snapshot)
         if snap_fmt != fmt:
             raise exception.VolumeBackendAPIException(
                 data="snapshot %s is %s, volume %s is %s"
                 % (snapshot.id, snap_fmt, volume.id, fmt))
-        self._copy((snap_export, nfs_files.file_name(snapshot.id, fmt, "snapshot")),
-                   (export, nfs_files.file_name(volume.id, fmt)),
-                   volume.size * units.Gi, replace=True)
+        if name.startswith("volume-"):
+            with self._chains.hold(volume.id), self._mount(export) as nfs:
+                nfs_chain.revert(nfs, volume.id, snapshot.id,
+                                 volume.size * units.Gi)
+        else:
+            self._copy((snap_export, name),
+                       (export, nfs_files.file_name(volume.id, fmt)),
+                       volume.size * units.Gi, replace=True)
         LOG.info("Reverted volume %(id)s to snapshot %(snap)s",
                  {"id": volume.id, "snap": snapshot.id})
 
@@ -437,7 +551,8 @@ class NfsDriver(base.VolumeDriver):
         LOG.debug("Connecting volume %(id)s to %(host)s",
                   {"id": volume.id, "host": connector.get("host")})
         return {"driver_volume_type": "nfs", "data": {
-            "export": share.export, "name": nfs_files.file_name(volume.id, fmt),
+            "export": share.export,
+            "name": self._active(export, volume.id, fmt),
             "options": share.options or None, "format": fmt,
             "share_url": share.url, "volume_id": volume.id}}
 
@@ -449,11 +564,10 @@ class NfsDriver(base.VolumeDriver):
 
         :raises SnapshotNotFound: no share has its file.
         """
-        export, fmt = self._require_snapshot(snapshot)
+        export, fmt, name = self._require_snapshot(snapshot)
         share = self.shares[export]
         return {"driver_volume_type": "nfs", "data": {
-            "export": share.export,
-            "name": nfs_files.file_name(snapshot.id, fmt, "snapshot"),
+            "export": share.export, "name": name,
             "options": share.options or None, "format": fmt,
             "share_url": share.url, "volume_id": snapshot.id}}
 

@@ -3,6 +3,7 @@ creation, raw and qcow2 writers and extenders (drivers/nfs.py uses them).
 """
 
 import contextlib
+import json
 import re
 import secrets
 import tempfile
@@ -44,19 +45,62 @@ def file_name(object_id: str, fmt: str, kind: str = "volume") -> str:
     return name
 
 
+#: The .info key that names a qcow2 volume's active file
+#: (:mod:`drivers.nfs_chain`).
+ACTIVE = "active"
+
+
+def info_name(volume_id: str) -> str:
+    """``volume-<id>.info``: a qcow2 volume's snapshot chain."""
+    return "volume-%s.info" % volume_id
+
+
+def plain(name: str) -> bool:
+    """Whether ``name`` is a file name, no path."""
+    return bool(name) and "/" not in name and name not in (".", "..")
+
+
+def read_info(nfs: libnfs.Share, volume_id: str) -> dict[str, str]:
+    """The volume's .info (:mod:`drivers.nfs_chain`), ``{}`` when it has
+    none.
+
+    :raises VolumeBackendAPIException: it is no JSON object of names.
+    """
+    path = "/" + info_name(volume_id)
+    if not nfs.exists(path):
+        return {}
+    with nfs.open(path, read_only=True) as info_file:
+        raw = qcow2.read_fully(info_file.pread, 0, info_file.size())
+    try:
+        info = json.loads(raw)
+    except ValueError as exc:
+        raise exception.VolumeBackendAPIException(
+            data="%s is not JSON: %s" % (info_name(volume_id), exc)) from exc
+    if not isinstance(info, dict) or not all(
+            isinstance(value, str) and plain(value)
+            for value in info.values()):
+        raise exception.VolumeBackendAPIException(
+            data="%s names no files" % info_name(volume_id))
+    return info
+
+
 def volume_files(nfs: libnfs.Share) -> dict[str, int]:
     """The volume files at the top of a share: name -> the size their
-    user sees (a qcow2 image's virtual size)."""
+    user sees (a qcow2 image's virtual size: its active file's)."""
     found = {}
-    for name, size in nfs.listdir("/").items():
+    listing = nfs.listdir("/")
+    for name, size in listing.items():
         match = NAME_RE.match(name)
         if match is None or match["kind"] != "volume":
             continue
         if match["fmt"] == "qcow2":
             try:
-                with nfs.open("/" + name, read_only=True) as image:
+                active = name
+                if info_name(match["id"]) in listing:
+                    active = read_info(nfs, match["id"]).get(ACTIVE, name)
+                with nfs.open("/" + active, read_only=True) as image:
                     size = qcow2_size(image.pread(0, QCOW2_SIZE_END), size)
-            except libnfs.Error:
+            except (libnfs.Error, exception.VolumeBackendAPIException):
                 continue  # deleted while we were counting
         found[name] = size
     return found

@@ -19,6 +19,7 @@ from oslo_config import cfg
 from oslo_log import log as logging
 
 from common import capabilities
+from common import constants
 from common import context as ashlar_context
 from common import coordination
 from common import exception
@@ -36,7 +37,13 @@ def driver_volume(row: Any) -> driver_base.DriverVolume:
     return driver_base.DriverVolume(id=row.id, size=row.size,
                                     name=row.display_name,
                                     provider_location=row.provider_location,
-                                    multiattach=bool(row.multiattach))
+                                    multiattach=bool(row.multiattach),
+                                    attached=_attached(row))
+
+
+def _attached(row: Any) -> bool:
+    detached = constants.AttachStatus.DETACHED
+    return (getattr(row, "attach_status", None) or detached) != detached
 
 
 @contextlib.contextmanager

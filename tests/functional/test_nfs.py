@@ -12,6 +12,8 @@ the install command when ganesha or libnfs is missing (failed under
 """
 
 import contextlib
+import dataclasses
+import json
 import os
 import uuid
 
@@ -20,11 +22,15 @@ from oslo_config import cfg
 from oslo_utils import units
 
 from common import exception
+from common import libnfs
 from deploy.testbed import harness
 from drivers import base
 from drivers import nfs
+from drivers import nfs_chain
+from drivers import qcow2
 from services.agent import volume_io
 from services.volume import attach as volume_attach
+from tests import qcow2_craft
 from tests.functional import storage_story
 
 BACKEND = "nfs1"
@@ -231,6 +237,219 @@ def test_a_qcow2_volume_is_refused_by_the_hosts_data_path(tmp_path,
                 pass
     finally:
         driver.delete_volume(volume)
+
+
+# -- qcow2 volumes: snapshots as overlays -----------------------------------
+@pytest.fixture
+def qcow2_driver(tmp_path, ganesha):
+    made = make_driver(tmp_path, ganesha, nfs_qcow2_volumes=True,
+                       nfs_snapshot_support=True)
+    yield made
+    for volume_id in made.volume_locations():
+        made.delete_volume(base.DriverVolume(id=volume_id, size=1))
+    assert not [name for name in os.listdir(ganesha.export)
+                if name.startswith("volume-")]
+
+
+def share_files(ganesha, volume_id):
+    """The volume's files on the share (a set) and its .info's content,
+    through libnfs."""
+    with libnfs.Share(ganesha.url) as share:
+        names = {name for name in share.listdir("/")
+                 if name.startswith("volume-%s." % volume_id)}
+        infos = {}
+        for name in names:
+            if name.endswith(".info"):
+                with share.open("/" + name, read_only=True) as info:
+                    infos[name] = json.loads(info.pread(0, info.size()))
+    return names, infos
+
+
+def backing_of(ganesha, name):
+    with libnfs.Share(ganesha.url) as share, \
+            share.open("/" + name, read_only=True) as image:
+        layer = qcow2.Layer(image.pread, name)
+        return layer.backing, layer.is_empty()
+
+
+def test_qcow2_snapshots_are_overlays_on_the_share(qcow2_driver, ganesha):
+    driver = qcow2_driver
+    volume = new_volume(driver, multiattach=False)
+    base_file = "volume-%s.qcow2" % volume.id
+    info_file = "volume-%s.info" % volume.id
+    old, new = os.urandom(100), os.urandom(100)
+    qcow2_craft.put_clusters(ganesha.export / base_file,
+                             {0: old, 3 * units.Mi: old})
+    first = base.DriverSnapshot(id=str(uuid.uuid4()), volume=volume, size=1)
+    driver.create_snapshot(first)
+    one = "volume-%s.%s" % (volume.id, first.id)
+    assert share_files(ganesha, volume.id) == (
+        {base_file, one, info_file},
+        {info_file: {"active": one, first.id: one}})
+    assert backing_of(ganesha, one) == (qcow2.Backing(base_file, "qcow2"),
+                                        True)
+    assert driver.initialize_connection(volume, {"host": "h"})["data"][
+        "name"] == one
+    # the hypervisor writes on: into the overlay
+    qcow2_craft.put_clusters(ganesha.export / one, {0: new})
+    second = base.DriverSnapshot(id=str(uuid.uuid4()), volume=volume,
+                                 size=1)
+    driver.create_snapshot(second)
+    two = "volume-%s.%s" % (volume.id, second.id)
+    assert share_files(ganesha, volume.id)[1] == {info_file: {
+        "active": two, first.id: one, second.id: two}}
+    assert backing_of(ganesha, two) == (qcow2.Backing(one, "qcow2"), True)
+
+    from_first = base.DriverVolume(id=str(uuid.uuid4()), size=2)
+    driver.create_volume_from_snapshot(from_first, first)
+    from_second = base.DriverVolume(id=str(uuid.uuid4()), size=1)
+    driver.create_volume_from_snapshot(from_second, second)
+    clone = base.DriverVolume(id=str(uuid.uuid4()), size=1)
+    driver.create_cloned_volume(clone, volume)
+    # qcow2 images of the chain merged, no backing file (hypervisors')
+    for copy, first_bytes in ((from_first, old), (from_second, new),
+                              (clone, new)):
+        name = "volume-%s.qcow2" % copy.id
+        assert share_files(ganesha, copy.id) == ({name}, {})
+        with libnfs.Share(ganesha.url) as share, \
+                nfs_chain.open_chain(share, name) as disk:
+            assert (len(disk.layers), disk.size) == (1, copy.size * units.Gi)
+            assert disk.read(0, 100) == first_bytes
+            assert disk.read(3 * units.Mi, 100) == old
+            assert disk.read(copy.size * units.Gi - 100, 100) == bytes(100)
+    # a multiattach one is raw: hosts read it through libnfs
+    shared = base.DriverVolume(id=str(uuid.uuid4()), size=1,
+                               multiattach=True)
+    driver.create_volume_from_snapshot(shared, second)
+    with opened(driver, shared, "reader", "ro") as host:
+        assert (host.read(0, 100), host.read(3 * units.Mi, 100)) == (
+            new, old)
+
+
+def test_qcow2_snapshot_deletes_reverts_and_refusals(qcow2_driver, ganesha):
+    driver = qcow2_driver
+    volume = new_volume(driver, multiattach=False)
+    base_file = "volume-%s.qcow2" % volume.id
+    info_file = "volume-%s.info" % volume.id
+    first, second = (base.DriverSnapshot(id=str(uuid.uuid4()),
+                                         volume=volume, size=1)
+                     for _ in range(2))
+    driver.create_snapshot(first)
+    driver.create_snapshot(second)
+    one, two = ("volume-%s.%s" % (volume.id, s.id) for s in (first, second))
+    qcow2_craft.put_clusters(ganesha.export / one, {0: b"after first"})
+    # the newest overlay, empty, goes: the first's overlay is active again
+    driver.delete_snapshot(second)
+    assert share_files(ganesha, volume.id) == (
+        {base_file, one, info_file},
+        {info_file: {"active": one, first.id: one}})
+    # a revert empties it
+    driver.revert_to_snapshot(volume, first)
+    assert backing_of(ganesha, one) == (qcow2.Backing(base_file, "qcow2"),
+                                        True)
+    # written again, it is merged into the base file when deleted
+    qcow2_craft.put_clusters(ganesha.export / one, {0: b"after revert"})
+    driver.delete_snapshot(first)
+    assert share_files(ganesha, volume.id) == ({base_file}, {})
+    with libnfs.Share(ganesha.url) as share, \
+            nfs_chain.open_chain(share, base_file) as disk:
+        assert (len(disk.layers), disk.read(0, 13)) == (
+            1, b"after revert\0")
+    assert not [name for name in os.listdir(ganesha.export)
+                if name.startswith(".ashlar-")]
+    # an attached qcow2 volume is not snapshotted (no assisted snapshots)
+    attached = dataclasses.replace(volume, attached=True)
+    with pytest.raises(exception.InvalidVolume, match="attached"):
+        driver.create_snapshot(base.DriverSnapshot(
+            id=str(uuid.uuid4()), volume=attached, size=1))
+    assert share_files(ganesha, volume.id) == ({base_file}, {})
+    # nor are its overlays deleted while it is attached
+    driver.create_snapshot(first)
+    with pytest.raises(exception.InvalidVolume, match="attached"):
+        driver.delete_snapshot(dataclasses.replace(first, volume=attached))
+    assert share_files(ganesha, volume.id)[0] == {
+        base_file, one, info_file}
+    # a volume with snapshots is deleted with its chain
+    driver.delete_volume(volume)
+    assert share_files(ganesha, volume.id) == (set(), {})
+
+
+def test_qcow2_snapshots_through_the_api(tmp_path_factory, vhost, ganesha):
+    """A deployment whose NFS backend makes qcow2 volumes: snapshots of a
+    detached volume are overlays; of an attached one they are refused
+    (the snapshot ends ``error`` with a user message), and so is a
+    delete while attached (``error_deleting``), which, once detached and
+    reset, deletes.  Before the module's deployment (below), so that the
+    share is this one's alone."""
+    work = tmp_path_factory.mktemp("nfsq")
+    (work / "nfs_shares").write_text(ganesha.url + "\n")
+    db_url, drop = harness.database("postgresql")
+    dep = harness.Deployment(work, vhost, db_url)
+    dep.db_sync()
+    try:
+        client = harness.Client(dep.endpoint)
+        dep.start("scheduler", "services.scheduler", "sched")
+        dep.start("volume1", "services.volume", "nfsqnode", backends="nfsq",
+                  extra=("[nfsq]\nvolume_driver = nfs\nnfs_shares_config = "
+                         "%s\nnfs_snapshot_support = true\n"
+                         "nfs_qcow2_volumes = true\n" % (work / "nfs_shares")))
+        dep.start("api", "services.api", "api")
+        harness.wait_for(lambda: client.pools(), timeout=60,
+                         what="the NFS pool's report")
+        _qcow2_story(client, ganesha)
+    finally:
+        dep.stop_all()
+        drop()
+
+
+def _snapshot_of(client, volume_id, status, force=False):
+    resp = client.post("/snapshots", {"snapshot": {
+        "volume_id": volume_id, "force": force}})
+    assert resp.status_code == 202, resp.text
+    sid = resp.json()["snapshot"]["id"]
+    _wait_snapshot(client, sid, status)
+    return sid
+
+
+def _wait_snapshot(client, snapshot_id, status):
+    def now():
+        resp = client.get("/snapshots/%s" % snapshot_id)
+        if resp.status_code == 404:
+            return status is None
+        return resp.json()["snapshot"]["status"] == status
+    harness.wait_for(now, timeout=60, what="snapshot %s" % status)
+
+
+def _qcow2_story(client, ganesha):
+    vid = client.create_volume(size=1)["id"]
+    client.wait_status(vid, "available", timeout=60)
+    sid = _snapshot_of(client, vid, "available")
+    base_file, info_file = ("volume-%s.%s" % (vid, ext)
+                            for ext in ("qcow2", "info"))
+    overlay = "volume-%s.%s" % (vid, sid)
+    assert share_files(ganesha, vid) == ({base_file, overlay, info_file}, {
+        info_file: {"active": overlay, sid: overlay}})
+    attachment = client.attach(vid, "compute-a")
+    client.wait_status(vid, "in-use")
+    refused = _snapshot_of(client, vid, "error", force=True)
+    # the node records the user message after the status
+    harness.wait_for(lambda: client.messages_of(refused), timeout=30,
+                     what="the refused snapshot's user message")
+    assert share_files(ganesha, vid)[0] == {base_file, overlay, info_file}
+    assert client.delete("/snapshots/%s" % sid).status_code == 202
+    _wait_snapshot(client, sid, "error_deleting")
+    assert share_files(ganesha, vid)[0] == {base_file, overlay, info_file}
+    assert client.delete("/attachments/%s" % attachment).status_code == 200
+    client.wait_status(vid, "available")
+    for snapshot in (sid, refused):
+        assert client.post("/snapshots/%s/action" % snapshot, {
+            "os-reset_status": {"status": "available"}}).status_code == 202
+        assert client.delete("/snapshots/%s" % snapshot).status_code == 202
+        _wait_snapshot(client, snapshot, None)
+    assert share_files(ganesha, vid) == ({base_file}, {})
+    assert client.delete("/volumes/%s" % vid).status_code == 202
+    client.wait_status(vid, None, timeout=60)
+    assert share_files(ganesha, vid) == (set(), {})
 
 
 # -- a deployment ----------------------------------------------------------

@@ -201,3 +201,18 @@ def test_a_snapshot_in_hand_elsewhere_keeps_the_volume_deleting(mgr):
         "deleting"
     mgr.delete_volume(fixtures.admin(), vol.id)
     assert _snap_status(snaps[0].id) is None
+
+
+def test_the_driver_is_told_whether_the_volume_is_attached(mgr):
+    """(The nfs driver refuses qcow2 overlays of attached volumes.)"""
+    told = {}
+    for attach_status in ("attached", "detached"):
+        vol = fixtures.make_volume_on(
+            mgr.driver, status="in-use" if attach_status == "attached"
+            else "available", attach_status=attach_status)
+        snap = _snap(vol)
+        with mock.patch.object(mgr.driver, "create_snapshot",
+                               wraps=mgr.driver.create_snapshot) as made:
+            mgr.create_snapshot(fixtures.admin(), snap.id)
+        told[attach_status] = made.call_args.args[0].volume.attached
+    assert told == {"attached": True, "detached": False}
