@@ -82,12 +82,15 @@ class Enforcer(policy.Enforcer):
             self._memo = None
             self._next_check = 0.0
 
-    def decide(self, action: str, target: dict, creds: dict) -> bool:
-        """Whether ``creds`` may do ``action`` on ``target``.
+    def decide(self, action: str, target: dict, creds: dict,
+               creds_key: tuple | None = None) -> bool:
+        """Whether ``creds`` may do ``action`` on ``target``;
+        ``creds_key``: ``_frozen(creds)``, when the caller has it.
 
         :raises InvalidScope:
         """
-        key = (action, _frozen(target), _frozen(creds))
+        key = (action, _frozen(target),
+               _frozen(creds) if creds_key is None else creds_key)
         with self._lock:
             self.load_rules()
             memo = self._memo
@@ -197,6 +200,37 @@ def authorize(context: RequestContext, action: str, target: dict,
     if not allowed and fatal:
         raise exception.PolicyNotAuthorized(action=action)
     return allowed
+
+
+class Decisions:
+    """One caller's decisions within one request (a list view checks a
+    few rules per row): its credentials read once, and each action on
+    each target decided once.  Made per request, so a policy file
+    change shows from the next request on."""
+
+    def __init__(self, context: RequestContext) -> None:
+        self._creds = _credentials(context)
+        self._creds_key = _frozen(self._creds)
+        self._seen: dict[tuple, bool] = {}
+
+    def allowed(self, action: str, target: dict) -> bool:
+        """Whether the caller may do ``action`` on ``target`` (never
+        raises: what ``authorize`` with ``fatal=False`` answers)."""
+        key = (action, _frozen(target))
+        try:
+            return self._seen[key]
+        except KeyError:
+            found = self._seen[key] = self._decide(action, target)
+        except TypeError:  # an unhashable value: decide afresh
+            found = self._decide(action, target)
+        return found
+
+    def _decide(self, action: str, target: dict) -> bool:
+        try:
+            return get_enforcer().decide(action, _safe_target(target),
+                                         self._creds, self._creds_key)
+        except policy.InvalidScope:
+            return False
 
 
 def check_is_admin(context: RequestContext) -> bool:

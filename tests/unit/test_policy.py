@@ -136,3 +136,26 @@ def test_remembered_decisions_tell_true_from_one(policy_file):
     creds = {"roles": [], "project_id": "p", "is_admin": 1}
     assert not enforcer.decide("admin_api", {}, creds)
     assert enforcer.decide("admin_api", {}, dict(creds, is_admin=True))
+
+
+def test_a_requests_decisions_are_made_once_per_action_and_target(
+        policy_file, monkeypatch):
+    """A list view asks per row; each (action, target) is decided once,
+    and answers as ``can`` does."""
+    enforcer = policy.get_enforcer()
+    ctxt = _member()
+    calls = []
+    real = enforcer.decide
+    monkeypatch.setattr(enforcer, "decide",
+                        lambda *a, **k: calls.append(a) or real(*a, **k))
+    decisions = ctxt.decisions()
+    for _ in range(3):
+        assert decisions.allowed("volume:attachment_delete",
+                                 {"project_id": "p"})
+        assert not decisions.allowed("volume:attachment_delete",
+                                     {"project_id": "q"})
+        assert not decisions.allowed("volume:attachment_create",
+                                     {"project_id": "p"})
+    assert len(calls) == 3
+    assert not ctxt.can("volume:attachment_delete", {"project_id": "q"},
+                        fatal=False)

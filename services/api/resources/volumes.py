@@ -111,12 +111,10 @@ class Collection(_Lister):
 
 class Detail(_Lister):
     def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
-        ctxt = base.ctxt(req)
         rows, extras = self._list(req)
-        resp.media = {"volumes": [
-            views.detail(row, ctxt, base.version(req), base.base_url(req),
-                         base.url_project(req))
-            for row in rows], **extras}
+        show = views.Detail(base.ctxt(req), base.version(req),
+                            base.base_url(req), base.url_project(req)).body
+        resp.media = {"volumes": [show(row) for row in rows], **extras}
 
 
 class Item:
@@ -125,7 +123,7 @@ class Item:
 
     def on_get(self, req: falcon.Request, resp: falcon.Response,
                volume_id: str) -> None:
-        row = self.ops.get(base.ctxt(req), volume_id)
+        row = self.ops.show(base.ctxt(req), volume_id)
         resp.media = {"volume": views.detail(
             row, base.ctxt(req), base.version(req), base.base_url(req),
             base.url_project(req))}

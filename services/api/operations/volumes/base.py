@@ -55,14 +55,22 @@ class VolumeBase:
             ctxt, volumes_db.volume_get(ctxt, volume_id), "volume:get",
             exception.VolumeNotFound(volume_id=volume_id))
 
+    def show(self, ctxt: RequestContext, volume_id: str) -> Any:
+        """``get`` for the detail view alone: only what it shows
+        (``volumes_db.volume_shown``)."""
+        return operations.visible(
+            ctxt, volumes_db.volume_shown(ctxt, volume_id), "volume:get",
+            exception.VolumeNotFound(volume_id=volume_id))
+
     def list(self, ctxt: RequestContext, all_tenants: bool = False,
              tenant: str | None = None,
-             **kwargs: Any) -> list[models.Volume]:
+             **kwargs: Any) -> list[Any]:
         """The volumes the caller may list: its project's, or with
-        ``all_tenants`` (admins) every project's, or ``tenant``'s only."""
+        ``all_tenants`` (admins) every project's, or ``tenant``'s only;
+        read as the list views show them (``volumes_db.volume_page``)."""
         project = operations.listed_project(ctxt, all_tenants) or tenant
         ctxt.can("volume:get_all", {"project_id": project})
-        rows: list[models.Volume] = volumes_db.volume_list(
+        rows: list[Any] = volumes_db.volume_page(
             ctxt, project_id=project, **kwargs)
         return rows
 
