@@ -188,7 +188,8 @@ def main(argv: list[str] | None = None) -> None:
         print(json.dumps({"op": name, "rows": recs[0]["rows_per_answer"],
                           "api_cpu_ms_min": min(cpu),
                           "api_cpu_ms_max": max(cpu), "runs": cpu,
-                          "p50_ms": [rec["p50_ms"] for rec in recs]}))
+                          "p50_ms": [rec["p50_ms"] for rec in recs],
+                          "codes": recs[0]["codes"]}))
 
 
 if __name__ == "__main__":
