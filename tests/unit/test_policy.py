@@ -159,3 +159,52 @@ def test_a_requests_decisions_are_made_once_per_action_and_target(
     assert len(calls) == 3
     assert not ctxt.can("volume:attachment_delete", {"project_id": "q"},
                         fatal=False)
+
+
+def _counted_decisions(monkeypatch, ctxt):
+    enforcer = policy.get_enforcer()
+    calls = []
+    real = enforcer.decide
+    monkeypatch.setattr(enforcer, "decide",
+                        lambda *a, **k: calls.append(a) or real(*a, **k))
+    return ctxt.decisions(), calls
+
+
+def test_rules_that_answer_alike_for_every_project_are_decided_once(
+        monkeypatch):
+    """An admin's list of every project's volumes asks each rule once,
+    not once per project; a member's reader rule still depends on the
+    project."""
+    conf = cfg.ConfigOpts()
+    conf([], project="ashlar")
+    policy.get_enforcer(conf)
+    admin = context.RequestContext(user_id="a", project_id="p",
+                                   roles=["admin", "member", "reader"])
+    decisions, calls = _counted_decisions(monkeypatch, admin)
+    for project in ("p", "q", "r"):
+        assert decisions.allowed("volume_extension:volume_tenant_attribute",
+                                 {"project_id": project})
+        assert decisions.allowed("volume_extension:volume_host_attribute",
+                                 {"project_id": project})
+    assert len(calls) == 2
+    reader = context.RequestContext(user_id="u", project_id="p",
+                                    roles=["reader"])
+    decisions, calls = _counted_decisions(monkeypatch, reader)
+    assert [decisions.allowed("volume_extension:volume_tenant_attribute",
+                              {"project_id": project})
+            for project in ("p", "q", "r")] == [True, False, False]
+    assert not decisions.allowed("volume_extension:volume_host_attribute",
+                                 {"project_id": "p"})
+    assert len(calls) == 4
+
+
+def test_a_negated_project_check_is_never_taken_as_target_free(
+        policy_file, monkeypatch):
+    path, clock = policy_file
+    path.write_text('"volume:attachment_delete": '
+                    '"role:admin or not project_id:%(project_id)s"\n')
+    clock[0] += policy.RECHECK_INTERVAL
+    decisions, _calls = _counted_decisions(monkeypatch, _member())
+    assert not decisions.allowed("volume:attachment_delete",
+                                 {"project_id": "p"})
+    assert decisions.allowed("volume:attachment_delete", {"project_id": "q"})
