@@ -193,40 +193,6 @@ _PAGE_ATTACHMENTS = sa.select(
     _ATT.c.attach_status == constants.AttachStatus.ATTACHED)
 
 
-#: One volume as the detail view shows it: a result row per item of its
-#: metadata (one when it has none); then its attached attachments.
-_SHOWN = sa.select(
-    *_LISTED, _TYPE.c.name.label("type_name"), _META.c.key.label("meta_key"),
-    _META.c.value.label("meta_value")).select_from(
-    _VOL.outerjoin(_TYPE, _TYPE.c.id == _VOL.c.volume_type_id)
-    .outerjoin(_META, _META.c.volume_id == _VOL.c.id)).where(
-    _VOL.c.id == sa.bindparam("volume_id"))
-_SHOWN_ATTACHMENTS = sa.select(*_PAGE_ATTACHMENTS.selected_columns).where(
-    _ATT.c.volume_id == sa.bindparam("volume_id"),
-    _ATT.c.attach_status == constants.AttachStatus.ATTACHED)
-
-
-@single_statement(reader)
-def volume_shown(conn: Conn, volume_id: str) -> Any:
-    """``(context, volume_id)``: the volume as ``volume_page`` reads one
-    (a ListedVolume), with ``volume_get``'s prebuilt statements but only
-    the columns the detail view shows (``GET /volumes/{id}``, which
-    clients poll).
-
-    :raises VolumeNotFound:"""
-    found = conn.execute(_SHOWN, {"volume_id": volume_id}).all()
-    if not found:
-        raise exception.VolumeNotFound(volume_id=volume_id)
-    first, count = found[0], len(_LISTED)
-    return ListedVolume._make((
-        *first[:count], None if first.type_name is None else Record(
-            id=first.volume_type_id, name=first.type_name),
-        [Record(key=row.meta_key, value=row.meta_value)
-         for row in found if row.meta_key is not None],
-        conn.execute(_SHOWN_ATTACHMENTS, {"volume_id": volume_id}).all()
-        if first.attachment_count else ()))
-
-
 @reader
 def volume_page(context: RequestContext, project_id: str | None = None,
                 filters: dict[str, Any] | None = None,

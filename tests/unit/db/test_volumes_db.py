@@ -226,17 +226,3 @@ def test_a_page_of_a_project_after_a_marker():
     after = volumes_db.volume_page(fixtures.admin(), project_id="p1",
                                    marker=mine[0].id)
     assert [row.id for row in after] == [mine[1].id]
-
-
-def test_a_shown_volume_is_the_one_its_page_lists():
-    made = _page_volumes()
-    listed = {row.id: row for row in volumes_db.volume_page(
-        fixtures.admin(), limit=10)}
-    for volume_id in made:
-        shown = volumes_db.volume_shown(fixtures.admin(), volume_id)
-        assert volumes_db.metadata_of(shown) == volumes_db.metadata_of(
-            listed[volume_id])
-        assert shown._replace(volume_metadata=()) == listed[
-            volume_id]._replace(volume_metadata=())
-    assert len(volumes_db.volume_shown(fixtures.admin(),
-                                       made[1]).attachments) == 1

@@ -55,13 +55,6 @@ class VolumeBase:
             ctxt, volumes_db.volume_get(ctxt, volume_id), "volume:get",
             exception.VolumeNotFound(volume_id=volume_id))
 
-    def show(self, ctxt: RequestContext, volume_id: str) -> Any:
-        """``get`` for the detail view alone: only what it shows
-        (``volumes_db.volume_shown``)."""
-        return operations.visible(
-            ctxt, volumes_db.volume_shown(ctxt, volume_id), "volume:get",
-            exception.VolumeNotFound(volume_id=volume_id))
-
     def list(self, ctxt: RequestContext, all_tenants: bool = False,
              tenant: str | None = None,
              **kwargs: Any) -> list[Any]:
