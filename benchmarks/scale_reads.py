@@ -6,17 +6,29 @@ Ashlar (:mod:`benchmarks.scale_rig`) and Cinder 29
 CPU per request (less the CPU they spend meanwhile on other work, e.g.
 capability reports, given as ``background`` CPU seconds per second).
 ``base`` is ``http://HOST:PORT/v3``; the token is ``admin:PROJECT``.
+
+On its own (``main``), the reads' api CPU without the rest of the rig:
+the api alone on a fresh database holding the rig's rows::
+
+    python -m benchmarks.scale_reads [--db mysql|postgresql] [--scale 0.01]
+        [--reads 50] [--runs 3] [--workers 1] [--ops NAME,...]
 """
 
+import argparse
 import collections
 import contextlib
+import json
+import pathlib
+import tempfile
 import time
+from collections.abc import Iterator
 
 import psutil
 
 from benchmarks import scale_load
 from benchmarks.common import Api
 from benchmarks.common import summarize
+from deploy.testbed import harness
 
 
 def process_tree(pid: int) -> list[psutil.Process]:
@@ -32,7 +44,6 @@ def cpu_s(procs: list[psutil.Process]) -> float:
             times = proc.cpu_times()
             total += times.user + times.system
     return total
-
 
 
 def timed_reads(procs: list[psutil.Process], base: str, name: str,
@@ -63,7 +74,10 @@ def timed_reads(procs: list[psutil.Process], base: str, name: str,
 
 
 def reads(procs: list[psutil.Process], base: str, loaded: scale_load.Loaded,
-          count: int, background: float) -> list[dict]:
+          count: int, background: float,
+          only: list[str] | None = None) -> list[dict]:
+    """Each read ``count`` times (the 1,000-row ones a fifth as often);
+    ``only``: those named."""
     p0 = scale_load.project_id(0)
 
     def spread(pairs, path, params=None):
@@ -87,7 +101,7 @@ def reads(procs: list[psutil.Process], base: str, loaded: scale_load.Loaded,
         "volume_show": spread(loaded.volumes, "/volumes/%s"),
     }
     return [timed_reads(procs, base, name, calls, background)
-            for name, calls in ops.items()]
+            for name, calls in ops.items() if only is None or name in only]
 
 
 def page_to_end(procs: list[psutil.Process], base: str, project: str,
@@ -116,3 +130,67 @@ def page_to_end(procs: list[psutil.Process], base: str, project: str,
             "api_cpu_ms_per_page": round(
                 (cpu_s(procs) - before - background
                  * (time.perf_counter() - started)) * 1000 / pages, 1)}
+
+
+#: The reads the standalone run (``main``) times by default: the volume
+#: list views' row cost.
+LIST_READS = ("detail_all_tenants_limit1000", "detail_project",
+              "volume_show")
+
+
+@contextlib.contextmanager
+def api_only(folder: pathlib.Path, db: str, workers: int
+             ) -> Iterator[tuple[list[psutil.Process], str, str]]:
+    """A fresh vhost and database (migrated) and the api alone under
+    gunicorn with ``workers``; yields its processes, the database URL
+    and the base URL."""
+    with contextlib.ExitStack() as stack:
+        vhost, drop_vhost = harness.broker_vhost()
+        stack.callback(drop_vhost)
+        db_url, drop_db = harness.database(db)
+        stack.callback(drop_db)
+        dep = harness.Deployment(folder, vhost, db_url, api_workers=workers)
+        stack.callback(dep.stop_all)
+        dep.db_sync()
+        dep.start("api", "services.api", "api")
+        client = harness.Client(dep.endpoint)
+        harness.wait_for(lambda: client.get("/volumes").status_code == 200,
+                         timeout=60, what="the api")
+        yield (process_tree(dep.procs["api"].pid), db_url,
+               dep.endpoint.rsplit("/", 1)[0])
+
+
+def main(argv: list[str] | None = None) -> None:
+    """The list views' api CPU per request, on the api alone."""
+    parser = argparse.ArgumentParser(description=main.__doc__)
+    parser.add_argument("--db", choices=["postgresql", "mysql"],
+                        default="mysql")
+    parser.add_argument("--scale", type=float, default=0.01)
+    parser.add_argument("--reads", type=int, default=50)
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--workers", type=int, default=1)
+    parser.add_argument("--ops", default=",".join(LIST_READS),
+                        help="comma-separated reads (names of ``reads``)")
+    args = parser.parse_args(argv)
+    counts = scale_load.Counts().scaled(args.scale, 1)
+    wanted = args.ops.split(",")
+    with tempfile.TemporaryDirectory(prefix="ashlar-reads-") as tmp, \
+            api_only(pathlib.Path(tmp), args.db, args.workers) as (
+                procs, db_url, base):
+        loaded = scale_load.load(db_url, counts)
+        runs: dict[str, list[dict]] = collections.defaultdict(list)
+        reads(procs, base, loaded, 2, 0.0, wanted)  # warm the workers
+        for _ in range(args.runs):
+            for rec in reads(procs, base, loaded, args.reads, 0.0, wanted):
+                runs[rec["op"]].append(rec)
+    for name, recs in runs.items():
+        cpu = [rec["api_cpu_ms_per_op_gross"] for rec in recs]
+        print(json.dumps({"op": name, "rows": recs[0]["rows_per_answer"],
+                          "api_cpu_ms_min": min(cpu),
+                          "api_cpu_ms_max": max(cpu), "runs": cpu,
+                          "p50_ms": [rec["p50_ms"] for rec in recs],
+                          "codes": recs[0]["codes"]}))
+
+
+if __name__ == "__main__":
+    main()

@@ -72,6 +72,12 @@ class RequestContext(oslo_context.RequestContext):
             target = {"project_id": self.project_id, "user_id": self.user_id}
         return _policy().authorize(self, action, target, fatal=fatal)
 
+    def decisions(self) -> Any:
+        """A ``common.policy.Decisions``: this caller's policy decisions
+        for the rest of one request, each action on each target decided
+        once (the list views' per-row checks)."""
+        return _policy().Decisions(self)
+
     def to_dict(self) -> dict[str, Any]:
         """oslo.context's dict, with what ``from_dict`` reads beyond it
         (``is_admin`` as decided, the service roles of a service token)."""

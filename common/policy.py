@@ -82,12 +82,15 @@ class Enforcer(policy.Enforcer):
             self._memo = None
             self._next_check = 0.0
 
-    def decide(self, action: str, target: dict, creds: dict) -> bool:
-        """Whether ``creds`` may do ``action`` on ``target``.
+    def decide(self, action: str, target: dict, creds: dict,
+               creds_key: tuple | None = None) -> bool:
+        """Whether ``creds`` may do ``action`` on ``target``;
+        ``creds_key``: ``_frozen(creds)``, when the caller has it.
 
         :raises InvalidScope:
         """
-        key = (action, _frozen(target), _frozen(creds))
+        key = (action, _frozen(target),
+               _frozen(creds) if creds_key is None else creds_key)
         with self._lock:
             self.load_rules()
             memo = self._memo
@@ -100,6 +103,76 @@ class Enforcer(policy.Enforcer):
             if memo is not None and len(memo) < _MEMO_LIMIT:
                 memo[key] = allowed
         return allowed
+
+
+    def target_free(self, action: str, creds: dict,
+                    creds_key: tuple) -> bool:
+        """Whether ``action``'s rule answers ``creds`` (``_frozen`` as
+        ``creds_key``) alike for every target (``admin_api``; for an
+        admin, ``role:admin or (... project_id ...)``): a list view then
+        asks once, not once per project.  Remembered as decisions are."""
+        key = ("target_free", action, creds_key)
+        with self._lock:
+            self.load_rules()
+            memo = self._memo
+            if memo is not None and key in memo:
+                return memo[key]
+            check = self.rules.get(action)
+            free = check is not None and _fixed(check, self, creds) is not None
+            if memo is not None and len(memo) < _MEMO_LIMIT:
+                memo[key] = free
+        return free
+
+
+#: How deep ``rule:`` references are followed before giving up.
+_MAX_DEPTH = 20
+
+
+def _mentions_target(check: Any, rules: dict, depth: int = 0) -> bool:
+    """Whether ``check``'s value may depend on the target: it, or a rule
+    it refers to, formats the target into a match (``%(project_id)s``),
+    or is a check this function does not know (such as ``http:``)."""
+    name = type(check).__name__
+    if name in ("TrueCheck", "FalseCheck"):
+        return False
+    if name in ("GenericCheck", "RoleCheck"):
+        return "%" in check.match
+    if depth > _MAX_DEPTH:
+        return True
+    if name == "RuleCheck":
+        sub = rules.get(check.match)
+        return sub is None or _mentions_target(sub, rules, depth + 1)
+    if name in ("AndCheck", "OrCheck"):
+        return any(_mentions_target(sub, rules, depth + 1)
+                   for sub in check.rules)
+    if name == "NotCheck":
+        return _mentions_target(check.rule, rules, depth + 1)
+    return True
+
+
+def _fixed(check: Any, enforcer: Enforcer, creds: dict,
+           depth: int = 0) -> bool | None:
+    """``check``'s value for ``creds`` if it is the same for every target
+    (a target-free part decides an ``or`` or an ``and``), else None."""
+    if not _mentions_target(check, enforcer.rules):
+        return bool(enforcer.enforce(check, {}, creds))
+    name = type(check).__name__
+    if depth > _MAX_DEPTH:
+        return None
+    if name == "RuleCheck":
+        return _fixed(enforcer.rules[check.match], enforcer, creds,
+                      depth + 1)
+    if name in ("AndCheck", "OrCheck"):
+        values = [_fixed(sub, enforcer, creds, depth + 1)
+                  for sub in check.rules]
+        decisive = name == "OrCheck"
+        if decisive in values:
+            return decisive
+        return None if None in values else not decisive
+    if name == "NotCheck":
+        value = _fixed(check.rule, enforcer, creds, depth + 1)
+        return None if value is None else not value
+    return None
 
 
 def _frozen(values: dict) -> tuple:
@@ -197,6 +270,44 @@ def authorize(context: RequestContext, action: str, target: dict,
     if not allowed and fatal:
         raise exception.PolicyNotAuthorized(action=action)
     return allowed
+
+
+class Decisions:
+    """One caller's decisions within one request (a list view checks a
+    few rules per row): its credentials read once, and each action on
+    each target decided once.  Made per request, so a policy file
+    change shows from the next request on."""
+
+    def __init__(self, context: RequestContext) -> None:
+        self._creds = _credentials(context)
+        self._creds_key = _frozen(self._creds)
+        self._seen: dict[tuple, bool] = {}
+        self._target_free: dict[str, bool] = {}
+
+    def allowed(self, action: str, target: dict) -> bool:
+        """Whether the caller may do ``action`` on ``target`` (never
+        raises: what ``authorize`` with ``fatal=False`` answers).  A rule
+        that answers the caller alike for every target is decided on the
+        first target only."""
+        free = self._target_free.get(action)
+        if free is None:
+            free = self._target_free[action] = get_enforcer().target_free(
+                action, self._creds, self._creds_key)
+        key = (action,) if free else (action, _frozen(target))
+        try:
+            return self._seen[key]
+        except KeyError:
+            found = self._seen[key] = self._decide(action, target)
+        except TypeError:  # an unhashable value: decide afresh
+            found = self._decide(action, target)
+        return found
+
+    def _decide(self, action: str, target: dict) -> bool:
+        try:
+            return get_enforcer().decide(action, _safe_target(target),
+                                         self._creds, self._creds_key)
+        except policy.InvalidScope:
+            return False
 
 
 def check_is_admin(context: RequestContext) -> bool:

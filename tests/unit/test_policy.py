@@ -136,3 +136,75 @@ def test_remembered_decisions_tell_true_from_one(policy_file):
     creds = {"roles": [], "project_id": "p", "is_admin": 1}
     assert not enforcer.decide("admin_api", {}, creds)
     assert enforcer.decide("admin_api", {}, dict(creds, is_admin=True))
+
+
+def test_a_requests_decisions_are_made_once_per_action_and_target(
+        policy_file, monkeypatch):
+    """A list view asks per row; each (action, target) is decided once,
+    and answers as ``can`` does."""
+    enforcer = policy.get_enforcer()
+    ctxt = _member()
+    calls = []
+    real = enforcer.decide
+    monkeypatch.setattr(enforcer, "decide",
+                        lambda *a, **k: calls.append(a) or real(*a, **k))
+    decisions = ctxt.decisions()
+    for _ in range(3):
+        assert decisions.allowed("volume:attachment_delete",
+                                 {"project_id": "p"})
+        assert not decisions.allowed("volume:attachment_delete",
+                                     {"project_id": "q"})
+        assert not decisions.allowed("volume:attachment_create",
+                                     {"project_id": "p"})
+    assert len(calls) == 3
+    assert not ctxt.can("volume:attachment_delete", {"project_id": "q"},
+                        fatal=False)
+
+
+def _counted_decisions(monkeypatch, ctxt):
+    enforcer = policy.get_enforcer()
+    calls = []
+    real = enforcer.decide
+    monkeypatch.setattr(enforcer, "decide",
+                        lambda *a, **k: calls.append(a) or real(*a, **k))
+    return ctxt.decisions(), calls
+
+
+def test_rules_that_answer_alike_for_every_project_are_decided_once(
+        monkeypatch):
+    """An admin's list of every project's volumes asks each rule once,
+    not once per project; a member's reader rule still depends on the
+    project."""
+    conf = cfg.ConfigOpts()
+    conf([], project="ashlar")
+    policy.get_enforcer(conf)
+    admin = context.RequestContext(user_id="a", project_id="p",
+                                   roles=["admin", "member", "reader"])
+    decisions, calls = _counted_decisions(monkeypatch, admin)
+    for project in ("p", "q", "r"):
+        assert decisions.allowed("volume_extension:volume_tenant_attribute",
+                                 {"project_id": project})
+        assert decisions.allowed("volume_extension:volume_host_attribute",
+                                 {"project_id": project})
+    assert len(calls) == 2
+    reader = context.RequestContext(user_id="u", project_id="p",
+                                    roles=["reader"])
+    decisions, calls = _counted_decisions(monkeypatch, reader)
+    assert [decisions.allowed("volume_extension:volume_tenant_attribute",
+                              {"project_id": project})
+            for project in ("p", "q", "r")] == [True, False, False]
+    assert not decisions.allowed("volume_extension:volume_host_attribute",
+                                 {"project_id": "p"})
+    assert len(calls) == 4
+
+
+def test_a_negated_project_check_is_never_taken_as_target_free(
+        policy_file, monkeypatch):
+    path, clock = policy_file
+    path.write_text('"volume:attachment_delete": '
+                    '"role:admin or not project_id:%(project_id)s"\n')
+    clock[0] += policy.RECHECK_INTERVAL
+    decisions, _calls = _counted_decisions(monkeypatch, _member())
+    assert not decisions.allowed("volume:attachment_delete",
+                                 {"project_id": "p"})
+    assert decisions.allowed("volume:attachment_delete", {"project_id": "q"})

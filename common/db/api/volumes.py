@@ -1,5 +1,6 @@
 """Volumes and their metadata."""
 
+import collections
 import functools
 from collections.abc import Callable
 from collections.abc import Collection
@@ -166,6 +167,83 @@ def volume_list(context: RequestContext, project_id: str | None = None,
     return project_page(query, models.Volume, project_id, filters,
                         marker_row, exception.VolumeNotFound(volume_id=marker),
                         limit, sort_keys, sort_dirs, offset)
+
+
+#: The volume columns the list views show (``services.api.views.volumes``)
+#: and ``attachment_count``: a page reads these, not every column.
+_LISTED = tuple(_VOL.c[name] for name in (
+    "id", "project_id", "user_id", "display_name", "display_description",
+    "size", "status", "migration_status", "host", "cluster_name",
+    "availability_zone", "volume_type_id", "multiattach", "bootable",
+    "readonly", "encrypted", "service_uuid", "attachment_count",
+    "snapshot_id", "source_volid", "group_id", "created_at", "updated_at"))
+#: A volume of a page: the ``_LISTED`` columns, then its type, metadata
+#: and (attached) attachments; read-only, as a Record.
+ListedVolume = collections.namedtuple(  # type: ignore[misc]
+    "ListedVolume", [column.name for column in _LISTED]
+    + ["volume_type", "volume_metadata", "attachments"])
+#: A page's metadata, and its volumes' attachments that are attached (the
+#: only ones the views show), each one statement for the whole page.
+_PAGE_METADATA = sa.select(_META.c.volume_id, _META.c.key, _META.c.value) \
+    .where(_META.c.volume_id.in_(sa.bindparam("ids", expanding=True)))
+_PAGE_ATTACHMENTS = sa.select(
+    _ATT.c.id, _ATT.c.volume_id, _ATT.c.instance_uuid, _ATT.c.attached_host,
+    _ATT.c.mountpoint, _ATT.c.attach_time, _ATT.c.attach_status).where(
+    _ATT.c.volume_id.in_(sa.bindparam("ids", expanding=True)),
+    _ATT.c.attach_status == constants.AttachStatus.ATTACHED)
+
+
+@reader
+def volume_page(context: RequestContext, project_id: str | None = None,
+                filters: dict[str, Any] | None = None,
+                limit: int | None = None, marker: str | None = None,
+                sort_keys: list[str] | None = None,
+                sort_dirs: list[str] | None = None,
+                offset: int | None = None) -> list[Any]:
+    """The page ``volume_list`` reads, as the list views show it:
+    ListedVolumes, with ``volume_type`` (a Record of ``id`` and ``name``),
+    ``volume_metadata`` (Records of ``key`` and ``value``) and
+    ``attachments`` (the attached ones only), in three statements per
+    page and with no ORM objects (as ORM rows, a 1,000-row page cost
+    about 2.5 times the api CPU of this read).
+
+    :raises VolumeNotFound: as ``volume_list``.
+    """
+    query = context.session.query(*_LISTED, _TYPE.c.name).outerjoin(
+        _TYPE, _TYPE.c.id == _VOL.c.volume_type_id)
+    marker_row = _get(context.session, marker) if marker else None
+    rows = project_page(query, models.Volume, project_id, filters,
+                        marker_row, exception.VolumeNotFound(volume_id=marker),
+                        limit, sort_keys, sort_dirs, offset)
+    return _listed(context.session, rows)
+
+
+def _listed(session: orm.Session, rows: list[Any]) -> list[Any]:
+    """``rows`` (the ``_LISTED`` columns and the type's name) as
+    ListedVolumes, with their metadata and attachments."""
+    metadata: dict[str, list[Record]] = {}
+    attachments: dict[str, list[Any]] = {}
+    if rows:
+        for item in session.execute(_PAGE_METADATA,
+                                    {"ids": [row.id for row in rows]}):
+            metadata.setdefault(item.volume_id, []).append(
+                Record(key=item.key, value=item.value))
+    attached = [row.id for row in rows if row.attachment_count]
+    if attached:
+        for att in session.execute(_PAGE_ATTACHMENTS, {"ids": attached}):
+            attachments.setdefault(att.volume_id, []).append(att)
+    types: dict[tuple[str, str | None], Record | None] = {}
+    listed = []
+    for row in rows:
+        *columns, type_name = row
+        key = (row.volume_type_id, type_name)
+        if key not in types:
+            types[key] = None if type_name is None else Record(
+                id=row.volume_type_id, name=type_name)
+        listed.append(ListedVolume._make((
+            *columns, types[key], metadata.get(row.id, ()),
+            attachments.get(row.id, ()))))
+    return listed
 
 
 @reader

@@ -111,12 +111,10 @@ class Collection(_Lister):
 
 class Detail(_Lister):
     def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
-        ctxt = base.ctxt(req)
         rows, extras = self._list(req)
-        resp.media = {"volumes": [
-            views.detail(row, ctxt, base.version(req), base.base_url(req),
-                         base.url_project(req))
-            for row in rows], **extras}
+        show = views.Detail(base.ctxt(req), base.version(req),
+                            base.base_url(req), base.url_project(req)).body
+        resp.media = {"volumes": [show(row) for row in rows], **extras}
 
 
 class Item:

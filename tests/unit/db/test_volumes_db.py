@@ -1,6 +1,9 @@
 """Volume rows read and written with prebuilt Core statements: what a read
 brings, in how many statements, and what a removal takes along."""
 
+import uuid
+
+import pytest
 import sqlalchemy as sa
 
 from common.db import models
@@ -126,7 +129,9 @@ def test_a_backends_unfinished_volumes_come_in_one_statement():
     assert len(seen) <= 2  # the rows, and their attachments (selectin)
 
 
-def test_an_all_tenants_page_reads_the_created_index():
+@pytest.mark.parametrize("read", [volumes_db.volume_list,
+                                  volumes_db.volume_page])
+def test_an_all_tenants_page_reads_the_created_index(read):
     """Every project's volumes, newest first: the page comes from the
     ``(created_at, id)`` index, not a sort of the whole table."""
     fixtures.make_volume()
@@ -138,7 +143,7 @@ def test_an_all_tenants_page_reads_the_created_index():
             seen.append(statement)
     sa.event.listen(engine, "before_cursor_execute", spy)
     try:
-        volumes_db.volume_list(fixtures.admin(), limit=10)
+        read(fixtures.admin(), limit=10)
     finally:
         sa.event.remove(engine, "before_cursor_execute", spy)
     assert "ORDER BY volumes.created_at DESC, volumes.id DESC" in seen[0]
@@ -150,8 +155,74 @@ def test_an_all_tenants_page_reads_the_created_index():
                    for index in sa.inspect(engine).get_indexes("volumes")}
         assert indexes.get("ix_volumes_created") == ["created_at", "id"]
         return
-    inner = seen[0][seen[0].index("(SELECT") + 1:seen[0].index("LIMIT")]
+    start = seen[0].index("(SELECT") + 1 if "(SELECT" in seen[0] else 0
+    inner = seen[0][start:seen[0].index("LIMIT")]
     with engine.connect() as conn:
         plan = " ".join(str(row) for row in conn.exec_driver_sql(
             "EXPLAIN QUERY PLAN " + inner).all())
     assert "ix_volumes_created" in plan, plan
+
+
+def _attach(volume_id: str, status: str) -> None:
+    """An attachment row of ``volume_id`` in ``status``, and its counter."""
+    with db_engine.get_engine().begin() as conn:
+        conn.execute(sa.insert(models.VolumeAttachment.__table__).values(
+            id=str(uuid.uuid4()), volume_id=volume_id, attach_status=status,
+            instance_uuid="i-" + volume_id[:8], attached_host="h1",
+            mountpoint="/dev/vdb", attach_mode="rw"))
+        conn.execute(sa.update(models.Volume.__table__).where(
+            models.Volume.__table__.c.id == volume_id).values(
+            attachment_count=models.Volume.__table__.c.attachment_count + 1))
+
+
+def _page_volumes() -> list[str]:
+    """Three volumes: one with metadata and a type of its own, one with
+    an attached and a reserved attachment, one bare; their ids."""
+    gold = fixtures.make_type("gold")
+    first = volumes_db.volume_create(fixtures.admin(), {
+        "id": str(uuid.uuid4()), "project_id": "p1", "user_id": "u",
+        "size": 3, "status": "available", "attach_status": "detached",
+        "volume_type_id": gold.id}, {"a": "1", "b": "2"}).id
+    second = fixtures.make_volume(status="in-use").id
+    _attach(second, "attached")
+    _attach(second, "reserved")
+    return [first, second, fixtures.make_volume(project="p2").id]
+
+
+def test_a_page_reads_what_the_views_show_in_three_statements():
+    """One statement for the page, one for its metadata, one for its
+    attached attachments; the rows as ``volume_list`` has them."""
+    made = _page_volumes()
+    seen = []
+    engine = db_engine.get_engine()
+
+    def spy(_conn, _cursor, statement, *_args):
+        if statement.lstrip().upper().startswith("SELECT"):
+            seen.append(statement)
+    sa.event.listen(engine, "before_cursor_execute", spy)
+    try:
+        page = volumes_db.volume_page(fixtures.admin(), limit=10)
+    finally:
+        sa.event.remove(engine, "before_cursor_execute", spy)
+    assert len(seen) == 3
+    orm_rows = volumes_db.volume_list(fixtures.admin(), limit=10)
+    assert [row.id for row in page] == [row.id for row in orm_rows]
+    assert sorted(row.id for row in page) == sorted(made)
+    for row, orm_row in zip(page, orm_rows, strict=True):
+        for column in volumes_db.ListedVolume._fields[:-3]:
+            assert getattr(row, column) == getattr(orm_row, column)
+        assert row.volume_type.name == orm_row.volume_type.name
+        assert volumes_db.metadata_of(row) == volumes_db.metadata_of(orm_row)
+        assert [att.id for att in row.attachments] == [
+            att.id for att in orm_row.attachments
+            if att.attach_status == "attached"]
+    assert sum(len(row.attachments) for row in page) == 1
+
+
+def test_a_page_of_a_project_after_a_marker():
+    made = _page_volumes()
+    mine = volumes_db.volume_page(fixtures.admin(), project_id="p1")
+    assert sorted(row.id for row in mine) == sorted(made[:2])
+    after = volumes_db.volume_page(fixtures.admin(), project_id="p1",
+                                   marker=mine[0].id)
+    assert [row.id for row in after] == [mine[1].id]

@@ -57,12 +57,13 @@ class VolumeBase:
 
     def list(self, ctxt: RequestContext, all_tenants: bool = False,
              tenant: str | None = None,
-             **kwargs: Any) -> list[models.Volume]:
+             **kwargs: Any) -> list[Any]:
         """The volumes the caller may list: its project's, or with
-        ``all_tenants`` (admins) every project's, or ``tenant``'s only."""
+        ``all_tenants`` (admins) every project's, or ``tenant``'s only;
+        read as the list views show them (``volumes_db.volume_page``)."""
         project = operations.listed_project(ctxt, all_tenants) or tenant
         ctxt.can("volume:get_all", {"project_id": project})
-        rows: list[models.Volume] = volumes_db.volume_list(
+        rows: list[Any] = volumes_db.volume_page(
             ctxt, project_id=project, **kwargs)
         return rows
 
