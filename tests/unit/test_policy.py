@@ -208,3 +208,19 @@ def test_a_negated_project_check_is_never_taken_as_target_free(
     assert not decisions.allowed("volume:attachment_delete",
                                  {"project_id": "p"})
     assert decisions.allowed("volume:attachment_delete", {"project_id": "q"})
+
+
+def test_a_rule_naming_a_missing_rule_is_decided_per_target(
+        policy_file, monkeypatch):
+    """A rule the target-free reading cannot follow (a ``rule:`` of no
+    rule) is decided per project, as oslo.policy decides it: never a
+    500."""
+    path, clock = policy_file
+    path.write_text('"volume:attachment_delete": '
+                    '"rule:nowhere or project_id:%(project_id)s"\n')
+    clock[0] += policy.RECHECK_INTERVAL
+    decisions, calls = _counted_decisions(monkeypatch, _member())
+    assert decisions.allowed("volume:attachment_delete", {"project_id": "p"})
+    assert not decisions.allowed("volume:attachment_delete",
+                                 {"project_id": "q"})
+    assert len(calls) == 2
