@@ -195,16 +195,14 @@ def _snapshot(value: Any) -> Any:
 
 
 class _Backend:
-    __slots__ = ("received_at", "timestamp", "report", "seen", "pools",
-                 "charges")
+    __slots__ = ("received_at", "timestamp", "report", "pools", "charges")
 
     def __init__(self) -> None:
         self.received_at = 0.0
         self.timestamp = 0.0
+        #: A private copy of the report held: what the next one is
+        #: compared with.
         self.report: dict = {}
-        #: A private copy of ``report``: what the next report is compared
-        #: with (None: never compared, take the next one in full).
-        self.seen: dict | None = None
         self.pools: dict[str, PoolState] = {}
         # (wall clock, monotonic clock, pool name, GiB) of local placements
         # that no report has reflected yet.
@@ -294,7 +292,7 @@ class CapabilityStore:
         reading ``timestamp`` take the full path.
         """
         return (not entry.charges and not self._reads_timestamp
-                and bool(entry.pools) and entry.seen == capabilities)
+                and bool(entry.pools) and entry.report == capabilities)
 
     def _renew(self, service_host: str, entry: _Backend, received_at: float,
                timestamp: float) -> None:
@@ -316,8 +314,7 @@ class CapabilityStore:
         flat = flatten(service_host, capabilities, timestamp)
         entry.received_at = received_at
         entry.timestamp = timestamp
-        entry.report = capabilities
-        entry.seen = _snapshot(capabilities)
+        entry.report = _snapshot(capabilities)
         self._reapply_charges(entry, flat, timestamp)
         self._replace_pools(service_host, entry, flat)
         self._heard(service_host, entry)
