@@ -162,7 +162,7 @@ class InlineExecutor:
     """Runs each message on the listener's own thread, in arrival order.
 
     NOTE(ashlar): the threading executor hands every message to a pool
-    thread (a future, a queue, a wake-up): a fifth of what a capability
+    thread (a future, a queue, a wake-up): a quarter of what a capability
     report cost an API worker.  Only for endpoints that never block (the
     API's capability cache: a store update under a short lock); the
     listener polls for the next message once this one is handled.
