@@ -26,7 +26,10 @@ run:
 One JSON line per figure, then a table::
 
     python -m benchmarks.scale_rig [--db postgresql|mysql] [--scale 1]
-        [--services 1000]
+        [--services 1000] [--report-cost-only RUNS]
+
+``--report-cost-only RUNS`` stops after step 2's CPU per report, measured
+in RUNS windows in a row (a quick before/after of the report consumers).
 """
 
 import argparse
@@ -427,6 +430,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--window", type=float, default=20.0,
                         help="seconds of each CPU-per-report window")
     parser.add_argument("--no-paging-all", action="store_true")
+    parser.add_argument("--report-cost-only", type=int, default=0,
+                        metavar="RUNS",
+                        help="only the CPU per report received, RUNS "
+                        "windows in a row (no scenarios, reads, storm)")
     args = parser.parse_args(argv)
     counts = scale_load.Counts().scaled(args.scale, args.services)
     if args.services is None:
@@ -435,7 +442,12 @@ def main(argv: list[str] | None = None) -> None:
     with tempfile.TemporaryDirectory(prefix="ashlar-scale-") as tmp, \
             deployment(pathlib.Path(tmp), args.db, args.interval) as (
                 dep, db_url, base):
-        run(pathlib.Path(tmp), dep, db_url, base, counts, args, records)
+        if args.report_cost_only:
+            report_cost_only(pathlib.Path(tmp), dep, db_url, base, counts,
+                             args, records)
+        else:
+            run(pathlib.Path(tmp), dep, db_url, base, counts, args,
+                records)
     print(table(records))
 
 
@@ -451,6 +463,19 @@ def compare(records: list[dict], phase: str, now: list[dict],
                        "empty_ms": was, "loaded_ms": is_,
                        "ratio": round(is_ / was, 2) if is_ and was
                        else None})
+
+
+def report_cost_only(folder: pathlib.Path, dep: harness.Deployment,
+                     db_url: str, base: str, counts: scale_load.Counts,
+                     args: argparse.Namespace, records: list[dict]) -> None:
+    """The rows loaded, then ``--report-cost-only`` windows of CPU per
+    report received with the senders on (a quick before/after)."""
+    p0 = "%s/%s" % (base, scale_load.project_id(0))
+    scale_load.load(db_url, counts)
+    idle = idle_rates(dep, args.window)
+    with Senders(folder, dep, db_url, counts, args.interval) as senders:
+        for _run in range(args.report_cost_only):
+            emit(records, report_cost(dep, p0, senders, args.window, idle))
 
 
 def run(folder: pathlib.Path, dep: harness.Deployment, db_url: str,

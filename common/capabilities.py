@@ -184,12 +184,24 @@ class PoolState:
         return self.caps.get("backend_state") == "down"
 
 
+def _snapshot(value: Any) -> Any:
+    """A copy of a report that shares no dict or list with it (a sender in
+    the same process, the embedded mode's, may change its own later)."""
+    if isinstance(value, dict):
+        return {k: _snapshot(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_snapshot(item) for item in value]
+    return value
+
+
 class _Backend:
     __slots__ = ("received_at", "timestamp", "report", "pools", "charges")
 
     def __init__(self) -> None:
         self.received_at = 0.0
         self.timestamp = 0.0
+        #: A private copy of the report held: what the next one is
+        #: compared with.
         self.report: dict = {}
         self.pools: dict[str, PoolState] = {}
         # (wall clock, monotonic clock, pool name, GiB) of local placements
@@ -231,6 +243,10 @@ class CapabilityStore:
         self._withdrawn: dict[str, float] = {}
         #: Bumped whenever pools appear or disappear.
         self.membership = 0
+        #: Whether a projection groups pools by ``timestamp``.
+        self._reads_timestamp = False
+        #: The backend whose report arrived last, and when (None: unknown).
+        self._newest: tuple[str, float] | None = None
 
     # -- taking reports ----------------------------------------------------
     def update(self, service_host: str, capabilities: dict,
@@ -244,7 +260,6 @@ class CapabilityStore:
             scheduler's view keeps that view's ages).
         :returns: whether the report was taken.
         """
-        flat = flatten(service_host, capabilities, timestamp)
         received_at = self._clock() - age
         with self._lock:
             if timestamp <= self._withdrawn.get(service_host, timestamp - 1):
@@ -258,19 +273,62 @@ class CapabilityStore:
             elif timestamp == entry.timestamp and entry.pools:
                 # The same report again (e.g. warm-up after hearing it).
                 entry.received_at = max(entry.received_at, received_at)
-                self._refresh_receipt(entry)
+                self._refresh_receipt(service_host, entry)
                 return True
-            entry.received_at = received_at
-            entry.timestamp = timestamp
-            entry.report = capabilities
-            self._reapply_charges(entry, flat, timestamp)
-            self._replace_pools(service_host, entry, flat)
-            self._changed(tuple(entry.pools.values()))
+            elif self._unchanged(entry, capabilities):
+                self._renew(service_host, entry, received_at, timestamp)
+                return True
+            self._take(service_host, entry, capabilities, timestamp,
+                       received_at)
         return True
 
-    def _refresh_receipt(self, entry: _Backend) -> None:
+    def _unchanged(self, entry: _Backend, capabilities: dict) -> bool:
+        """Whether a newer report says what the one held said, so that only
+        its receipt and timestamp move (lock held).
+
+        NOTE(ashlar): most periodic reports repeat the last one; flattening
+        and re-projecting ten pools for nothing was most of a report's cost
+        in the store.  Local charges (the scheduler's) and a projection
+        reading ``timestamp`` take the full path.
+        """
+        return (not entry.charges and not self._reads_timestamp
+                and bool(entry.pools) and entry.report == capabilities)
+
+    def _renew(self, service_host: str, entry: _Backend, received_at: float,
+               timestamp: float) -> None:
+        """Freshen an unchanged report: a pool changes (the generation moves)
+        only if its report had expired and counts again (lock held)."""
+        expired = entry.received_at < self._clock() - self.freshness
+        entry.received_at = received_at
+        entry.timestamp = timestamp
+        for pool in entry.pools.values():
+            pool.received_at = received_at
+            pool.caps["timestamp"] = timestamp
+        self._heard(service_host, entry)
+        if expired:
+            self._changed(tuple(entry.pools.values()))
+
+    def _take(self, service_host: str, entry: _Backend, capabilities: dict,
+              timestamp: float, received_at: float) -> None:
+        """Replace a backend's pools with a report's (lock held)."""
+        flat = flatten(service_host, capabilities, timestamp)
+        entry.received_at = received_at
+        entry.timestamp = timestamp
+        entry.report = _snapshot(capabilities)
+        self._reapply_charges(entry, flat, timestamp)
+        self._replace_pools(service_host, entry, flat)
+        self._heard(service_host, entry)
+        self._changed(tuple(entry.pools.values()))
+
+    def _heard(self, service_host: str, entry: _Backend) -> None:
+        """Keep the newest receipt of all (lock held)."""
+        if self._newest is None or entry.received_at >= self._newest[1]:
+            self._newest = (service_host, entry.received_at)
+
+    def _refresh_receipt(self, service_host: str, entry: _Backend) -> None:
         for pool in entry.pools.values():
             pool.received_at = entry.received_at
+        self._heard(service_host, entry)
 
     def _reapply_charges(self, entry: _Backend, flat: dict[str, dict],
                          timestamp: float) -> None:
@@ -355,6 +413,8 @@ class CapabilityStore:
             entry = self._backends.pop(service_host, None)
             if entry is None:
                 return
+            if self._newest is not None and self._newest[0] == service_host:
+                self._newest = None
             for pool in entry.pools.values():
                 pool.present = False
                 self._unproject(pool)
@@ -458,6 +518,15 @@ class CapabilityStore:
                      if wanted is None or host in wanted]
         return self._clock() - max(times) if times else None
 
+    def newest_report(self) -> tuple[str, float] | None:
+        """``host@backend`` of the report received last and its age, in
+        constant time; None when unknown (nothing held, or that backend
+        was forgotten since: ask :meth:`newest_report_age`)."""
+        newest = self._newest
+        if newest is None:
+            return None
+        return newest[0], self._clock() - newest[1]
+
     def export(self) -> dict[str, dict]:
         """Every report held with its age, for another store to warm from.
 
@@ -487,6 +556,7 @@ class CapabilityStore:
             found = self._projections.get(roots)
             if found is None:
                 found = self._projections[roots] = Projection(roots)
+                self._reads_timestamp |= "timestamp" in roots
                 for entry in self._backends.values():
                     for pool in entry.pools.values():
                         found.add(pool)

@@ -134,7 +134,7 @@ class CapabilityCache:
             topic=constants.CAPABILITIES_TOPIC,
             server="api-%s-%d-%s" % (self.conf.host, os.getpid(),
                                      uuid.uuid4().hex[:8]))
-        self._server = rpc.get_server(target, [_Reports(self)])
+        self._server = rpc.get_server(target, [_Reports(self)], inline=True)
         self._server.start()
         threading.Thread(target=self._warm_until_done, daemon=True,
                          name="capability-warm").start()

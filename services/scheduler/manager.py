@@ -377,7 +377,12 @@ class SchedulerManager(service.Manager):
         """No running service's report arrived for a freshness window,
         though some did before: the broker, not a backend, is the likely
         cause (a dead service's last report does not count)."""
-        age = self.store.newest_report_age(among=self.up_hosts.get())
+        up = self.up_hosts.get()
+        newest = self.store.newest_report()
+        if (newest is not None and newest[0] in up
+                and newest[1] <= self.store.freshness):
+            return False    # constant time: checked on every report
+        age = self.store.newest_report_age(among=up)
         return age is not None and age > self.store.freshness
 
     def _waited_long_enough(self, volume: Any) -> bool:

@@ -2,6 +2,9 @@
 
 from typing import Any, TypedDict
 
+import oslo_messaging as messaging
+from oslo_config import cfg
+
 from common import constants
 from common import rpc
 from common.context import RequestContext
@@ -67,6 +70,10 @@ class CapabilitiesAPI(rpc.RPCAPI):
     TOPIC = constants.CAPABILITIES_TOPIC
     BINARY = constants.SCHEDULER_BINARY
     RPC_API_VERSION = "1.1"
+
+    def __init__(self, conf: cfg.ConfigOpts | None = None,
+                 serializer: messaging.Serializer | None = None) -> None:
+        super().__init__(conf, serializer or rpc.LeanContextSerializer())
 
     def update_service_capabilities(self, ctxt: RequestContext,
                                     service_host: str,

@@ -409,3 +409,78 @@ def test_a_pool_outside_a_type_s_zones_misses_it():
         "multiattach", "RESKEY:availability_zones"]
     assert capabilities.misses(pool, {
         "RESKEY:availability_zones": "east,nova"}) == []
+
+
+def test_unchanged_report_refreshes_without_a_change(store, clock):
+    store.update("h@b", report(), timestamp=1.0)
+    [pool] = store.pool_states()
+    generation = store.generation
+    clock.now += 9
+    assert store.update("h@b", report(), timestamp=2.0)
+    assert store.generation == generation
+    assert store.changed_since(generation) == []
+    assert pool.caps["timestamp"] == 2.0 and pool.received_at == clock.now
+    clock.now += 9
+    assert list(store.fresh_pools()) == ["h@b#p"]
+
+
+def test_changed_report_bumps_the_generation(store):
+    store.update("h@b", report(free=100), timestamp=1.0)
+    [pool] = store.pool_states()
+    generation = store.generation
+    store.update("h@b", report(free=90), timestamp=2.0)
+    assert store.changed_since(generation) == [pool]
+    assert pool.caps["free_capacity_gb"] == 90
+
+
+def test_unchanged_report_after_expiry_is_a_change(store, clock):
+    """A pool counting again is news to a verdict made without it."""
+    store.update("h@b", report(), timestamp=1.0)
+    [pool] = store.pool_states()
+    generation = store.generation
+    clock.now += 11
+    store.update("h@b", report(), timestamp=2.0)
+    assert store.changed_since(generation) == [pool]
+    assert store.fresh_backends() == {"h@b"}
+
+
+def test_report_changed_in_place_by_its_sender_is_a_change(store):
+    """An in-process sender (the embedded mode) may change and send again
+    the dict it sent before: it is compared with a copy."""
+    body = report(free=100)
+    store.update("h@b", body, timestamp=1.0)
+    body["pools"][0]["free_capacity_gb"] = 40
+    store.update("h@b", body, timestamp=2.0)
+    assert store.pool("h@b#p")["free_capacity_gb"] == 40
+
+
+def test_unchanged_report_with_a_charge_reflects_it(store, clock):
+    clock.now = 100.0
+    store.update("h@b", report(free=100), timestamp=99.0)
+    [pool] = store.pool_states()
+    store.consume(pool, 30)
+    store.update("h@b", report(free=100), timestamp=100.5)
+    assert pool.caps["free_capacity_gb"] == 100  # reflected, as sent
+
+
+def test_projection_reading_the_timestamp_follows_it(store):
+    store.update("h@b", report(), timestamp=1.0)
+    projection = store.projection(("timestamp",))
+    store.update("h@b", report(), timestamp=2.0)
+    assert list(projection.key_of.values()) == [(("float", 2.0),)]
+
+
+def test_newest_report(store, clock):
+    assert store.newest_report() is None
+    store.update("h@b", report(), timestamp=1.0)
+    clock.now += 1
+    store.update("g@b", report(), timestamp=1.0)
+    store.update("h@b", report(), timestamp=1.0, age=5.0)
+    clock.now += 2
+    assert store.newest_report() == ("g@b", 2.0)
+    store.update("h@b", report(), timestamp=2.0)
+    assert store.newest_report() == ("h@b", 0.0)
+    store.forget("g@b")
+    assert store.newest_report() == ("h@b", 0.0)
+    store.forget("h@b")
+    assert store.newest_report() is None

@@ -1,6 +1,7 @@
 """common.rpc on oslo.messaging's in-process transport."""
 
 import inspect
+import threading
 import uuid
 
 import oslo_messaging as messaging
@@ -70,6 +71,19 @@ def test_a_service_token_crosses_the_bus(client):
                                                             False)
 
 
+def test_a_lean_context_crosses_the_bus_alike(client):
+    """The capability fanout's serializer sends only what ``from_dict``
+    reads: the far side builds the same context."""
+    lean = rpc.get_client(client.target, timeout=5,
+                          serializer=rpc.LeanContextSerializer())
+    ctxt = _ctxt()
+    ctxt.service_roles = ["service"]
+    assert lean.call(ctxt, "echo", value=2) == client.call(ctxt, "echo",
+                                                           value=2)
+    sent = rpc.LeanContextSerializer().serialize_context(ctxt)
+    assert "auth_token" not in sent and sent["roles"] == ["member"]
+
+
 def test_domain_exceptions_keep_their_class(client):
     with pytest.raises(exception.VolumeNotFound):
         client.call(_ctxt(), "fail")
@@ -119,6 +133,64 @@ def test_outside_the_tested_range_the_listeners_keep_their_own_floor(
     monkeypatch.setattr(rpc, "POLL_FLOOR_RAISED", True)
     rpc._raise_listener_poll_floor()
     assert amqpdriver.ACK_REQUEUE_EVERY_SECONDS_MIN == rpc.LISTENER_POLL_FLOOR
+
+
+def _serve_thread_names(inline: bool) -> tuple[object, set]:
+    """A server asking for ``inline`` dispatch: its executor class and
+    the threads that handled two calls."""
+    threads: set = set()
+
+    class Endpoint(_Endpoint):
+        @messaging.expose
+        def where(self, ctxt):
+            threads.add(threading.current_thread().name)
+            return True
+
+    topic = "test-%s" % uuid.uuid4().hex[:8]
+    server = rpc.get_server(messaging.Target(topic=topic, server="s1"),
+                            [Endpoint()], inline=inline)
+    server.start()
+    try:
+        caller = rpc.get_client(messaging.Target(topic=topic), timeout=5)
+        assert caller.call(_ctxt(), "where") and caller.call(_ctxt(),
+                                                             "where")
+        return server._executor_cls, threads
+    finally:
+        server.stop()
+        server.wait()
+
+
+@pytest.mark.skipif(not rpc.INLINE_DISPATCH, reason="oslo.messaging "
+                    "outside the tested range: the threading executor stays")
+def test_an_inline_server_handles_messages_on_its_listener(client):
+    """The executor class is oslo.messaging's private attribute, read as
+    the server starts: this fails on a tested release that stops reading
+    it, instead of the tuning silently doing nothing."""
+    from oslo_messaging import server as messaging_server
+    start = messaging_server.MessageHandlingServer.start
+    assert "_executor_cls" in _names_read(start)
+    executor, threads = _serve_thread_names(inline=True)
+    assert executor is rpc.InlineExecutor and len(threads) == 1
+
+
+def test_outside_the_tested_range_servers_keep_the_threading_executor(
+        client, monkeypatch):
+    monkeypatch.setattr(rpc, "INLINE_DISPATCH", False)
+    executor, threads = _serve_thread_names(inline=True)
+    assert executor is not rpc.InlineExecutor and threads
+
+
+def test_an_inline_handler_s_failure_leaves_the_listener_going():
+    handled = []
+
+    def fail() -> None:
+        handled.append(1)
+        raise RuntimeError("boom")
+    executor = rpc.InlineExecutor(max_workers=4)
+    executor.submit(fail)
+    executor.submit(fail)
+    executor.shutdown(wait=True)
+    assert handled == [1, 1]
 
 
 def test_each_message_context_becomes_the_threads_logging_context():

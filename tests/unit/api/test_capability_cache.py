@@ -40,11 +40,11 @@ class Scheduler:
         return self.exported
 
 
-def report(multiattach, name="b", state="up", zone="nova"):
+def report(multiattach, name="b", state="up", zone="nova", free=10):
     return {"volume_backend_name": name, "storage_protocol": "local",
             "availability_zone": zone,
             "pools": [{"pool_name": name, "multiattach": multiattach,
-                       "free_capacity_gb": 10, "total_capacity_gb": 10,
+                       "free_capacity_gb": free, "total_capacity_gb": 10,
                        "backend_state": state}]}
 
 
@@ -479,8 +479,25 @@ def test_pools_changing_during_the_services_read_void_the_verdict(conf,
 
 def test_periodic_report_during_the_services_read_keeps_the_400(conf,
                                                                  clock):
-    """A heard backend reporting the same pools again while the table is
-    read moves the store's generation; judged again, nothing fits: 400."""
+    """A heard backend reporting changed pools while the table is read
+    moves the store's generation; judged again, nothing fits: 400."""
+    reports = []
+
+    def running_and_plain_reports_again():
+        reports.append(len(reports) + 2.0)
+        hear(cache, "plain@b", False, timestamp=reports[-1], free=5)
+        return {"plain@b"}
+    cache = make_cache(conf, clock, running_and_plain_reports_again)
+    hear(cache, "plain@b", False)
+    generation = cache.store.generation
+    with pytest.raises(exception.UnsatisfiableVolumeType):
+        cache.check_type(None, VTYPE, MA)
+    assert cache.store.generation > generation and reports == [2.0]
+
+
+def test_same_report_during_the_services_read_keeps_the_400(conf, clock):
+    """The same pools reported again while the table is read leave the
+    generation where it was: the verdict stands at once, 400."""
     reports = []
 
     def running_and_plain_reports_again():
@@ -492,7 +509,7 @@ def test_periodic_report_during_the_services_read_keeps_the_400(conf,
     generation = cache.store.generation
     with pytest.raises(exception.UnsatisfiableVolumeType):
         cache.check_type(None, VTYPE, MA)
-    assert cache.store.generation > generation and reports == [2.0]
+    assert cache.store.generation == generation and reports == [2.0]
 
 
 def _reports_while_judging(cache, monkeypatch, multiattach):

@@ -560,3 +560,18 @@ def test_a_create_is_placed_after_the_database_comes_back(mgr, monkeypatch):
     monkeypatch.setattr(volumes_db, "volume_get", flaky)
     mgr.create_volume(fixtures.admin(), volume.id)
     assert mgr.volume_rpcapi.creates == [(volume.id, "node1@file#file")]
+
+
+def test_a_fresh_report_of_a_service_not_running_ends_no_silence(mgr):
+    """The newest report is checked in constant time only when its
+    service runs; one that does not (no row) leaves the full check."""
+    register("node1@file")
+    stale = mgr.store.freshness + 1
+    mgr.store.update("node1@file", report(True), time.time() - stale,
+                     age=stale)
+    mgr.store.update("ghost@file", report(True), time.time())
+    assert mgr.store.newest_report()[0] == "ghost@file"
+    assert mgr._silent()
+    mgr.update_service_capabilities(fixtures.admin(), "node1@file",
+                                    report(True), time.time())
+    assert not mgr._silent()
