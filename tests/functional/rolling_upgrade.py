@@ -43,6 +43,15 @@ CLUSTER_TYPE = {"volume_type": {"name": "clustered", "extra_specs": {
 SHARED_TYPE = {"volume_type": {"name": "clustered-shared", "extra_specs": {
     "volume_backend_name": "file", "multiattach": "<is> True"}}}
 LIMIT = 90.0
+#: Attachment settings of every process: an attachment whose create or
+#: delete timed out at the api (a loaded machine) is resolved within
+#: ``attachment_transition_timeout`` (two RPC timeouts) plus
+#: ``attachment_check_interval`` of its last change, well inside
+#: ``LIMIT``; with the defaults (120 s and 60 s) the settled check at the
+#: end could not wait for it.
+SETTLING = ("[DEFAULT]\nattachment_transition_timeout = %d\n"
+            "attachment_check_interval = %d\n"
+            % (2 * SETTINGS.rpc_call_timeout, SETTINGS.check_interval))
 
 
 def release_tree(tmp_path_factory) -> str:
@@ -75,7 +84,7 @@ class Rollout:
     def start(self, name: str, tree: str | None, pin: bool) -> None:
         module, host, backends, extra = self.procs[name]
         self.dep.start(name, module, host, tree=tree, backends=backends,
-                       extra=extra + (PIN if pin else ""))
+                       extra=SETTLING + extra + (PIN if pin else ""))
 
     def restart(self, name: str, tree: str | None, pin: bool) -> None:
         """Stop ``name`` gracefully, start it again (on ``tree``), and
