@@ -1,6 +1,7 @@
 """Real clients against real Ashlar processes.
 
-One deployment serves the whole session: ``ashlar-api`` under gunicorn (two
+One deployment serves the whole session (each of tox's two xdist workers
+has its own, and runs whole files): ``ashlar-api`` under gunicorn (two
 workers), one scheduler, one volume service and one backup service, on a
 fresh RabbitMQ vhost and a fresh PostgreSQL database
 (``deploy.testbed.harness``).  The API pages volume lists at ``MAX_LIMIT``
@@ -32,6 +33,9 @@ VOLUME_HOST = "compat1"
 BACKUP_HOST = "compat-backup"
 BACKUP_CHUNK = 4 * 1024 * 1024
 CLI_TIMEOUT = 120
+#: An id no resource has, fixed: test ids made of it must be the same in
+#: every xdist worker's collection.
+NO_SUCH_ID = "0ddba11c-0ffe-4000-8000-00000000dead"
 
 
 @dataclass

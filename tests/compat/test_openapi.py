@@ -20,7 +20,7 @@ from common.db import models
 from deploy.testbed import harness
 from services.api import microversion
 from services.api import openapi
-from tests.compat.conftest import PROJECT, VOLUME_HOST
+from tests.compat.conftest import NO_SUCH_ID, PROJECT, VOLUME_HOST
 
 MAX = str(microversion.MAX_VERSION)
 DOC = openapi.load()
@@ -273,7 +273,7 @@ def test_attachment_delete_answer(ashlar, objects):
 
 
 @pytest.mark.parametrize(("method", "path", "body"), [
-    ("GET", "/volumes/%s" % uuid.uuid4(), None),
+    ("GET", "/volumes/%s" % NO_SUCH_ID, None),
     ("POST", "/volumes", {"volume": {"size": 0}}),
     ("POST", "/types", {"volume_type": {"name": "__DEFAULT__"}}),
     ("GET", "/nowhere", None),

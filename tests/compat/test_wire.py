@@ -13,7 +13,7 @@ import pytest
 import requests
 
 from services.api import microversion
-from tests.compat.conftest import MAX_LIMIT, PROJECT, VOLUME_HOST
+from tests.compat.conftest import MAX_LIMIT, NO_SUCH_ID, PROJECT, VOLUME_HOST
 
 MAX = str(microversion.MAX_VERSION)
 REQ_ID = re.compile(r"^req-[0-9a-f]{8}(-[0-9a-f]{4}){3}-[0-9a-f]{12}$")
@@ -146,7 +146,7 @@ def test_microversion_rejected(ashlar, path, header, status, key, message,
     ("GET", "/attachments/detail", "3.26", None),
     ("POST", "/attachments", "3.26", {"attachment": {
         "volume_uuid": str(uuid.uuid4())}}),
-    ("POST", "/attachments/%s/action" % uuid.uuid4(), "3.43",
+    ("POST", "/attachments/%s/action" % NO_SUCH_ID, "3.43",
      {"os-complete": None}),
     ("GET", "/volumes/summary", "3.11", None),
 ])
@@ -211,7 +211,7 @@ def test_volume_detail_view(ashlar, volume):
     ("GET", "/v3/nonexistent", {}),
     ("GET", "/v3/volumes", {"OpenStack-API-Version": "volume 9.9"}),
     ("POST", "/v3/volumes", {"Content-Type": "text/plain"}),
-    ("DELETE", "/v3/volumes/%s" % uuid.uuid4(), {}),
+    ("DELETE", "/v3/volumes/%s" % NO_SUCH_ID, {}),
 ])
 def test_every_response_has_a_request_id(ashlar, method, path, headers):
     mine = "req-%s" % uuid.uuid4()
