@@ -11,6 +11,7 @@ MariaDB.
 """
 
 import atexit
+import contextlib
 import os
 import shutil
 import tempfile
@@ -178,3 +179,19 @@ def race(n: int, fn, errors: bool = True) -> list:
     assert errors or not [r for r in results if isinstance(r, Exception)], \
         results
     return results
+
+
+@contextlib.contextmanager
+def selects():
+    """The SELECT statements run on the engine within the block."""
+    seen: list[str] = []
+    engine = db_engine.get_engine()
+
+    def spy(_conn, _cursor, statement, *_args):
+        if statement.lstrip().upper().startswith("SELECT"):
+            seen.append(statement)
+    sa.event.listen(engine, "before_cursor_execute", spy)
+    try:
+        yield seen
+    finally:
+        sa.event.remove(engine, "before_cursor_execute", spy)

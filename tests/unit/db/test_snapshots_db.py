@@ -239,18 +239,9 @@ def test_a_backends_unfinished_snapshots_come_in_one_statement():
         for status in ("creating", "deleting", "available"):
             made[host, status] = fixtures.make_snapshot(vol,
                                                         status=status).id
-    seen = []
-    engine = db_engine.get_engine()
-
-    def spy(_conn, _cursor, statement, *_args):
-        if statement.lstrip().upper().startswith("SELECT"):
-            seen.append(statement)
-    sa.event.listen(engine, "before_cursor_execute", spy)
-    try:
+    with fixtures.selects() as seen:
         rows = db.snapshots_of_backend(fixtures.admin(), "n1@b",
                                        ("creating", "deleting"))
-    finally:
-        sa.event.remove(engine, "before_cursor_execute", spy)
     assert sorted(row.id for row in rows) == sorted(
         made[host, status] for host in ("n1@b", "n1@b#p2")
         for status in ("creating", "deleting"))

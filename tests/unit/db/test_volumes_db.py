@@ -85,18 +85,9 @@ def test_a_count_is_one_statement_that_reads_no_volume_row():
                             ("p1", "error"), ("p2", "available")):
         fixtures.make_volume(project=project, status=status)
     admin = fixtures.admin()
-    seen = []
-    engine = db_engine.get_engine()
-
-    def spy(_conn, _cursor, statement, *_args):
-        if statement.lstrip().upper().startswith("SELECT"):
-            seen.append(statement)
-    sa.event.listen(engine, "before_cursor_execute", spy)
-    try:
+    with fixtures.selects() as seen:
         counted = volumes_db.volume_count(admin, project_id="p1",
                                           filters={"status": "available"})
-    finally:
-        sa.event.remove(engine, "before_cursor_execute", spy)
     assert counted == 2 == len(volumes_db.volume_list(
         admin, project_id="p1", filters={"status": "available"}))
     assert len(seen) == 1 and "count(" in seen[0].lower()
@@ -111,18 +102,9 @@ def test_a_backends_unfinished_volumes_come_in_one_statement():
                                                  status=status).id
             for host in ("n1@b", "n1@b#p2", "n1@bb#p", "n2@b#p")
             for status in ("creating", "deleting", "available")}
-    seen = []
-    engine = db_engine.get_engine()
-
-    def spy(_conn, _cursor, statement, *_args):
-        if statement.lstrip().upper().startswith("SELECT"):
-            seen.append(statement)
-    sa.event.listen(engine, "before_cursor_execute", spy)
-    try:
+    with fixtures.selects() as seen:
         rows = volumes_db.volumes_of_backend(fixtures.admin(), "n1@b",
                                              ("creating", "deleting"))
-    finally:
-        sa.event.remove(engine, "before_cursor_execute", spy)
     assert sorted(row.id for row in rows) == sorted(
         made[host, status] for host in ("n1@b", "n1@b#p2")
         for status in ("creating", "deleting"))
@@ -193,17 +175,8 @@ def test_a_page_reads_what_the_views_show_in_three_statements():
     """One statement for the page, one for its metadata, one for its
     attached attachments; the rows as ``volume_list`` has them."""
     made = _page_volumes()
-    seen = []
-    engine = db_engine.get_engine()
-
-    def spy(_conn, _cursor, statement, *_args):
-        if statement.lstrip().upper().startswith("SELECT"):
-            seen.append(statement)
-    sa.event.listen(engine, "before_cursor_execute", spy)
-    try:
+    with fixtures.selects() as seen:
         page = volumes_db.volume_page(fixtures.admin(), limit=10)
-    finally:
-        sa.event.remove(engine, "before_cursor_execute", spy)
     assert len(seen) == 3
     orm_rows = volumes_db.volume_list(fixtures.admin(), limit=10)
     assert [row.id for row in page] == [row.id for row in orm_rows]
