@@ -3,6 +3,7 @@
 import re
 import threading
 import time
+from collections.abc import Callable
 from typing import Any
 
 from oslo_config import cfg
@@ -91,19 +92,8 @@ class Enforcer(policy.Enforcer):
         """
         key = (action, _frozen(target),
                _frozen(creds) if creds_key is None else creds_key)
-        with self._lock:
-            self.load_rules()
-            memo = self._memo
-            try:
-                if memo is not None and key in memo:
-                    return memo[key]
-            except TypeError:  # an unhashable value: decide afresh
-                memo = None
-            allowed = bool(self.authorize(action, target, creds))
-            if memo is not None and len(memo) < _MEMO_LIMIT:
-                memo[key] = allowed
-        return allowed
-
+        return self._remembered(
+            key, lambda: bool(self.authorize(action, target, creds)))
 
     def target_free(self, action: str, creds: dict,
                     creds_key: tuple) -> bool:
@@ -111,24 +101,34 @@ class Enforcer(policy.Enforcer):
         ``creds_key``) alike for every target (``admin_api``; for an
         admin, ``role:admin or (... project_id ...)``): a list view then
         asks once, not once per project.  Remembered as decisions are."""
-        key = ("target_free", action, creds_key)
+        return self._remembered(("target_free", action, creds_key),
+                                lambda: self._reads_target_free(action, creds))
+
+    def _reads_target_free(self, action: str, creds: dict) -> bool:
+        check = self.rules.get(action)
+        try:
+            return check is not None and _fixed(check, self, creds) is not None
+        except (AttributeError, KeyError, TypeError):
+            # NOTE(ashlar): a check class of an oslo.policy release we have
+            # not read, or a rule that names a missing one: the rule is
+            # decided per target, as any other.
+            return False
+
+    def _remembered(self, key: tuple, compute: Callable[[], bool]) -> bool:
+        """``compute()`` with the rules loaded, remembered under ``key``
+        while every rule is pure, until the next look at the file."""
         with self._lock:
             self.load_rules()
             memo = self._memo
-            if memo is not None and key in memo:
-                return memo[key]
-            check = self.rules.get(action)
             try:
-                free = check is not None and _fixed(
-                    check, self, creds) is not None
-            except (AttributeError, KeyError, TypeError):
-                # NOTE(ashlar): a check class of an oslo.policy release we
-                # have not read, or a rule that names a missing one: the
-                # rule is decided per target, as any other.
-                free = False
+                if memo is not None and key in memo:
+                    return memo[key]
+            except TypeError:  # an unhashable value: compute afresh
+                memo = None
+            found = compute()
             if memo is not None and len(memo) < _MEMO_LIMIT:
-                memo[key] = free
-        return free
+                memo[key] = found
+        return found
 
 
 #: How deep ``rule:`` references are followed before giving up.
@@ -266,14 +266,21 @@ def _safe_target(target: dict) -> dict:
     return safe
 
 
+def _decide(action: str, target: dict, creds: dict,
+            creds_key: tuple | None = None) -> bool:
+    """Whether ``creds`` may do ``action`` on ``target`` (made safe); an
+    invalid scope is a no."""
+    try:
+        return get_enforcer().decide(action, _safe_target(target), creds,
+                                     creds_key)
+    except policy.InvalidScope:
+        return False
+
+
 def authorize(context: RequestContext, action: str, target: dict,
               fatal: bool = True) -> bool:
     """Check ``action``; raise PolicyNotAuthorized when denied and fatal."""
-    try:
-        allowed = get_enforcer().decide(action, _safe_target(target),
-                                        _credentials(context))
-    except policy.InvalidScope:
-        allowed = False
+    allowed = _decide(action, target, _credentials(context))
     if not allowed and fatal:
         raise exception.PolicyNotAuthorized(action=action)
     return allowed
@@ -304,17 +311,11 @@ class Decisions:
         try:
             return self._seen[key]
         except KeyError:
-            found = self._seen[key] = self._decide(action, target)
+            found = self._seen[key] = _decide(action, target, self._creds,
+                                              self._creds_key)
         except TypeError:  # an unhashable value: decide afresh
-            found = self._decide(action, target)
+            found = _decide(action, target, self._creds, self._creds_key)
         return found
-
-    def _decide(self, action: str, target: dict) -> bool:
-        try:
-            return get_enforcer().decide(action, _safe_target(target),
-                                         self._creds, self._creds_key)
-        except policy.InvalidScope:
-            return False
 
 
 def check_is_admin(context: RequestContext) -> bool:

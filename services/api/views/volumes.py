@@ -49,9 +49,7 @@ class Detail:
     def __init__(self, ctxt: RequestContext, version: V, base_url: str,
                  url_project: str | None, with_os_attrs: bool = True
                  ) -> None:
-        project = "/%s" % url_project if url_project else ""
-        self._self = "%s/v3%s/volumes/" % (base_url, project)
-        self._bookmark = "%s%s/volumes/" % (base_url, project)
+        self._links = views.Links(base_url, url_project, "volumes")
         self._decisions = ctxt.decisions()
         self._allowed: dict[str, tuple[bool, bool, bool]] = {}
         self._with_os_attrs = with_os_attrs
@@ -71,8 +69,7 @@ class Detail:
             "volume_type": type_name or row.volume_type_id,
             "snapshot_id": row.snapshot_id, "source_volid": row.source_volid,
             "metadata": _metadata(row),
-            "links": [{"rel": "self", "href": self._self + row.id},
-                      {"rel": "bookmark", "href": self._bookmark + row.id}],
+            "links": self._links(row.id),
             "user_id": row.user_id,
             "bootable": "true" if row.bootable else "false",
             "encrypted": bool(row.encrypted), "replication_status": None,
