@@ -2,7 +2,8 @@
 
 The same run as :mod:`benchmarks.scale_rig` gives Ashlar, on the anchor:
 it runs on a database of its own (``cinder_scale`` on the machine's
-MariaDB, synced with ``cinder-manage db sync``, dropped at the end) and a
+MariaDB, or its PostgreSQL with ``--db postgresql``, synced with
+``cinder-manage db sync``, dropped at the end) and a
 RabbitMQ vhost of its own, through a copy of its ``cinder.conf``, with its
 two bookkeeping backends ``anchor_ma`` and ``anchor_plain``:
 
@@ -19,7 +20,13 @@ reports in memory, which none of these reads touch.  One JSON line per
 figure (``"side": "cinder"``), then the rig's table::
 
     python -m benchmarks.scale_cinder --anchor ANCHOR_DIR \
-        --anchor-home ANCHOR_HOME [--scale 1] [--no-paging-all]
+        --anchor-home ANCHOR_HOME [--db mysql|postgresql] [--scale 1] \
+        [--no-paging-all]
+
+Each side on its dialect's default driver: Cinder's ``cinder.conf`` names
+``mysql+pymysql`` (as the anchor's does) or plain ``postgresql``
+(psycopg in SQLAlchemy 2.1; ``tempest_anchor`` puts it in the anchor's
+venv); the rows are loaded from here through the test drivers.
 """
 
 import argparse
@@ -45,7 +52,18 @@ from benchmarks import scale_rig
 from benchmarks import side_by_side
 from deploy.testbed import harness
 
-ROOT_URL = "mysql+pymysql://root@127.0.0.1/%s?charset=utf8mb4"
+#: dialect -> (URL the rows are loaded through, URL Cinder is given); each
+#: takes the database's name.
+URLS = {
+    "mysql": ("mysql+pymysql://root@127.0.0.1/%s?charset=utf8mb4",
+              "mysql+pymysql://root@127.0.0.1/%s?charset=utf8mb4"),
+    "postgresql": ("postgresql+psycopg://postgres@127.0.0.1/%s",
+                   "postgresql://postgres@127.0.0.1/%s")}
+#: The database the servers are reached through to create and drop it.
+SERVER_DB = {"mysql": "", "postgresql": "postgres"}
+#: How the database is dropped (PostgreSQL: whatever is still connected).
+DROP = {"mysql": "DROP DATABASE IF EXISTS %s",
+        "postgresql": "DROP DATABASE IF EXISTS %s WITH (FORCE)"}
 DATABASE = "cinder_scale"
 #: The anchor's backends: multiattach pools, and pools that are not.
 BACKENDS = ("anchor_ma", "anchor_plain")
@@ -147,40 +165,44 @@ class Heartbeat(threading.Thread):
         while not self.stopping.wait(self.interval):
             with self.engine.begin() as conn:
                 conn.execute(sa.text(
-                    "UPDATE services SET updated_at = UTC_TIMESTAMP(), "
+                    "UPDATE services SET updated_at = :now, "
                     "report_count = report_count + 1 "
-                    "WHERE host LIKE 'scale-%%'"))
+                    "WHERE host LIKE 'scale-%'"),
+                    {"now": datetime.datetime.utcnow()})
 
 
 @contextlib.contextmanager
 def database(args: argparse.Namespace, work: pathlib.Path
              ) -> Iterator[tuple[pathlib.Path, sa.Engine]]:
-    """A fresh ``cinder_scale`` database synced by cinder-manage, and the
-    anchor's cinder.conf pointed at it; dropped at the end."""
-    server = sa.create_engine(ROOT_URL % "", isolation_level="AUTOCOMMIT")
+    """A fresh ``cinder_scale`` database on ``args.db`` synced by
+    cinder-manage, and the anchor's cinder.conf pointed at it; dropped at
+    the end."""
+    ours, cinders = URLS[args.db]
+    server = sa.create_engine(ours % SERVER_DB[args.db],
+                              isolation_level="AUTOCOMMIT")
     with server.connect() as conn:
-        conn.execute(sa.text("DROP DATABASE IF EXISTS %s" % DATABASE))
+        conn.execute(sa.text(DROP[args.db] % DATABASE))
         conn.execute(sa.text("CREATE DATABASE %s" % DATABASE))
     conf = work / "cinder.conf"
     text = (args.anchor / "etc" / "cinder.conf").read_text()
     transport, remove_vhost = harness.broker_vhost()
     conf.write_text(text.replace(
         "mysql+pymysql://cinder:cinder@127.0.0.1/cinder?charset=utf8mb4",
-        ROOT_URL % DATABASE).replace(
+        cinders % DATABASE).replace(
         "rabbit://guest:guest@127.0.0.1:5672/", transport))
-    subprocess.run([str(args.anchor_home / "venv" / "bin" / "cinder-manage"),
-                    "--config-file", str(conf), "db", "sync"], check=True,
-                   capture_output=True, timeout=600)
-    engine = sa.create_engine(ROOT_URL % DATABASE)
+    engine = sa.create_engine(ours % DATABASE)
     try:
+        subprocess.run([str(args.anchor_home / "venv" / "bin" /
+                            "cinder-manage"), "--config-file", str(conf),
+                        "db", "sync"], check=True, capture_output=True,
+                       timeout=600)
         yield conf, engine
     finally:
         engine.dispose()
         remove_vhost()
         if not args.keep:
             with server.connect() as conn:
-                conn.execute(sa.text("DROP DATABASE IF EXISTS %s"
-                                     % DATABASE))
+                conn.execute(sa.text(DROP[args.db] % DATABASE))
         server.dispose()
 
 
@@ -231,7 +253,7 @@ def run(args: argparse.Namespace) -> list[dict]:
                      for r in scale_rig.scenarios(p0, args, BACKENDS)]
             started = time.perf_counter()
             loaded = load(engine, counts)
-            emit(records, {"figure": "load", "db": "mysql", "seconds": round(
+            emit(records, {"figure": "load", "db": args.db, "seconds": round(
                 time.perf_counter() - started, 1), "rows": counts.volumes
                 + counts.attachments + counts.snapshots + counts.services,
                 "counts": vars(counts), "per_table_s": loaded.seconds})
@@ -248,6 +270,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--anchor", type=pathlib.Path, required=True)
     p.add_argument("--anchor-home", type=pathlib.Path, required=True)
+    p.add_argument("--db", choices=sorted(URLS), default="mysql")
     p.add_argument("--scale", type=float, default=1.0,
                    help="times the row counts (0.1: a tenth)")
     p.add_argument("--port", type=int, default=8786)

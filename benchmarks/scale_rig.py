@@ -41,6 +41,7 @@ import multiprocessing
 import os
 import pathlib
 import random
+import subprocess
 import tempfile
 import threading
 import time
@@ -238,6 +239,31 @@ def idle_rates(dep: harness.Deployment, window: float) -> dict:
 
 
 # -- scenarios --------------------------------------------------------------
+def queued(vhost: str) -> int | None:
+    """Messages waiting in the vhost's queues (None: rabbitmqctl could not
+    tell)."""
+    try:
+        listed = subprocess.run(
+            ["rabbitmqctl", "-q", "list_queues", "-p", vhost, "messages"],
+            capture_output=True, text=True, timeout=60, check=True).stdout
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return sum(int(word) for word in listed.split() if word.isdigit())
+
+
+def drained(dep: harness.Deployment, timeout: float = 300.0) -> dict:
+    """Wait until the reports the senders cast are all consumed: how long
+    the consumers lagged after the last one, and what was queued then."""
+    vhost = dep.transport_url.rsplit("/", 1)[1]
+    started = time.perf_counter()
+    first = left = queued(vhost)
+    while left and time.perf_counter() - started < timeout:
+        time.sleep(0.5)
+        left = queued(vhost)
+    return {"figure": "reports_drained", "queued_at_stop": first,
+            "left": left, "seconds": round(time.perf_counter() - started, 1)}
+
+
 def s1(api: Api, count: int, plain: str) -> dict:
     """Creates of a type no pool satisfies (multiattach on ``plain``): the
     POST's answer and its code (400 at once, or 202 and an error later)."""
@@ -399,7 +425,7 @@ def table(records: list[dict]) -> str:
             fig = "placement %s at %d pools" % (rec["case"], rec["pools"])
             value = "p50 %s ms" % rec.get("p50_ms")
         elif fig in ("boot_storm", "multiattach_storm", "report_cost",
-                     "pss_mib"):
+                     "pss_mib", "reports_drained"):
             fig = "%s %s" % (fig, rec.get("phase", ""))
             value = json.dumps({k: v for k, v in rec.items()
                                 if k not in ("figure", "phase", "loadavg_1m")
@@ -513,7 +539,9 @@ def run(folder: pathlib.Path, dep: harness.Deployment, db_url: str,
         compare(records, "loaded", scenarios(p0, args), empty)
         for rec in boot_storm(p0, args.storm_volumes, args.storm_hosts):
             emit(records, {"phase": "loaded", **rec})
-    # The rows without the reports: which of the two costs what.
+    # The rows without the reports: which of the two costs what (once the
+    # consumers have caught up with the reports queued for them).
+    emit(records, drained(dep))
     compare(records, "loaded_no_reports", scenarios(p0, args), empty)
     for rec in placer(counts.services * POOLS_PER_SERVICE):
         emit(records, rec)

@@ -77,8 +77,10 @@ ETC_CEPH = Path("/etc/ceph")
 BACKUP_USER = "cinder-backup"
 BACKUP_POOL = "backups"
 BACKUP_DRIVER = "cinder.backup.drivers.ceph.CephBackupDriver"
-#: What the venv needs beyond the anchor's requirements-anchor.txt.
-EXTRA_PACKAGES = ("etcd3gw",)
+#: What the venv needs beyond the anchor's requirements-anchor.txt: etcd
+#: for the HA side by side, psycopg (SQLAlchemy 2.1's default PostgreSQL
+#: driver) for ``scale_cinder --db postgresql``.
+EXTRA_PACKAGES = ("etcd3gw", "psycopg[binary]")
 START_TIMEOUT = 180
 PIP_TIMEOUT = 1800
 
@@ -102,13 +104,13 @@ class Anchor:
 
 
 # -- the venv -------------------------------------------------------------
-PROBE = ("import importlib.metadata as m, etcd3gw, rados, rbd; "
+PROBE = ("import importlib.metadata as m, etcd3gw, psycopg, rados, rbd; "
          "print(m.version('cinder'))")
 
 
 def available(anchor: Anchor) -> str:
     """``cinder <version> (anchor)``; ``harness.Unavailable`` without the
-    anchor's venv, its etcd3gw or its Ceph bindings."""
+    anchor's venv, its etcd3gw, its psycopg or its Ceph bindings."""
     try:
         return "cinder %s (anchor)" % subprocess.run(
             [str(anchor.python), "-c", PROBE], check=True, text=True,

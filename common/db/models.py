@@ -153,7 +153,9 @@ class Volume(BASE):
     __table_args__ = (Index("ix_volumes_project_created", "project_id",
                             "created_at"),
                       # NOTE: an all_tenants page reads its rows in order.
-                      Index("ix_volumes_created", "created_at", "id"))
+                      Index("ix_volumes_created", "created_at", "id"),
+                      # NOTE: the reads of rows in flight (migration 0018).
+                      Index("ix_volumes_status", "status"))
 
     id: Mapped[str] = mapped_column(String(36), primary_key=True)
     project_id: Mapped[str] = mapped_column(String(255), nullable=False)
@@ -328,7 +330,8 @@ class Snapshot(BASE):
 
     __tablename__ = "snapshots"
     __table_args__ = (Index("ix_snapshots_project_created", "project_id",
-                            "created_at"),)
+                            "created_at"),
+                      Index("ix_snapshots_status", "status"))
 
     #: Microseconds on MySQL too: the latest snapshot of a volume (the one
     #: a revert may go to) is told by it.

@@ -12,8 +12,8 @@ from oslo_config import cfg
 from common import constants
 from common import exception
 from common import states
-from common.db import models
 from common.db.api import attachments as attachments_db
+from common.db.api import rows
 from common.db.api import services as services_db
 from common.db.api import volumes as volumes_db
 from common.db.api.timestamps import utcnow
@@ -81,9 +81,9 @@ class AttachmentList(base.Lister):
         filters = {key: value for key, value in (
             ("attached_host", args.host), ("volume_id", args.volume))
             if value}
-        rows = attachments_db.attachment_list(ctxt, filters=filters,
-                                              sort_keys=["created_at"],
-                                              sort_dirs=["asc"])
+        found = attachments_db.attachment_list(ctxt, filters=filters,
+                                               sort_keys=["created_at"],
+                                               sort_dirs=["asc"])
         down = _down_backends(self.app.conf)
         stuck_after = datetime.timedelta(
             seconds=self.app.conf.attachment_transition_timeout)
@@ -93,7 +93,7 @@ class AttachmentList(base.Lister):
                   row.attach_status, row.attach_mode, row.transition or "",
                   base.when(row.updated_at or row.created_at),
                   _orphaned(row, down, stuck_after))
-                 for row in rows])
+                 for row in found])
 
 
 def _down_backends(conf: cfg.ConfigOpts) -> set[str]:
@@ -102,7 +102,7 @@ def _down_backends(conf: cfg.ConfigOpts) -> set[str]:
         if not services_db.is_up(row, conf.service_down_time)}
 
 
-def _orphaned(row: models.VolumeAttachment, down: set[str],
+def _orphaned(row: rows.AttachmentRow, down: set[str],
               stuck_after: datetime.timedelta) -> str:
     """Why an attachment looks orphaned, or ``""``."""
     volume = volumes_db.volume_get(base.admin(), row.volume_id)

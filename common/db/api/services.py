@@ -1,5 +1,6 @@
 """Service records and heartbeats."""
 
+import datetime
 import uuid
 
 import sqlalchemy as sa
@@ -94,15 +95,21 @@ _SERVICES = models.Service.__table__
 _CLUSTERS = models.Cluster.__table__
 #: A member of a cluster answers for the cluster (its name is the host its
 #: volumes and pools carry), disabled if it or its cluster is.
+_ANSWERS_FOR = sa.func.coalesce(_SERVICES.c.cluster_name, _SERVICES.c.host)
+_DISABLED = sa.or_(_SERVICES.c.disabled,
+                   sa.func.coalesce(_CLUSTERS.c.disabled, False))
+_WITH_CLUSTER = _SERVICES.outerjoin(
+    _CLUSTERS, sa.and_(_CLUSTERS.c.name == _SERVICES.c.cluster_name,
+                       _CLUSTERS.c.binary == _SERVICES.c.binary))
+_OF_BINARY = _SERVICES.c.binary == sa.bindparam("binary")
 _LIVENESS = sa.select(
-    sa.func.coalesce(_SERVICES.c.cluster_name,
-                     _SERVICES.c.host).label("host"),
-    sa.or_(_SERVICES.c.disabled,
-           sa.func.coalesce(_CLUSTERS.c.disabled, False)).label("disabled"),
-    _SERVICES.c.heartbeat_at).select_from(_SERVICES.outerjoin(
-        _CLUSTERS, sa.and_(_CLUSTERS.c.name == _SERVICES.c.cluster_name,
-                           _CLUSTERS.c.binary == _SERVICES.c.binary))).where(
-    _SERVICES.c.binary == sa.bindparam("binary"))
+    _ANSWERS_FOR.label("host"), _DISABLED.label("disabled"),
+    _SERVICES.c.heartbeat_at).select_from(_WITH_CLUSTER).where(_OF_BINARY)
+#: ``running_hosts``: the names of those enabled with a heartbeat since
+#: ``:since``, decided by the database (no row of the others is read).
+_RUNNING = sa.select(_ANSWERS_FOR).distinct().select_from(
+    _WITH_CLUSTER).where(_OF_BINARY, sa.not_(_DISABLED),
+                         _SERVICES.c.heartbeat_at >= sa.bindparam("since"))
 
 
 @single_statement(reader)
@@ -169,15 +176,31 @@ def service_remove(context: RequestContext, host: str, binary: str,
     context.session.delete(row)
 
 
-def running_backends(context: RequestContext,
-                     service_down_time: int) -> set[str]:
+def running_backends(context: RequestContext, service_down_time: int,
+                     binary: str = constants.VOLUME_BINARY) -> set[str]:
     """The names volumes and pools carry of the volume backends that run:
-    ``host@backend`` of each enabled service that heartbeats, and
-    ``cluster@backend`` of each enabled cluster one of whose enabled
+    ``host@backend`` of each enabled service that heartbeats (``is_up``),
+    and ``cluster@backend`` of each enabled cluster one of whose enabled
     members does."""
-    return {row.host for row in service_liveness(
-        context, constants.VOLUME_BINARY) if not row.disabled and is_up(
-            row, service_down_time)}
+    return running_hosts(context, binary,
+                         utcnow() - datetime.timedelta(
+                             seconds=service_down_time))
+
+
+@single_statement(reader)
+def running_hosts(conn: Conn, binary: str,
+                  since: datetime.datetime | None = None) -> set[str]:
+    """``(context, binary, since)``: ``running_backends`` of ``binary``
+    with a heartbeat at ``since`` or later (now when None), in one
+    prebuilt statement that returns only their names.
+
+    NOTE(ashlar): the early 400's completeness check (rule 4 of
+    ``services.api.capability_cache``) and the scheduler's every placement
+    ask this; with 1,000 volume services, reading every row's liveness and
+    judging it in Python cost the api about 20 ms per refused create.
+    """
+    return set(conn.execute(_RUNNING, {
+        "binary": binary, "since": since or utcnow()}).scalars())
 
 
 def is_up(row: Heartbeat, service_down_time: int) -> bool:

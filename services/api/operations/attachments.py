@@ -25,7 +25,6 @@ from common import exception
 from common import rpc
 from common import states
 from common.context import RequestContext
-from common.db import models
 from common.db.api import attachments as attachments_db
 from common.db.api import fencing as fencing_db
 from common.db.api import rows
@@ -112,12 +111,11 @@ class AttachmentOperations:
         return row, shared
 
     def list(self, ctxt: RequestContext, all_tenants: bool = False,
-             **kwargs: Any) -> list[models.VolumeAttachment]:
+             **kwargs: Any) -> Sequence[rows.AttachmentRow]:
         project = operations.listed_project(ctxt, all_tenants)
         ctxt.can("volume:attachment_get", {"project_id": project})
-        rows: list[models.VolumeAttachment] = attachments_db.attachment_list(
-            ctxt, project_id=project, **kwargs)
-        return rows
+        return attachments_db.attachment_list(ctxt, project_id=project,
+                                              **kwargs)
 
     # -- create -----------------------------------------------------------
     def create(self, ctxt: RequestContext, volume_id: str,

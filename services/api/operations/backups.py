@@ -61,11 +61,8 @@ class BackupOperations:
 
     def _service_host(self, ctxt: RequestContext) -> str:
         """:raises ServiceUnavailable: no backup service runs."""
-        running = sorted(
-            row.host for row in services_db.service_liveness(
-                ctxt, constants.BACKUP_BINARY)
-            if not row.disabled and services_db.is_up(
-                row, self.conf.service_down_time))
+        running = sorted(services_db.running_backends(
+            ctxt, self.conf.service_down_time, constants.BACKUP_BINARY))
         if not running:
             raise exception.ServiceUnavailable(
                 reason="no backup service is up.")

@@ -1,7 +1,10 @@
 """/attachments (3.27+): create, list, detail, show, update, delete, action."""
 
+from collections.abc import Sequence
+
 import falcon
 
+from common.db.api import rows
 from services.api import microversion as mv
 from services.api.operations import attachments as attachment_ops
 from services.api.operations import fencing as fencing_ops
@@ -24,7 +27,7 @@ class _Base:
         self.ops = ops
         self.max_limit = max_limit
 
-    def _list(self, req: falcon.Request) -> list:
+    def _list(self, req: falcon.Request) -> Sequence[rows.AttachmentRow]:
         base.require(req, mv.NEW_ATTACH)
         kwargs = base.list_params(req, self.max_limit, SORT_MAP)
         # NOTE(ashlar): for attachments the presence of all_tenants is what

@@ -183,15 +183,21 @@ def race(n: int, fn, errors: bool = True) -> list:
 
 @contextlib.contextmanager
 def selects():
-    """The SELECT statements run on the engine within the block."""
+    """The SELECT statements run within the block, on the transactions'
+    engine and on the autocommit pool of ``single_statement`` (a server
+    database's)."""
     seen: list[str] = []
-    engine = db_engine.get_engine()
+    engines = [db_engine.get_engine()]
+    if execution.autocommit_pool() is not None:
+        engines.append(execution.autocommit_pool())
 
     def spy(_conn, _cursor, statement, *_args):
         if statement.lstrip().upper().startswith("SELECT"):
             seen.append(statement)
-    sa.event.listen(engine, "before_cursor_execute", spy)
+    for engine in engines:
+        sa.event.listen(engine, "before_cursor_execute", spy)
     try:
         yield seen
     finally:
-        sa.event.remove(engine, "before_cursor_execute", spy)
+        for engine in engines:
+            sa.event.remove(engine, "before_cursor_execute", spy)

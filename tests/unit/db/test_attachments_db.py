@@ -13,6 +13,7 @@ from common.db.api import attachments as db
 from common.db.api import engine as db_engine
 from common.db.api import timestamps
 from common.db.api import volumes as volumes_db
+from common.db.api.attachments import reads as attachment_reads
 from common.db.api.attachments import reserve as reserve_db
 
 try:
@@ -379,3 +380,44 @@ def test_disconnect_read_returns_long_connector_values_whole():
                          "multipath": False}
     assert (now.attach_status, now.transition) == ("attaching", "creating")
     assert holders == [holder.id]
+
+
+def test_a_volumes_page_is_one_select_in_the_lists_order():
+    vol = fixtures.make_volume(multiattach=True)
+    fixtures.make_volume(multiattach=True, project="p2")
+    for n in range(3):
+        _reserve(vol, instance="i%d" % n)
+    _reserve(fixtures.make_volume(multiattach=True), instance="other")
+    ordered = attachment_reads._listed(
+        fixtures.admin(), None, {"volume_id": vol.id}, None, None, None,
+        None, None)
+    with fixtures.selects() as seen:
+        # the default order as the api passes it (validation.parse_sort)
+        page = db.attachment_list(fixtures.admin(),
+                                  filters={"volume_id": vol.id}, limit=2,
+                                  sort_keys=["created_at", "id"],
+                                  sort_dirs=["desc", "desc"])
+    assert len(seen) == 1, seen
+    assert isinstance(page[0], types.SimpleNamespace)  # not through the ORM
+    assert [row.id for row in page] == [row.id for row in ordered][:2]
+    assert {row.instance_uuid for row in ordered} == {"i0", "i1", "i2"}
+    assert page[0].attach_status == ordered[0].attach_status == "reserved"
+    assert db.attachment_list(fixtures.admin(), filters={"volume_id": vol.id},
+                              limit=2)[1].id == page[1].id
+    ascending = db.attachment_list(fixtures.admin(),
+                                   filters={"volume_id": vol.id}, limit=3,
+                                   sort_keys=["created_at", "id"],
+                                   sort_dirs=["asc", "asc"])
+    assert not isinstance(ascending[0], types.SimpleNamespace)
+    assert [row.id for row in ascending] == [row.id for row in ordered][::-1]
+
+
+def test_a_volumes_page_shows_only_the_projects_own():
+    vol = fixtures.make_volume(multiattach=True, project="p1")
+    _reserve(vol, instance="i1")
+    mine = db.attachment_list(fixtures.admin(), project_id="p1",
+                              filters={"volume_id": vol.id}, limit=10)
+    theirs = db.attachment_list(fixtures.admin(), project_id="p2",
+                                filters={"volume_id": vol.id}, limit=10)
+    assert [row.instance_uuid for row in mine] == ["i1"]
+    assert theirs == []

@@ -2,12 +2,14 @@
 
 One row, a row with its volume, the volume alone, what removing a host
 connection needs: each one statement with no transaction of its own
-(``single_statement``), on the prebuilt statements.  The lists (a page, a
+(``single_statement``), on the prebuilt statements, and so is a page of
+one volume's rows in the default order.  The other lists (a page, a
 volume's rows, a backend's rows in flight or with a lapsed lease) go
 through the ORM.
 """
 
 import datetime
+from collections.abc import Sequence
 from typing import Any
 
 import sqlalchemy as sa
@@ -25,6 +27,8 @@ from common.db.api.attachments.statements import SELECT_ROW
 from common.db.api.attachments.statements import SHARED
 from common.db.api.attachments.statements import VA
 from common.db.api.attachments.statements import VOL
+from common.db.api.attachments.statements import VOLUME_PAGE
+from common.db.api.attachments.statements import VOLUME_PAGE_OWNED
 from common.db.api.attachments.statements import WITH_VOLUME
 from common.db.api.attachments.statements import WITH_VOLUME_SHARED
 from common.db.api.engine import reader
@@ -143,19 +147,59 @@ def _project_of(session: orm.Session, volume_id: str) -> str | None:
         VOL.id == volume_id)).scalar()
 
 
-@reader
 def attachment_list(context: RequestContext, project_id: str | None = None,
                     filters: dict[str, Any] | None = None,
                     limit: int | None = None, marker: str | None = None,
                     sort_keys: list[str] | None = None,
                     sort_dirs: list[str] | None = None,
-                    offset: int | None = None
-                    ) -> list[models.VolumeAttachment]:
-    """Attachments of volumes in ``project_id`` (all when None).
+                    offset: int | None = None) -> Sequence[AttachmentRow]:
+    """Attachments of volumes in ``project_id`` (all when None), as rows
+    with every column (attribute access).
+
+    ``GET /attachments?volume_id=`` with no marker or offset, in the
+    default order (the list's usual read), is one prebuilt statement
+    (``volume_page``); any other list is built through the ORM.
 
     :raises AttachmentNotFound: for an unknown marker, or one of another
         project.
     """
+    if (filters and list(filters) == ["volume_id"] and limit is not None
+            and not (marker or offset)
+            and _newest_first(sort_keys or [], sort_dirs or [])):
+        return volume_page(context, filters["volume_id"], project_id, limit)
+    return _listed(context, project_id, filters, limit, marker, sort_keys,
+                   sort_dirs, offset)
+
+
+def _newest_first(sort_keys: list[str], sort_dirs: list[str]) -> bool:
+    """Whether a sort is the default order (``created_at``, then ``id``,
+    both descending), as the api asks for it when no sort is given."""
+    return (sort_keys in ([], ["created_at"], ["created_at", "id"])
+            and len(sort_dirs) in (0, len(sort_keys))
+            and all(direction == "desc" for direction in sort_dirs))
+
+
+@single_statement(reader)
+def volume_page(conn: Conn, volume_id: str, project_id: str | None,
+                limit: int) -> list[AttachmentRow]:
+    """The volume's first ``limit`` rows, newest first; none when
+    ``project_id`` is given and the volume is not that project's."""
+    if project_id is None:
+        found = conn.execute(VOLUME_PAGE, {"volume_id": volume_id,
+                                           "limit": limit})
+    else:
+        found = conn.execute(VOLUME_PAGE_OWNED, {
+            "volume_id": volume_id, "project_id": project_id,
+            "limit": limit})
+    return [Record(**row._asdict()) for row in found]
+
+
+@reader
+def _listed(context: RequestContext, project_id: str | None,
+            filters: dict[str, Any] | None, limit: int | None,
+            marker: str | None, sort_keys: list[str] | None,
+            sort_dirs: list[str] | None, offset: int | None
+            ) -> list[models.VolumeAttachment]:
     query = context.session.query(VA)
     if project_id is not None:
         query = query.join(VOL, VOL.id == VA.volume_id).filter(

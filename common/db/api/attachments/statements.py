@@ -96,6 +96,14 @@ SHARES_HOST = sa.and_(VA.volume_id == VID, VA.id != AID,
                       holds_connection(VA))
 SHARED = sa.select(VA.id).where(SHARES_HOST).order_by(VA.created_at)
 SELECT_BRIEF = sa.select(*BRIEF).where(VOL.id == VID)
+#: ``GET /attachments?volume_id=`` (the list's usual read): the volume's
+#: first ``:limit`` rows in Cinder's default order (newest first); the
+#: ``_OWNED`` one only if the volume is ``:project_id``'s.
+LIMIT: sa.BindParameter[int] = sa.bindparam("limit", type_=sa.Integer)
+VOLUME_PAGE = sa.select(*ROW).where(VA.volume_id == VID).order_by(
+    VA.created_at.desc(), VA.id.desc()).limit(LIMIT)
+VOLUME_PAGE_OWNED = VOLUME_PAGE.join(VOL, VOL.id == VA.volume_id).where(
+    VOL.project_id == sa.bindparam("project_id"))
 WITH_VOLUME = sa.select(*ROW, HAS_CONNECTOR, *(
     column.label(PREFIX + column.key) for column in BRIEF)).join(
     VOL, VOL.id == VA.volume_id).where(VA.id == AID)
