@@ -28,6 +28,9 @@ REMOTE_DATABASE_DOWN = "DBConnectionError"
 #: Seconds a rabbit listener first waits for the broker after a message
 #: before it looks up again (oslo.messaging's own floor is 1 ms).
 LISTENER_POLL_FLOOR = 0.05
+#: Most seconds an idle rabbit listener waits before it looks up again,
+#: which bounds how long its stop waits (oslo.messaging's own is 5 s).
+LISTENER_POLL_CEILING = 1.0
 #: The oslo.messaging releases whose rabbit driver reads the floor as
 #: ``_raise_listener_poll_floor`` expects.
 MESSAGING_TESTED = tested_versions.ReleaseRange("oslo.messaging", "18.3", "19")
@@ -66,7 +69,8 @@ def init(conf: cfg.ConfigOpts, embedded: bool = False) -> None:
 
 
 def _raise_listener_poll_floor() -> None:
-    """Let idle rabbit listeners sleep ``LISTENER_POLL_FLOOR`` at first.
+    """Let idle rabbit listeners sleep ``LISTENER_POLL_FLOOR`` at first,
+    and at most ``LISTENER_POLL_CEILING``.
 
     NOTE(ashlar): after every message, each listener of the rabbit driver
     (an RPC server's, a caller's reply waiter) polls the broker with a
@@ -76,16 +80,19 @@ def _raise_listener_poll_floor() -> None:
     volume service's CPU in an attach cycle.  A message wakes a poll at
     once whatever its timeout; what the wake-ups are for is acknowledging
     notifications (Ashlar's RPC listeners acknowledge on receipt) and
-    noticing a stop, which may wait this long.  The module constant is read
-    at every poll; oslo.messaging offers no option for it, so it is set
-    only on the releases tested (``MESSAGING_TESTED``); on others the
-    listeners poll from oslo.messaging's own floor (more CPU, nothing else
-    changes).
+    noticing a stop, which waits for the poll in progress: oslo.messaging's
+    5 s ceiling made an idle volume service's stop take 4-5 s, so the
+    ceiling is lowered to a second.  The module constants are read
+    at every poll; oslo.messaging offers no option for them, so they are
+    set only on the releases tested (``MESSAGING_TESTED``); on others the
+    listeners poll between oslo.messaging's own bounds (more CPU, slower
+    stops, nothing else changes).
     """
     tested_versions.announce(
         MESSAGING_TESTED, POLL_FLOOR_RAISED,
-        "idle rabbit listeners first wait %s s, capability reports are "
-        "handled on their listener's thread" % LISTENER_POLL_FLOOR,
+        "idle rabbit listeners wait %s-%s s, capability reports are "
+        "handled on their listener's thread" % (LISTENER_POLL_FLOOR,
+                                                 LISTENER_POLL_CEILING),
         "rabbit listeners poll from oslo.messaging's own floor, and every "
         "message goes through its threading executor")
     if not POLL_FLOOR_RAISED:
@@ -93,6 +100,8 @@ def _raise_listener_poll_floor() -> None:
     from oslo_messaging._drivers import amqpdriver
     amqpdriver.ACK_REQUEUE_EVERY_SECONDS_MIN = max(
         amqpdriver.ACK_REQUEUE_EVERY_SECONDS_MIN, LISTENER_POLL_FLOOR)
+    amqpdriver.ACK_REQUEUE_EVERY_SECONDS_MAX = min(
+        amqpdriver.ACK_REQUEUE_EVERY_SECONDS_MAX, LISTENER_POLL_CEILING)
 
 
 def cleanup() -> None:

@@ -4,8 +4,11 @@ One process may run several (a volume node runs one per backend; the
 embedded mode runs the scheduler and the volume backends together).
 """
 
+import concurrent.futures
 import dataclasses
 import functools
+import logging as std_logging
+import os
 import signal
 import socket
 import sys
@@ -193,6 +196,17 @@ class Service:
         thread.start()
         return thread
 
+    def _stop_servers(self) -> None:
+        """Stop every RPC server at once: each waits for its listener's
+        poll to notice, up to ``rpc.LISTENER_POLL_CEILING`` when idle."""
+        if not self._servers:
+            return
+        with concurrent.futures.ThreadPoolExecutor(
+                len(self._servers), thread_name_prefix="rpc-stop") as pool:
+            for done in [pool.submit(server.stop)
+                         for server in self._servers]:
+                done.result()
+
     def stop(self, release: bool = True) -> None:
         """Stop gracefully: periodic tasks, the service row marked stopped
         (``down`` at once, not after ``service_down_time``), the manager's
@@ -226,8 +240,7 @@ class Service:
             self.manager.before_stop()
         except Exception:  # noqa: BLE001 - the stop goes on regardless
             LOG.exception("%s could not say goodbye", self.binary)
-        for server in self._servers:
-            server.stop()
+        self._stop_servers()
         if release:
             for server in self._servers:
                 server.wait()
@@ -237,22 +250,45 @@ class Service:
                  {"binary": self.binary, "host": self.host})
 
 
-def wait_for_signal(services: list[Service],
-                    before_stop: Callable[[], None] | None = None,
-                    release: bool = True) -> None:
-    """Block until SIGTERM/SIGINT, then run ``before_stop`` (a server's
-    drain) and stop ``services`` together (``release``: see
-    ``Service.stop``)."""
+def serve_until_signal(services: list[Service],
+                       before_stop: Callable[[], None] | None = None) -> None:
+    """A process's life after its services started: serve until SIGTERM or
+    SIGINT, run ``before_stop`` (a server's drain), stop the services
+    together (the calls in progress finish; ``Service.stop`` without
+    ``release``), end the process at once (``exit_now``)."""
     _wait_for_stop_signal()
     if before_stop is not None:
         before_stop()
-    stopping = [threading.Thread(target=service.stop, args=(release,),
+    stopping = [threading.Thread(target=service.stop, args=(False,),
                                  name="stop-%s" % service.binary)
                 for service in services]
     for thread in stopping:
         thread.start()
     for thread in stopping:
         thread.join()
+    exit_now()
+
+
+def exit_now() -> None:
+    """End the process, everything in it stopped: the logs flushed and no
+    interpreter teardown.
+
+    NOTE(ashlar): the teardown, and ``MessageHandlingServer.wait``, would
+    cost seconds for nothing: oslo.messaging's executor (futurist) joins
+    every RPC worker thread, each of which notices the stop only at its
+    next one-second poll of an empty queue, each listener's connection is
+    closed in turn, and collecting some 1,600 modules takes about 0.4 s.
+    What the stop finished is on disk already (the database, the
+    backend's files), and a message taken but not yet handled is
+    unacknowledged: the broker hands it to another consumer when the
+    connection drops.  A call's answer is sent on the call's thread as the
+    call returns, within the ``CALLS_SETTLE`` the stop waits after it; one
+    still on its way then costs its caller a timeout, as a crash would.
+    """
+    std_logging.shutdown()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
 
 
 def wait_until_quiet(quiet: float, timeout: float) -> bool:
@@ -332,4 +368,4 @@ def run_service(build: Callable[[cfg.ConfigOpts], Service],
     conf = prepare_process(argv)
     svc = build(conf)
     svc.start()
-    wait_for_signal([svc])
+    serve_until_signal([svc])

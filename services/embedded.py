@@ -7,7 +7,6 @@ code paths are those of the separate processes; only the transport and the
 WSGI server differ.
 """
 
-import logging as std_logging
 import os
 import socketserver
 import sys
@@ -153,25 +152,7 @@ def main(argv: list[str] | None = None) -> None:
         # A backup or restore in progress ends with calls to the volume
         # service: the backup service stops (finishing it) before the rest.
         backup.stop(release=False)
-    service.wait_for_signal(services, before_stop=drain, release=False)
-    _exit_now()
-
-
-def _exit_now() -> None:
-    """End the process, everything in it stopped: the logs flushed and no
-    interpreter teardown.
-
-    NOTE(ashlar): the teardown would cost a second or more for nothing: the
-    atexit hook of futurist (oslo.messaging's executor) joins every RPC
-    worker thread, each of which notices the stop only at its next
-    one-second poll of an empty queue, and collecting some 1,600 modules
-    takes about 0.4 s.  What the stop finished is on disk already (the
-    database, the backend's files).
-    """
-    std_logging.shutdown()
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os._exit(0)
+    service.serve_until_signal(services, before_stop=drain)
 
 
 if __name__ == "__main__":

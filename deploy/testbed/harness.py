@@ -289,19 +289,33 @@ class Deployment:
         self.start(name, "services.backup", host, extra=extra)
 
     def stop(self, name: str, sig: int = signal.SIGTERM) -> None:
+        self._reap(self._signal(name, sig))
+
+    def stop_all(self) -> None:
+        """Signal every process at once, then wait for each."""
+        for proc in [self._signal(name, signal.SIGTERM)
+                     for name in list(self.procs)]:
+            self._reap(proc)
+
+    def _signal(self, name: str, sig: int) -> subprocess.Popen | None:
+        """Send ``sig`` to process ``name``'s group; the process, if it
+        was still running."""
         proc = self.procs.pop(name, None)
         if proc is None or proc.poll() is not None:
-            return
+            return None
         os.killpg(proc.pid, sig)
+        return proc
+
+    @staticmethod
+    def _reap(proc: subprocess.Popen | None) -> None:
+        """Wait for a signalled process; kill its group after 20 s."""
+        if proc is None:
+            return
         try:
             proc.wait(timeout=20)
         except subprocess.TimeoutExpired:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait(timeout=20)
-
-    def stop_all(self) -> None:
-        for name in list(self.procs):
-            self.stop(name)
 
     def log(self, name: str) -> str:
         path = self.tmp / ("%s.log" % name)

@@ -11,9 +11,11 @@ import os
 import sys
 
 from gunicorn.app import base as gunicorn_base
+from gunicorn.workers import base as workers_base
 from oslo_config import cfg
 
 from common import exception
+from common import service
 from common.conf import api as api_conf
 from services.api import auth
 from services.api import keepalive
@@ -49,7 +51,7 @@ def main(argv: list[str] | None = None) -> None:
     _Server({"bind": "%s:%d" % (conf.api.bind_host, conf.api.bind_port),
              "workers": conf.api.workers, "threads": conf.api.threads,
              "worker_class": keepalive.worker_class(),
-             "on_starting": keepalive.announce,
+             "on_starting": keepalive.announce, "worker_exit": _worker_exit,
              "preload_app": False, "keepalive": 30, "graceful_timeout": 10,
              "accesslog": None, "worker_tmp_dir": _worker_tmp_dir()}).run()
 
@@ -70,6 +72,18 @@ def _import_before_fork(conf: cfg.ConfigOpts) -> None:
         except ImportError:
             pass  # each worker says so as it builds its app (auth.wrap)
     gc.freeze()
+
+
+def _worker_exit(_server: object, worker: workers_base.Worker) -> None:
+    """gunicorn's ``worker_exit`` hook, run in the worker as it ends: a
+    worker that booted and ends normally (its requests answered) ends at
+    once (``service.exit_now``), without the interpreter's teardown, which
+    waits for each RPC server's idle threads; any other end keeps its exit
+    code, by which the master tells a worker that cannot boot."""
+    ending = sys.exc_info()[1]
+    if worker.booted and isinstance(ending, SystemExit) and \
+            ending.code in (0, None):
+        service.exit_now()
 
 
 def _worker_tmp_dir() -> str | None:

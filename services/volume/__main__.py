@@ -9,7 +9,7 @@ def main(argv: list[str] | None = None) -> None:
     services = launcher.build_services(conf)
     for svc in services:
         svc.start()
-    service.wait_for_signal(services)
+    service.serve_until_signal(services)
 
 
 if __name__ == "__main__":

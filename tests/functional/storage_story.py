@@ -46,22 +46,31 @@ def _volume(client, **fields) -> str:
     return volume_id
 
 
+def held(run, volume_id: str, *commands: str) -> list[dict]:
+    """One ``hold`` of ``volume_id`` (one process, as an instance holds
+    its volume): attach, answer ``commands``, detach; the answers after
+    the attach's, each asserted not to be an error."""
+    script = "".join(line + "\n" for line in (*commands, "detach"))
+    answers = [json.loads(line) for line in ok(run(
+        "hold", volume_id, stdin=script.encode())).decode().splitlines()
+        if line.strip()]
+    assert "attachment" in answers[0], answers
+    assert len(answers) == len(commands) + 2, answers
+    failed = [answer for answer in answers if "error" in answer]
+    assert not failed, failed
+    return answers[1:-1]
+
+
 def read_through(run, volume_id: str, length: int) -> bytes:
     """The volume's first ``length`` bytes, through an attachment."""
-    attachment = json.loads(ok(run("attach", volume_id)))
-    try:
-        return ok(run("read", attachment["id"], "--length", str(length)))
-    finally:
-        ok(run("detach", attachment["id"]))
+    return bytes.fromhex(held(run, volume_id, "read 0 %d" % length)[0][
+        "data"])
 
 
 def write_through(run, volume_id: str, data: bytes) -> None:
     """Write ``data`` at the volume's start, through an attachment."""
-    attachment = json.loads(ok(run("attach", volume_id)))
-    try:
-        ok(run("write", attachment["id"], stdin=data))
-    finally:
-        ok(run("detach", attachment["id"]))
+    assert held(run, volume_id, "write 0 %s" % data.hex())[0] == {
+        "written": len(data)}
 
 
 def _snapshot(client, volume_id: str, force: bool) -> object:

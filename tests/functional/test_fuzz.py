@@ -40,7 +40,6 @@ module prints a summary at its end (with ``-s``).
 
 import base64
 import collections
-import concurrent.futures
 import dataclasses
 import os
 import re
@@ -369,17 +368,9 @@ def site(request, tmp_path_factory):
         found.load_schema()
         yield found
     finally:
-        stop_all(dep)
+        dep.stop_all()
         drop()
         remove_vhost()
-
-
-def stop_all(dep: harness.Deployment) -> None:
-    """``dep.stop_all()``, the processes in parallel (the scheduler alone
-    takes some 9 s to stop)."""
-    with concurrent.futures.ThreadPoolExecutor() as pool:
-        for done in [pool.submit(dep.stop, name) for name in list(dep.procs)]:
-            done.result()
 
 
 @pytest.fixture(scope="module", autouse=True)

@@ -401,7 +401,10 @@ class _Faulted:
             params=None, found=None) -> dict:
         """The answer's body (``{}`` when none) once it is in ``ok``;
         while it is 503 or none, ``found()`` (if given) may return what
-        an earlier ask made, else the request is asked again."""
+        an earlier ask made, else the request is asked again.  A 4xx to
+        an ask after one whose answer was lost is checked with
+        ``found()`` too: the lost one may have done the work (a volume's
+        delete, then ``deleting``)."""
         deadline = time.monotonic() + RETRY_LIMIT
         counted = False
         while True:
@@ -419,10 +422,13 @@ class _Faulted:
             with self.lock:
                 self.answers[code] += 1
                 self.refused += not counted
-                counted = True
             if resp is not None and code not in RETRIED:
+                made = found() if found is not None and counted else None
+                if made is not None:
+                    return made
                 raise _Refused("%s %s: %s %s" % (method, path, code,
                                                  resp.text[:300]))
+            counted = True
             assert time.monotonic() < deadline, "%s %s: still %s" % (
                 method, path, code)
             made = found() if found is not None else None
@@ -452,6 +458,15 @@ class _Faulted:
         if len(listed) > 1:
             self.duplicates.append(name)
         return {"volume": listed[0]} if listed else None
+
+    def delete(self, volume_id: str) -> None:
+        self.ask("DELETE", "/volumes/%s" % volume_id, (202, 404),
+                 found=lambda: self._deleting(volume_id))
+
+    def _deleting(self, volume_id: str) -> dict | None:
+        """``{}`` once an unanswered delete of the volume was taken."""
+        status = self._status(volume_id)
+        return {} if status in (None, "deleting") else None
 
     def _status(self, volume_id: str) -> str | None:
         body = self.ask("GET", "/volumes/%s" % volume_id, (200, 404))
@@ -495,8 +510,7 @@ class _Faulted:
                 volume_id = self.shared or self.create()
                 self.detach(self.attach(volume_id, "fault%d" % index))
                 if not self.shared:
-                    self.ask("DELETE", "/volumes/%s" % volume_id,
-                             (202, 404))
+                    self.delete(volume_id)
             except Exception as exc:  # noqa: BLE001 - counted and asserted
                 self.failures.append("%s: %s" % (type(exc).__name__, exc))
                 return
@@ -556,8 +570,27 @@ class _Faulted:
                 "refused": self.refused, "answers": dict(self.answers)}
 
 
+#: Warnings and errors of each process a failed fault test prints (the
+#: newest), so that a CI run's output says what the deployment saw.
+TROUBLE_LINES = 12
+
+
+def _trouble(ha) -> str:
+    """The newest warnings and errors in each Ashlar process's log (a
+    killed one's included)."""
+    told = []
+    for path in sorted(ha.dep.tmp.glob("*.log")):
+        lines = [line[:300] for line in path.read_text(
+            errors="replace").splitlines()
+            if " WARNING " in line or " ERROR " in line]
+        told += [path.stem] + ["  " + line
+                               for line in lines[-TROUBLE_LINES:]]
+    return "\n".join(told)
+
+
 def _assert_clean(ha, load: _Faulted, refused_at_most: int) -> None:
-    assert load.failures == [] and load.duplicates == []
+    assert load.failures == [] and load.duplicates == [], "%s\n%s" % (
+        load.failures, _trouble(ha))
     assert 500 not in load.answers, load.answers
     assert load.refused <= refused_at_most, load.answers
     load.settle()
@@ -627,7 +660,11 @@ def test_an_api_hosts_crash_is_absorbed_by_the_front(ha):
     load = _Faulted(_project_client(ha))
     struck = load.run(lambda: ha.dep.stop("api2", signal.SIGKILL),
                       "api host api2's kill")
-    _assert_clean(ha, load, refused_at_most=STREAMS)
+    # NOTE: a stream's request in the dead host's hands is refused; so can
+    # be the one it asks next, if haproxy hands that to api2's listening
+    # socket before the last of its processes is gone (a loaded CI run of
+    # 2026-11-30: four connection errors and a 502 over four streams).
+    _assert_clean(ha, load, refused_at_most=2 * STREAMS)
     report("api host killed", host="api2", **load.figures(struck))
     ha.start_api("api2")
     own = harness.Client(ha.api_endpoints["api2"])

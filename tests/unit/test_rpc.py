@@ -109,17 +109,22 @@ def _names_read(fn) -> set:
 @pytest.mark.skipif(not rpc.POLL_FLOOR_RAISED, reason="oslo.messaging "
                     "outside the tested range: its own floor stays")
 def test_listeners_back_off_from_the_poll_floor(client):
-    """The floor is oslo.messaging's private module constant (raised only
-    on the releases in ``rpc.MESSAGING_TESTED``): this fails on a tested
-    release that renames it, or that stops reading it where the listeners
-    start and reset their poll timeouts, instead of the tuning silently
-    doing nothing."""
+    """The floor and ceiling are oslo.messaging's private module
+    constants (set only on the releases in ``rpc.MESSAGING_TESTED``): this
+    fails on a tested release that renames them, or that stops reading
+    them where the listeners start, reset and back off their poll
+    timeouts, instead of the tuning silently doing nothing."""
     from oslo_messaging._drivers import amqpdriver
     assert amqpdriver.ACK_REQUEUE_EVERY_SECONDS_MIN == rpc.LISTENER_POLL_FLOOR
+    assert (amqpdriver.ACK_REQUEUE_EVERY_SECONDS_MAX
+            == rpc.LISTENER_POLL_CEILING)
     for reader in (amqpdriver.AMQPListener.__init__,
                    amqpdriver.AMQPListener.poll,
                    amqpdriver.ReplyWaiter.poll):
         assert "ACK_REQUEUE_EVERY_SECONDS_MIN" in _names_read(reader), \
+            reader.__qualname__
+    for reader in (amqpdriver.AMQPListener.poll, amqpdriver.ReplyWaiter.poll):
+        assert "ACK_REQUEUE_EVERY_SECONDS_MAX" in _names_read(reader), \
             reader.__qualname__
 
 

@@ -68,3 +68,23 @@ def test_a_keystone_master_imports_auth_token_for_its_workers(
                          text=True, check=True, timeout=60,
                          cwd=pathlib.Path(__file__).resolve().parents[3])
     assert out.stdout.split() == [str(imported)]
+
+
+@pytest.mark.parametrize("booted, code, ends_at_once", [
+    (True, 0, True), (True, None, True),
+    (True, 3, False), (False, 0, False), (True, -1, False)])
+def test_a_worker_that_served_ends_at_once_and_others_keep_their_code(
+        monkeypatch, served, booted, code, ends_at_once):
+    """gunicorn's worker_exit hook ends a booted worker's normal exit at
+    once; a boot failure's exit code (the master halts on it) stays."""
+    ended = []
+    monkeypatch.setattr(api_main.service, "exit_now",
+                        lambda: ended.append(True))
+    hook = served[0]["options"]["worker_exit"]
+    worker = type("Worker", (), {"booted": booted})()
+    with pytest.raises(SystemExit):
+        try:
+            raise SystemExit(code)
+        finally:
+            hook(None, worker)
+    assert ended == ([True] if ends_at_once else [])
