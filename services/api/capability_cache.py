@@ -196,10 +196,18 @@ class CapabilityCache:
 
     # -- the check -------------------------------------------------------
     def trusted(self) -> bool:
-        """Rules 1 and 2: warm, and hearing the bus."""
-        age = self.store.newest_report_age()
-        return (self.warmed.is_set() and age is not None
-                and age <= self.store.freshness)
+        """Rules 1 and 2: warm, and hearing the bus.
+
+        The report received last is known in constant time; only when it
+        is not (or looks stale) are the backends' receipts all read."""
+        if not self.warmed.is_set():
+            return False
+        newest = self.store.newest_report()
+        if newest is None or newest[1] > self.store.freshness:
+            age = self.store.newest_report_age()
+        else:
+            age = newest[1]
+        return age is not None and age <= self.store.freshness
 
     def trusted_pools(self) -> dict[str, dict] | None:
         """``{pool name: capabilities}`` of the pools that count now, if
@@ -299,10 +307,8 @@ class CapabilityCache:
         for _attempt in range(JUDGE_ATTEMPTS):
             generation = self.store.generation
             heard = self.store.fresh_backends()
-            pools = self.store.counting(zones=zones)
-            if not pools or any(capacity.could_ever_hold(pool.caps, size,
-                                                         specs)
-                                for pool in pools):
+            if self.store.counting_fit(lambda caps: capacity.could_ever_hold(
+                    caps, size, specs), zones) is not False:
                 return
             running = self.running_backends(ctxt)
             if running is None or running - (heard

@@ -11,7 +11,9 @@ module makes them cheap at 10,000 pools:
 - a type's capability specs are matched once per group of pools that
   report the same values for the capabilities they read (the store's
   projections), not once per pool; when no group satisfies them the answer
-  comes without visiting a pool.
+  comes without visiting a pool; and until a group appears or goes, the
+  groups that satisfied them are known without matching any (a type pinned
+  to one of a thousand backends: a thousand groups).
 
 The answer is the one Cinder's filter-then-weigh pipeline gives: the pool
 with the most virtual free capacity among those passing every filter.
@@ -119,6 +121,15 @@ class PoolIndex:
             bisect.insort(order, pool, key=heaviest_first)
 
 
+def _unsatisfied_of(results: dict[tuple, tuple[str, ...]]
+                    ) -> dict[str, None]:
+    """Every spec some group of ``match_groups``' results misses, once."""
+    found: dict[str, None] = {}
+    for missing in results.values():
+        found.update(dict.fromkeys(missing))
+    return found
+
+
 class _Verdicts:
     """One request's filter results for pools, by the cheapest route."""
 
@@ -126,20 +137,41 @@ class _Verdicts:
                  request: filters.PlacementRequest) -> None:
         self.request = request
         self.wanted = extra_specs.capability_specs(request.extra_specs)
-        self.unsatisfied: dict[str, None] = {}
+        self._store = store
+        self._unsatisfied: dict[str, None] | None = {}
         self.projection: capabilities.Projection | None = None
         self._key_of: dict[str, tuple] | None = None
         self._passing: set[tuple] = set()
-        if self.wanted:
-            matched = store.match_groups(self.wanted)
-            if matched is not None:
-                projection, results = matched
-                self.projection = projection
-                self._key_of = projection.key_of
-                self._passing = {key for key, missing in results.items()
-                                 if not missing}
-                for missing in results.values():
-                    self.unsatisfied.update(dict.fromkeys(missing))
+        if not self.wanted:
+            return
+        known = store.passing_groups(self.wanted)
+        if known is not None:
+            self.projection, passing = known
+            self._key_of = self.projection.key_of
+            self._passing = set(passing)
+            self._unsatisfied = None        # matched only if asked
+            return
+        matched = store.match_groups(self.wanted)
+        if matched is not None:
+            self._take(*matched)
+
+    def _take(self, projection: capabilities.Projection,
+              results: dict[tuple, tuple[str, ...]]) -> None:
+        self.projection = projection
+        self._key_of = projection.key_of
+        self._passing = {key for key, missing in results.items()
+                         if not missing}
+        self._unsatisfied = _unsatisfied_of(results)
+
+    @property
+    def unsatisfied(self) -> dict[str, None]:
+        """The specs some pool held does not satisfy (for the reason a
+        placement failed), matched now if the groups were known without
+        matching."""
+        if self._unsatisfied is None:
+            matched = self._store.match_groups(self.wanted)
+            self._unsatisfied = _unsatisfied_of(matched[1] if matched else {})
+        return self._unsatisfied
 
     def candidates(self, store: capabilities.CapabilityStore
                    ) -> list[capabilities.PoolState] | None:
@@ -167,7 +199,7 @@ class _Verdicts:
                 return None
             return "CapabilitiesFilter"
         missing = extra_specs.unsatisfied_specs(caps, self.wanted)
-        self.unsatisfied.update(dict.fromkeys(missing))
+        self.unsatisfied.update(dict.fromkeys(missing))  # matched per pool
         return "CapabilitiesFilter" if missing else None
 
 

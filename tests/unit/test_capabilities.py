@@ -99,6 +99,32 @@ def test_down_backend_state_does_not_count(store):
     assert not store.counting()
 
 
+def test_counting_fit_answers_at_the_first_counting_pool_that_fits(
+        store, clock):
+    """True at a counting pool that fits; False when pools count but none
+    fits; None when none counts (expired, down or in another zone)."""
+    asked = []
+
+    def fits(caps):
+        asked.append(caps["free_capacity_gb"])
+        return caps["free_capacity_gb"] >= 50
+    assert store.counting_fit(fits) is None
+    store.update("down@b", report(free=90, state="down"), timestamp=1.0)
+    store.update("small@b", report(free=10), timestamp=1.0)
+    store.update("east@b", report(free=80, availability_zone="east"),
+                 timestamp=1.0)
+    assert store.counting_fit(fits, zones=("nova",)) is False
+    assert asked == [10]
+    assert store.counting_fit(fits) is True
+    clock.now += 11
+    store.update("big@b", report(free=60), timestamp=2.0)
+    asked.clear()
+    assert store.counting_fit(fits, zones=("nova",)) is True
+    assert asked == [60]
+    clock.now += 11
+    assert store.counting_fit(fits) is None
+
+
 def test_up_hosts_restrict_counting(store):
     store.update("h1@b", report(), timestamp=1.0)
     store.update("h2@b", report(), timestamp=1.0)
@@ -299,6 +325,35 @@ def test_annotate_hook_sees_every_change(clock):
 
 
 # -- matching -----------------------------------------------------------------
+def test_find_satisfying_again_matches_no_group_until_the_groups_change(
+        store, clock, monkeypatch):
+    """Once matched, the groups that satisfy some specs are known until a
+    group appears or goes; a pool leaving a passing group, a backend
+    expiring or a report repeating keeps them."""
+    wanted = {"volume_backend_name": "b7"}
+    for i in range(8):
+        store.update("h%d@b" % i, report(volume_backend_name="b%d" % i),
+                     timestamp=1.0)
+    assert store.find_satisfying(wanted)[0] == "h7@b#p"
+    matched = []
+    real = capabilities.specs_matcher.unsatisfied_specs
+    monkeypatch.setattr(capabilities.specs_matcher, "unsatisfied_specs",
+                        lambda caps, specs: matched.append(1) or real(
+                            caps, specs))
+    store.update("h7@b", report(volume_backend_name="b7"), timestamp=2.0)
+    assert store.find_satisfying(wanted)[0] == "h7@b#p"
+    assert matched == []
+    assert store.find_satisfying(wanted, zones=("east",))[0] is None
+    store.update("y@b", report(volume_backend_name="b7",
+                               availability_zone="east"), timestamp=2.0)
+    assert store.find_satisfying(wanted, zones=("east",))[0] == "y@b#p"
+    assert matched == [1], "only the new group is matched"
+    assert store.find_satisfying(wanted, zones=("east",))[0] == "y@b#p"
+    assert matched == [1]
+    clock.now += 11
+    assert store.find_satisfying(wanted) == (None, [])
+
+
 def test_find_satisfying(store):
     store.update("plain@b", report(), timestamp=1.0)
     store.update("ma@b", report(multiattach=True), timestamp=1.0)

@@ -215,6 +215,18 @@ def test_view_that_stopped_hearing_the_bus_is_not_trusted(cache, clock):
     cache.check_type(None, VTYPE, MA)
 
 
+def test_trust_outlives_the_withdrawal_of_the_newest_report(cache, clock):
+    """The report received last is known in constant time until its
+    backend withdraws; then every backend's receipt is read again."""
+    clock.now += 6
+    hear(cache, "other@b", False, timestamp=2.0)
+    cache.store.forget("other@b", 3.0)
+    assert cache.store.newest_report() is None
+    assert cache.trusted()
+    clock.now += 4.5        # 10.5 s after the fixture's report
+    assert not cache.trusted()
+
+
 def test_trusted_pools_are_the_fresh_ones_while_the_view_is_trusted(
         conf, clock, running):
     cold = make_cache(conf, clock, running, warm=False)
@@ -427,18 +439,18 @@ def test_services_read_joins_the_callers_reader_transaction(conf, clock):
     with reader.using(request):
         outer = request.session
         seen = []
-        real = services_db.service_liveness
+        real = services_db.running_hosts
 
-        def spy(context, binary):
+        def spy(context, binary, since=None):
             seen.append(context.session)
-            return real(context, binary)
-        services_db.service_liveness = spy
+            return real(context, binary, since)
+        services_db.running_hosts = spy
         try:
             assert cache.running_backends(request) == {"plain@b"}
             with pytest.raises(exception.UnsatisfiableVolumeType):
                 cache.check_type(request, VTYPE, MA)
         finally:
-            services_db.service_liveness = real
+            services_db.running_hosts = real
     assert seen == [outer, outer]
     db_fixtures.clean()
 

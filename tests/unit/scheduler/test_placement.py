@@ -88,6 +88,22 @@ def test_capabilities_filter_and_readable_reason(store, placer):
         request(specs={"multiattach": "<is> True"})) == "ma@b#p"
 
 
+def test_a_refusal_asked_again_still_names_the_specs(store, placer):
+    """The second ask knows the passing groups without matching; its
+    reason matches them then, and says the same."""
+    report(store, "plain@b", pool())
+    reasons = []
+    for _ in range(2):
+        with pytest.raises(exception.NoValidBackend) as err:
+            placer.choose(request(specs={"multiattach": "<is> True"}))
+        reasons.append(err.value.msg)
+    assert reasons[0] == reasons[1]
+    assert "no multiattach=<is> True" in reasons[1]
+    with pytest.raises(exception.NoValidBackend) as err:
+        placer.choose(request(size=500, specs={"volume_backend_name": "b"}))
+    assert "CapacityFilter rejected 1" in err.value.msg
+
+
 def test_reason_lists_every_filter(store, placer):
     report(store, "down@b", pool(state="down"))
     report(store, "zone@b", pool(zone="elsewhere"))
