@@ -121,6 +121,12 @@ def _freeze(value: Any) -> Any:
     return (type(value).__name__, value)
 
 
+#: ``{unsatisfied specs: the keys of the groups that answer so}`` for some
+#: specs (``()``: the groups that satisfy them), in the groups' order.
+Answers = dict[tuple[str, ...], tuple[tuple, ...]]
+#: Pools are grouped by zone too where the store matches specs itself.
+_BY_ZONE = ("availability_zone",)
+
 class Projection:
     """Pools grouped by what they report for some capabilities (roots).
 
@@ -140,8 +146,8 @@ class Projection:
         #: group depends on the group's key alone, so the groups that
         #: satisfy some specs change only then.
         self.version = 0
-        # specs key -> (version, the group keys that satisfy them)
-        self.passing: dict[tuple, tuple[int, tuple[tuple, ...]]] = {}
+        #: specs key -> (version, ``Answers``) as last matched.
+        self.answers: dict[tuple, tuple[int, Answers]] = {}
 
     def key(self, caps: Mapping[str, Any]) -> tuple:
         return tuple(_freeze(caps[root]) if root in caps else _ABSENT
@@ -170,10 +176,11 @@ class Projection:
                 del self.groups[key]
                 self.version += 1
 
-    def passing_now(self, key: tuple) -> tuple[tuple, ...] | None:
-        """The groups that satisfy the specs of ``key`` (``specs_key``)
-        as last matched, if no group appeared or went since (lock held)."""
-        known = self.passing.get(key)
+    def answers_now(self, key: tuple) -> Answers | None:
+        """The groups by their answer to the specs of ``key``
+        (``specs_key``) as last matched, if no group appeared or went
+        since (lock held)."""
+        known = self.answers.get(key)
         return known[1] if known and known[0] == self.version else None
 
 
@@ -559,6 +566,21 @@ class CapabilityStore:
             return {host for host, entry in self._backends.items()
                     if entry.received_at >= since}
 
+    def unheard(self, names: Iterable[str]) -> set[str]:
+        """Those of ``names`` (``host@backend``) whose report is not
+        fresh now, or of which none is held.
+
+        NOTE(ashlar): asked with the thousand running services of every
+        refused create; it reads only theirs, where building the set of
+        every fresh backend to subtract read all.
+        """
+        since = self.fresh_since()
+        with self._lock:
+            backends = self._backends
+            return {name for name in names
+                    if (entry := backends.get(name)) is None
+                    or entry.received_at < since}
+
     def newest_report_age(self, among: Iterable[str] | None = None
                           ) -> float | None:
         """Seconds since the most recent report of any backend, or of any
@@ -646,16 +668,19 @@ class CapabilityStore:
                     specs_matcher.unsatisfied_specs(caps, wanted))
             result[group_key] = missing
         if not projection.volatile:
+            by_answer: dict[tuple[str, ...], list[tuple]] = {}
+            for group_key, missing in result.items():
+                by_answer.setdefault(missing, []).append(group_key)
             with self._lock:
-                projection.passing[key] = (version, tuple(
-                    group_key for group_key, missing in result.items()
-                    if not missing))
+                projection.answers[key] = (version, {
+                    missing: tuple(keys)
+                    for missing, keys in by_answer.items()})
         return projection, result
 
-    def passing_groups(self, wanted: Mapping[str, str | None],
-                       also: tuple[str, ...] = ()
-                       ) -> tuple[Projection, tuple[tuple, ...]] | None:
-        """The groups of pools that satisfy capability specs, known
+    def group_answers(self, wanted: Mapping[str, str | None],
+                      also: tuple[str, ...] = ()
+                      ) -> tuple[Projection, Answers] | None:
+        """The groups of pools by their answer to capability specs, known
         without matching any (:meth:`match_groups` matched them since the
         groups last changed); None when that is not known."""
         roots = spec_roots(wanted)
@@ -666,8 +691,8 @@ class CapabilityStore:
                 tuple(sorted(set(roots + also))))
             if projection is None:
                 return None
-            passing = projection.passing_now(specs_key(wanted))
-        return None if passing is None else (projection, passing)
+            answers = projection.answers_now(specs_key(wanted))
+        return None if answers is None else (projection, answers)
 
     def pool_count(self) -> int:
         """How many pools are held, fresh or not."""
@@ -695,12 +720,10 @@ class CapabilityStore:
             that count)``; that list is empty when no pool counts at all.
         """
         allowed = set(up_hosts) if up_hosts is not None else None
-        known = self.passing_groups(wanted, ("availability_zone",))
+        known = self.group_answers(wanted, _BY_ZONE)
         if known is not None:
-            found = self._first_counting(*known, allowed, zones)
-            if found is not None:
-                return found, []
-        matched = self.match_groups(wanted, ("availability_zone",))
+            return self._answered(*known, allowed, zones)
+        matched = self.match_groups(wanted, _BY_ZONE)
         if matched is None:
             return self._find_one_by_one(wanted, allowed, zones)
         projection, results = matched
@@ -715,6 +738,26 @@ class CapabilityStore:
                 if pool is not None:
                     failures[missing] = None
         return None, list(failures)
+
+    def _answered(self, projection: Projection, answers: Answers,
+                  allowed: set[str] | None, zones: Zones
+                  ) -> tuple[str | None, list[tuple[str, ...]]]:
+        """:meth:`find_satisfying` from the groups' known answers: a
+        counting pool of a group that satisfies the specs, else each
+        answer some group with a counting pool gives.
+
+        NOTE(ashlar): a type no pool satisfies (the early 400) is refused
+        after one counting pool per distinct answer, usually a handful,
+        not after every group: a type pinned to a backend makes one group
+        per backend, a thousand of them in issue 43's rig.
+        """
+        found = self._first_counting(projection, answers.get((), ()),
+                                     allowed, zones)
+        if found is not None:
+            return found, []
+        return None, [missing for missing, keys in answers.items()
+                      if missing and self._first_counting(
+                          projection, keys, allowed, zones) is not None]
 
     def _first_counting(self, projection: Projection,
                         keys: tuple[tuple, ...], allowed: set[str] | None,

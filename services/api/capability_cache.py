@@ -87,7 +87,6 @@ class _Verdict(NamedTuple):
     """A "no pool fits" judgement and what it was made on."""
 
     generation: int
-    heard: set[str]
     failures: list[tuple[str, ...]]
 
 
@@ -252,11 +251,10 @@ class CapabilityCache:
         """Judge the pools of ``zones`` held now; None when one satisfies
         ``wanted``."""
         generation = self.store.generation
-        heard = self.store.fresh_backends()
         found, failures = self.store.find_satisfying(wanted, zones=zones)
         if found is not None:
             return None
-        return _Verdict(generation, heard, failures)
+        return _Verdict(generation, failures)
 
     def check_type(self, ctxt: ashlar_context.RequestContext, vtype: Any,
                    specs: dict, size: int | None = None, zones: Zones = None
@@ -306,13 +304,11 @@ class CapabilityCache:
             return
         for _attempt in range(JUDGE_ATTEMPTS):
             generation = self.store.generation
-            heard = self.store.fresh_backends()
             if self.store.counting_fit(lambda caps: capacity.could_ever_hold(
                     caps, size, specs), zones) is not False:
                 return
             running = self.running_backends(ctxt)
-            if running is None or running - (heard
-                                              & self.store.fresh_backends()):
+            if running is None or self.store.unheard(running):
                 return
             if self._none_changed_fits(generation, zones, lambda caps:
                                        capacity.could_ever_hold(caps, size,
@@ -351,13 +347,13 @@ class CapabilityCache:
             return
         # NOTE(ashlar): reports keep arriving on another thread, also while
         # the services table is read.  A verdict holds only for the pools
-        # judged: a backend counts as heard only if it was fresh both before
-        # and after they were judged, and a report that changed any pool in
-        # between (one the verdict did not judge that fits now) means judging
-        # again, in memory; periodic reports must not turn a steady "no"
-        # into an occasional "yes".
+        # judged: a running backend must be fresh now, and a report that
+        # changed any pool since the judgement (one the verdict did not
+        # judge that fits now, a backend first heard meanwhile included)
+        # means judging again, in memory; periodic reports must not turn a
+        # steady "no" into an occasional "yes".
         for _attempt in range(JUDGE_ATTEMPTS):
-            unheard = running - (verdict.heard & self.store.fresh_backends())
+            unheard = self.store.unheard(running)
             if unheard:
                 LOG.info("Type %(type)s fits no pool heard of, but "
                          "%(unheard)s did not report yet; letting the "

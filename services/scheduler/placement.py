@@ -121,11 +121,10 @@ class PoolIndex:
             bisect.insort(order, pool, key=heaviest_first)
 
 
-def _unsatisfied_of(results: dict[tuple, tuple[str, ...]]
-                    ) -> dict[str, None]:
-    """Every spec some group of ``match_groups``' results misses, once."""
+def _unsatisfied_of(answers: Iterable[tuple[str, ...]]) -> dict[str, None]:
+    """Every spec some answer misses, once."""
     found: dict[str, None] = {}
-    for missing in results.values():
+    for missing in answers:
         found.update(dict.fromkeys(missing))
     return found
 
@@ -137,41 +136,28 @@ class _Verdicts:
                  request: filters.PlacementRequest) -> None:
         self.request = request
         self.wanted = extra_specs.capability_specs(request.extra_specs)
-        self._store = store
-        self._unsatisfied: dict[str, None] | None = {}
+        #: The specs some pool held does not satisfy (for the reason a
+        #: placement failed).
+        self.unsatisfied: dict[str, None] = {}
         self.projection: capabilities.Projection | None = None
         self._key_of: dict[str, tuple] | None = None
         self._passing: set[tuple] = set()
         if not self.wanted:
             return
-        known = store.passing_groups(self.wanted)
+        known = store.group_answers(self.wanted)
         if known is not None:
-            self.projection, passing = known
-            self._key_of = self.projection.key_of
-            self._passing = set(passing)
-            self._unsatisfied = None        # matched only if asked
-            return
-        matched = store.match_groups(self.wanted)
-        if matched is not None:
-            self._take(*matched)
-
-    def _take(self, projection: capabilities.Projection,
-              results: dict[tuple, tuple[str, ...]]) -> None:
-        self.projection = projection
-        self._key_of = projection.key_of
-        self._passing = {key for key, missing in results.items()
-                         if not missing}
-        self._unsatisfied = _unsatisfied_of(results)
-
-    @property
-    def unsatisfied(self) -> dict[str, None]:
-        """The specs some pool held does not satisfy (for the reason a
-        placement failed), matched now if the groups were known without
-        matching."""
-        if self._unsatisfied is None:
-            matched = self._store.match_groups(self.wanted)
-            self._unsatisfied = _unsatisfied_of(matched[1] if matched else {})
-        return self._unsatisfied
+            self.projection, answers = known
+            self._passing = set(answers.get((), ()))
+            self.unsatisfied = _unsatisfied_of(answers)
+        else:
+            matched = store.match_groups(self.wanted)
+            if matched is None:
+                return
+            self.projection, results = matched
+            self._passing = {key for key, missing in results.items()
+                             if not missing}
+            self.unsatisfied = _unsatisfied_of(results.values())
+        self._key_of = self.projection.key_of
 
     def candidates(self, store: capabilities.CapabilityStore
                    ) -> list[capabilities.PoolState] | None:

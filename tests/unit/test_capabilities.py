@@ -354,6 +354,52 @@ def test_find_satisfying_again_matches_no_group_until_the_groups_change(
     assert store.find_satisfying(wanted) == (None, [])
 
 
+def test_a_refusal_once_matched_visits_one_pool_per_answer(store,
+                                                            monkeypatch):
+    """A type pinned to a backend no pool has is refused, once its groups
+    were matched, after one counting pool per distinct answer, not after
+    every group; the answer is the one the full match gave."""
+    for i in range(8):
+        store.update("h%d@b" % i, report(volume_backend_name="b%d" % i,
+                                         multiattach=i == 3), timestamp=1.0)
+    wanted = {"volume_backend_name": "nowhere", "multiattach": "<is> True"}
+    first = store.find_satisfying(wanted)
+    assert first[0] is None and sorted(first[1]) == [
+        ("volume_backend_name",), ("volume_backend_name", "multiattach")]
+    visited = []
+    real = store._counts
+    monkeypatch.setattr(store, "_counts", lambda pool, *args: visited.append(
+        pool.name) or real(pool, *args))
+    assert store.find_satisfying(wanted) == first
+    assert sorted(visited) == ["h0@b#p", "h3@b#p"]
+
+
+def test_a_refusal_skips_an_answer_no_counting_pool_gives(store, clock):
+    """Known answers still count only the pools that count now: once the
+    one multiattach backend expires, its answer is no longer given."""
+    store.update("ma@b", report(volume_backend_name="ma", multiattach=True),
+                 timestamp=1.0)
+    clock.now += 6
+    store.update("plain@b", report(volume_backend_name="plain"),
+                 timestamp=1.0)
+    wanted = {"volume_backend_name": "nowhere", "multiattach": "<is> True"}
+    assert len(store.find_satisfying(wanted)[1]) == 2
+    clock.now += 5
+    assert store.find_satisfying(wanted) == (
+        None, [("volume_backend_name", "multiattach")])
+
+
+def test_unheard(store, clock):
+    store.update("old@b", report(), timestamp=1.0)
+    clock.now += 6
+    store.update("new@b", report(), timestamp=1.0)
+    assert store.unheard(["old@b", "new@b", "never@b"]) == {"never@b"}
+    clock.now += 5
+    assert store.unheard(["old@b", "new@b"]) == {"old@b"}
+    store.forget("new@b")
+    assert store.unheard(["new@b"]) == {"new@b"}
+
+
 def test_find_satisfying(store):
     store.update("plain@b", report(), timestamp=1.0)
     store.update("ma@b", report(multiattach=True), timestamp=1.0)
