@@ -181,7 +181,8 @@ def _warm_up(volumes: volume_ops.VolumeOperations) -> None:
                                    decide=_no_decision),
                  functools.partial(fencing_db.fenced_row_of_host,
                                    host="warm-up"),
-                 services_db.service_liveness, services_db.running_hosts],
+                 services_db.service_liveness, services_db.running_hosts,
+                 services_db.warm_running],
                 steps=[policy.get_enforcer,
                        functools.partial(warmup.undone, in_a_transaction)])
 

@@ -22,9 +22,11 @@ decide:
 4. **Complete.** Every volume service that the services table says is
    enabled and heartbeating has a fresh report in this view.  This is read
    from the database only when 1-3 already say "no", so accepted creates
-   never pay for it.  It closes the gaps 1-2 leave: a scheduler that had
-   itself just restarted, a report lost while the broker connection was
-   re-established, a backend that started a moment ago.  Reports that
+   never pay for it, and as two counts while the services that run are
+   those of the last read (``services_db.RunningHosts``).  It closes the
+   gaps 1-2 leave: a scheduler that had itself just restarted, a report
+   lost while the broker connection was re-established, a backend that
+   started a moment ago.  Reports that
    arrive while a "no" is made stand it only if none of the pools they
    changed fits (a thousand backends report a hundred times a second);
    any doubt (the query fails, too many changes to tell which, or reports
@@ -113,6 +115,7 @@ class CapabilityCache:
             capabilities.freshness_window(conf))
         #: Overrides the services-table read (tests); None reads the table.
         self._running_backends = running_backends
+        self._running = services_db.RunningHosts(constants.VOLUME_BINARY)
         self.warmed = threading.Event()
         self._stopped = threading.Event()
         self._server: messaging.MessageHandlingServer | None = None
@@ -224,7 +227,7 @@ class CapabilityCache:
             the caller has open, else it is a statement on its own; a fresh
             admin context otherwise.
         """
-        return services_db.running_backends(
+        return self._running(
             ctxt if ctxt is not None else ashlar_context.get_admin_context(),
             self.conf.service_down_time)
 

@@ -1,7 +1,9 @@
 """Service records and heartbeats."""
 
 import datetime
+import time
 import uuid
+from collections.abc import Callable, Iterable
 
 import sqlalchemy as sa
 from sqlalchemy import orm
@@ -107,9 +109,10 @@ _LIVENESS = sa.select(
     _SERVICES.c.heartbeat_at).select_from(_WITH_CLUSTER).where(_OF_BINARY)
 #: ``running_hosts``: the names of those enabled with a heartbeat since
 #: ``:since``, decided by the database (no row of the others is read).
+_IS_RUNNING = (_OF_BINARY, sa.not_(_DISABLED),
+               _SERVICES.c.heartbeat_at >= sa.bindparam("since"))
 _RUNNING = sa.select(_ANSWERS_FOR).distinct().select_from(
-    _WITH_CLUSTER).where(_OF_BINARY, sa.not_(_DISABLED),
-                         _SERVICES.c.heartbeat_at >= sa.bindparam("since"))
+    _WITH_CLUSTER).where(*_IS_RUNNING)
 
 
 @single_statement(reader)
@@ -201,6 +204,110 @@ def running_hosts(conn: Conn, binary: str,
     """
     return set(conn.execute(_RUNNING, {
         "binary": binary, "since": since or utcnow()}).scalars())
+
+
+#: The rows ``running_hosts`` counts, with their ids.
+_RUNNING_ROWS = sa.select(_SERVICES.c.id, _ANSWERS_FOR.label("host")) \
+    .select_from(_WITH_CLUSTER).where(*_IS_RUNNING)
+#: Id ranges a ``RunningHosts`` checks in one statement; more, and it reads
+#: the rows every time.
+MAX_RANGES = 8
+#: Seconds a ``RunningHosts`` answer stands unread at most.
+REREAD_AFTER = 10.0
+
+
+def _checks(ranges: int) -> sa.Select[int, int]:
+    """``(rows running, of which outside :a0-:b0, ..., :aN-:bN)``, one
+    statement per number of ranges (a plan is cached per statement)."""
+    inside = sa.or_(*(_SERVICES.c.id.between(
+        sa.bindparam("a%d" % i, type_=sa.Integer),
+        sa.bindparam("b%d" % i, type_=sa.Integer)) for i in range(ranges)))
+    return sa.select(sa.func.count(), sa.func.coalesce(sa.func.sum(
+        sa.case((inside, 0), else_=1)), 0)).select_from(
+        _WITH_CLUSTER).where(*_IS_RUNNING)
+
+
+_CHECKS = {ranges: _checks(ranges) for ranges in range(1, MAX_RANGES + 1)}
+
+
+def id_ranges(ids: Iterable[int]) -> list[tuple[int, int]]:
+    """The runs of consecutive integers ``ids`` make, as ``(first,
+    last)``, in order."""
+    runs: list[tuple[int, int]] = []
+    for value in sorted(ids):
+        if runs and value == runs[-1][1] + 1:
+            runs[-1] = (runs[-1][0], value)
+        else:
+            runs.append((value, value))
+    return runs
+
+
+@single_statement(reader)
+def _running_rows(conn: Conn, binary: str,
+                  since: datetime.datetime) -> list[tuple[int, str]]:
+    return [(row.id, row.host) for row in conn.execute(
+        _RUNNING_ROWS, {"binary": binary, "since": since})]
+
+
+@single_statement(reader)
+def _unchanged(conn: Conn, binary: str, since: datetime.datetime,
+               ranges: list[tuple[int, int]], count: int) -> bool:
+    """Whether the rows running are ``count`` rows, all with ids in
+    ``ranges`` (at most ``MAX_RANGES``)."""
+    params: dict[str, object] = {"binary": binary, "since": since}
+    for i, (first, last) in enumerate(ranges):
+        params["a%d" % i], params["b%d" % i] = first, last
+    running, outside = conn.execute(_CHECKS[len(ranges)], params).one()
+    return int(running) == count and int(outside) == 0
+
+
+def warm_running(context: RequestContext, binary: str) -> None:
+    """Compile ``RunningHosts``' statements (a start's warm-up): read the
+    rows of ``binary`` that run, and check them against one id range."""
+    now = utcnow()
+    _running_rows(context, binary, now)
+    _unchanged(context, binary, now, [(0, 0)], 0)
+
+
+class RunningHosts:
+    """``running_hosts`` of one binary for a caller that asks often (the
+    api's early 400 asks at every refused create): the names are read
+    again only when the rows that run are not those of the last read, as
+    one statement of two counts tells, or after ``REREAD_AFTER`` seconds.
+
+    NOTE(ashlar): at 1,000 volume services the names' read cost the api
+    3.0 ms of CPU on MariaDB (PyMySQL parses each row in Python) and 1.4 ms
+    on PostgreSQL; the counts, 0.3 ms.  The counts are exact for the rows:
+    a service that starts, comes back or is enabled runs with an id the
+    last read did not have (or the count differs).  A row's name changes
+    only as its service restarts into another cluster; that answer stands
+    at most ``REREAD_AFTER`` seconds, less than the freshness window in
+    which its old report still counts.
+    """
+
+    def __init__(self, binary: str,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.binary = binary
+        self._clock = clock
+        #: (read at, id ranges, how many rows, their names)
+        self._last: tuple[float, list[tuple[int, int]], int,
+                          frozenset[str]] | None = None
+
+    def __call__(self, context: RequestContext,
+                 service_down_time: int) -> set[str]:
+        since = utcnow() - datetime.timedelta(seconds=service_down_time)
+        last = self._last
+        if (last is not None and self._clock() - last[0] < REREAD_AFTER
+                and _unchanged(context, self.binary, since, last[1],
+                               last[2])):
+            return set(last[3])
+        read_at = self._clock()
+        rows = _running_rows(context, self.binary, since)
+        names = frozenset(host for _id, host in rows)
+        ranges = id_ranges(row_id for row_id, _host in rows)
+        self._last = ((read_at, ranges, len(rows), names)
+                      if 0 < len(ranges) <= MAX_RANGES else None)
+        return set(names)
 
 
 def is_up(row: Heartbeat, service_down_time: int) -> bool:

@@ -439,18 +439,20 @@ def test_services_read_joins_the_callers_reader_transaction(conf, clock):
     with reader.using(request):
         outer = request.session
         seen = []
-        real = services_db.running_hosts
+        real = (services_db._running_rows, services_db._unchanged)
 
-        def spy(context, binary, since=None):
-            seen.append(context.session)
-            return real(context, binary, since)
-        services_db.running_hosts = spy
+        def spy(read):
+            def spied(context, *args):
+                seen.append(context.session)
+                return read(context, *args)
+            return spied
+        services_db._running_rows, services_db._unchanged = map(spy, real)
         try:
             assert cache.running_backends(request) == {"plain@b"}
             with pytest.raises(exception.UnsatisfiableVolumeType):
                 cache.check_type(request, VTYPE, MA)
         finally:
-            services_db.running_hosts = real
+            services_db._running_rows, services_db._unchanged = real
     assert seen == [outer, outer]
     db_fixtures.clean()
 

@@ -58,3 +58,83 @@ def test_a_service_stopped_is_not_running():
     [row] = services_db.service_list(fixtures.admin(), binary=BINARY)
     services_db.service_stopped(fixtures.admin(), row.id)
     assert services_db.running_backends(fixtures.admin(), 60) == set()
+
+
+class _Clock:
+    now = 0.0
+
+    def __call__(self):
+        return self.now
+
+
+def _counted(monkeypatch):
+    """Which of ``RunningHosts``' statements run: ``rows``, ``check``."""
+    ran = []
+    for name, label in (("_running_rows", "rows"), ("_unchanged", "check")):
+        real = getattr(services_db, name)
+        monkeypatch.setattr(services_db, name, lambda *args, _real=real,
+                            _label=label, **kwargs: ran.append(_label)
+                            or _real(*args, **kwargs))
+    return ran
+
+
+def test_running_hosts_reads_the_names_again_only_when_the_rows_change(
+        monkeypatch):
+    """Asked again, ``RunningHosts`` checks two counts and answers as the
+    table does; a service that starts, comes back or is enabled, and one
+    that stops, make it read the names again."""
+    _register("n1@a")
+    _register("n2@b")
+    _register("n3@c", age=120)
+    _register("n4@d", disabled=True)
+    running = services_db.RunningHosts(BINARY, clock=_Clock())
+    ran = _counted(monkeypatch)
+
+    def answer():
+        found = running(fixtures.admin(), 60)
+        assert found == services_db.running_backends(fixtures.admin(), 60)
+        return found
+    assert answer() == {"n1@a", "n2@b"} and ran == ["rows"]
+    assert answer() == {"n1@a", "n2@b"} and ran == ["rows", "check"]
+    for change, expected in (
+            (lambda: _register("n5@e"), {"n1@a", "n2@b", "n5@e"}),
+            (lambda: _register("n3@c"), {"n1@a", "n2@b", "n3@c", "n5@e"}),
+            (lambda: services_db.service_set_disabled(
+                fixtures.admin(), "n4@d", BINARY, False, None),
+             {"n1@a", "n2@b", "n3@c", "n4@d", "n5@e"}),
+            (lambda: _register("n2@b", age=120),
+             {"n1@a", "n3@c", "n4@d", "n5@e"})):
+        change()
+        del ran[:]
+        assert answer() == expected and ran == ["check", "rows"]
+
+
+def test_running_hosts_reads_again_after_a_while(monkeypatch):
+    """A member that restarts into a cluster keeps its row and id; the
+    cluster's name is read at the latest ``REREAD_AFTER`` seconds on."""
+    _register("n1@a")
+    clock = _Clock()
+    running = services_db.RunningHosts(BINARY, clock=clock)
+    assert running(fixtures.admin(), 60) == {"n1@a"}
+    _register("n1@a", cluster="c1@a")
+    clock.now += services_db.REREAD_AFTER
+    assert running(fixtures.admin(), 60) == {"c1@a"}
+
+
+def test_id_ranges():
+    assert services_db.id_ranges([]) == []
+    assert services_db.id_ranges([7, 3, 4, 5, 9, 10]) == [
+        (3, 5), (7, 7), (9, 10)]
+
+
+def test_running_hosts_with_too_many_ranges_reads_every_time(monkeypatch):
+    """Rows spread over more id ranges than one check takes are read at
+    every call (no check)."""
+    hosts = ["n%d@x" % i for i in range(2 * services_db.MAX_RANGES + 2)]
+    for index, host in enumerate(hosts):
+        _register(host, age=120 if index % 2 else 0)
+    running = services_db.RunningHosts(BINARY, clock=_Clock())
+    ran = _counted(monkeypatch)
+    for _ in range(2):
+        assert running(fixtures.admin(), 60) == set(hosts[::2])
+    assert ran == ["rows", "rows"]
