@@ -127,6 +127,7 @@ Answers = dict[tuple[str, ...], tuple[tuple, ...]]
 #: Pools are grouped by zone too where the store matches specs itself.
 _BY_ZONE = ("availability_zone",)
 
+
 class Projection:
     """Pools grouped by what they report for some capabilities (roots).
 

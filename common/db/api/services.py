@@ -280,9 +280,12 @@ class RunningHosts:
     on PostgreSQL; the counts, 0.3 ms.  The counts are exact for the rows:
     a service that starts, comes back or is enabled runs with an id the
     last read did not have (or the count differs).  A row's name changes
-    only as its service restarts into another cluster; that answer stands
-    at most ``REREAD_AFTER`` seconds, less than the freshness window in
-    which its old report still counts.
+    only as its service restarts into another cluster; until the next read
+    (``REREAD_AFTER`` seconds at most) the answer carries the old name,
+    which the early 400 counts as heard only while the old report is
+    fresh, and the new name's start report arrives within milliseconds:
+    the window the capability cache already accepts for a backend that
+    restarts with a new configuration.
     """
 
     def __init__(self, binary: str,
