@@ -297,8 +297,8 @@ def wait_until_quiet(quiet: float, timeout: float) -> bool:
     return _PROCESS_CALLS.wait_settled(quiet, timeout)
 
 
-def _wait_for_stop_signal() -> None:
-    """Block until SIGTERM or SIGINT, and return as it comes.
+class _StopSignal:
+    """SIGTERM and SIGINT, caught from :func:`catch_stop_signals` on.
 
     NOTE(ashlar): the kernel hands a process's signal to any of its threads;
     Python runs the handler in the main thread, but only once that thread
@@ -306,21 +306,45 @@ def _wait_for_stop_signal() -> None:
     wakeup fd is written whichever thread got the signal, so the main thread
     blocks reading it.
     """
-    stopped = threading.Event()
 
-    def _handler(signum: int, _frame: types.FrameType | None) -> None:
-        stopped.set()
-    reader, writer = socket.socketpair()
-    with reader, writer:
-        writer.setblocking(False)
-        previous = signal.set_wakeup_fd(writer.fileno())
-        try:
-            signal.signal(signal.SIGTERM, _handler)
-            signal.signal(signal.SIGINT, _handler)
-            while not stopped.is_set():
-                reader.recv(1)
-        finally:
-            signal.set_wakeup_fd(previous)
+    def __init__(self) -> None:
+        self.stopped = threading.Event()
+        self.reader, self.writer = socket.socketpair()
+        self.writer.setblocking(False)
+        signal.set_wakeup_fd(self.writer.fileno())
+        signal.signal(signal.SIGTERM, self._handler)
+        signal.signal(signal.SIGINT, self._handler)
+
+    def _handler(self, signum: int, _frame: types.FrameType | None) -> None:
+        self.stopped.set()
+
+    def wait(self) -> None:
+        """Block until a stop signal came (at once if one already did)."""
+        while not self.stopped.is_set():
+            self.reader.recv(1)
+
+
+_STOP_SIGNAL: _StopSignal | None = None
+
+
+def catch_stop_signals() -> None:
+    """From now on SIGTERM and SIGINT only mark the process stopping (main
+    thread only).  A process calls it before its services start: a signal
+    that arrives while they start (a supervisor's stop right after their
+    first report) is kept, and :func:`serve_until_signal` stops them
+    gracefully once they run, instead of the default action killing the
+    process before its pools are withdrawn and its row marked stopped."""
+    global _STOP_SIGNAL
+    if _STOP_SIGNAL is None:
+        _STOP_SIGNAL = _StopSignal()
+
+
+def _wait_for_stop_signal() -> None:
+    """Block until SIGTERM or SIGINT, and return as it comes (at once for
+    one caught since :func:`catch_stop_signals`)."""
+    catch_stop_signals()
+    assert _STOP_SIGNAL is not None
+    _STOP_SIGNAL.wait()
 
 
 @dataclasses.dataclass(frozen=True)
@@ -366,6 +390,7 @@ def run_service(build: Callable[[cfg.ConfigOpts], Service],
     """A process of one service: prepare it, build and start the service
     (``build(conf)``), serve until SIGTERM."""
     conf = prepare_process(argv)
+    catch_stop_signals()
     svc = build(conf)
     svc.start()
     serve_until_signal([svc])

@@ -115,6 +115,7 @@ def main(argv: list[str] | None = None) -> None:
     services = [scheduler_launcher.build_service(conf)]
     services += volume_launcher.build_services(conf)
     backup = backup_launcher.build_service(conf)
+    service.catch_stop_signals()
     for svc in services + [backup]:
         svc.start()
     ops = app.build_operations(conf)

@@ -6,6 +6,7 @@ from services.volume import launcher
 
 def main(argv: list[str] | None = None) -> None:
     conf = service.prepare_process(argv)
+    service.catch_stop_signals()
     services = launcher.build_services(conf)
     for svc in services:
         svc.start()
