@@ -3,8 +3,12 @@
 from typing import Protocol
 from typing import TypeVar
 
+import sqlalchemy as sa
 from oslo_db.sqlalchemy import utils as db_utils
 from sqlalchemy import orm
+
+#: A prebuilt first page's size (``LIMIT :limit``).
+LIMIT: sa.BindParameter[int] = sa.bindparam("limit", type_=sa.Integer)
 
 
 class _Owned(Protocol):
@@ -15,6 +19,14 @@ class _Owned(Protocol):
 
 _T = TypeVar("_T")
 _O = TypeVar("_O", bound=_Owned)
+
+
+def newest_first(sort_keys: list[str], sort_dirs: list[str]) -> bool:
+    """Whether a sort is the default order (``created_at``, then ``id``,
+    both descending), as the api asks for it when no sort is given."""
+    return (sort_keys in ([], ["created_at"], ["created_at", "id"])
+            and len(sort_dirs) in (0, len(sort_keys))
+            and all(direction == "desc" for direction in sort_dirs))
 
 
 def page(query: orm.Query[_T], model: type[_T], marker_row: _T | None,

@@ -6,6 +6,7 @@ import uuid
 import pytest
 import sqlalchemy as sa
 
+from common import exception
 from common.db import models
 from common.db.api import engine as db_engine
 from common.db.api import execution
@@ -117,17 +118,10 @@ def test_an_all_tenants_page_reads_the_created_index(read):
     """Every project's volumes, newest first: the page comes from the
     ``(created_at, id)`` index, not a sort of the whole table."""
     fixtures.make_volume()
-    seen = []
     engine = db_engine.get_engine()
-
-    def spy(_conn, _cursor, statement, *_args):
-        if "FROM volumes" in statement:
-            seen.append(statement)
-    sa.event.listen(engine, "before_cursor_execute", spy)
-    try:
+    with fixtures.selects() as selects:
         read(fixtures.admin(), limit=10)
-    finally:
-        sa.event.remove(engine, "before_cursor_execute", spy)
+    seen = [statement for statement in selects if "FROM volumes" in statement]
     assert "ORDER BY volumes.created_at DESC, volumes.id DESC" in seen[0]
     if engine.dialect.name != "sqlite":
         # NOTE: a server's plan for a table of one row says nothing of
@@ -199,3 +193,68 @@ def test_a_page_of_a_project_after_a_marker():
     after = volumes_db.volume_page(fixtures.admin(), project_id="p1",
                                    marker=mine[0].id)
     assert [row.id for row in after] == [mine[1].id]
+
+
+@pytest.mark.parametrize("project, filters", [
+    (None, {}), ("p1", {}), (None, {"status": "in-use"}),
+    ("p1", {"status": "available", "size": 3}), ("p2", {"bootable": False})])
+def test_a_first_page_in_the_default_order_is_the_orms_page(project,
+                                                            filters):
+    """The prebuilt first page (no marker, the default order) answers what
+    the ORM's page does, for each shape, and its count agrees."""
+    _page_volumes()
+    for _ in range(3):
+        fixtures.make_volume(project="p1")
+    admin = fixtures.admin()
+    for limit in (1, 2, 10):
+        with fixtures.selects() as seen:
+            prebuilt = volumes_db.first_page(admin, project, filters, limit)
+        assert len(seen) <= 3
+        orm_page = volumes_db._page(admin, project, filters, limit, None,
+                                    None, None, None)
+        assert prebuilt == orm_page
+        assert len(prebuilt) == min(limit, len(volumes_db.volume_list(
+            admin, project_id=project, filters=filters)))
+    assert prebuilt, "the shape matches no volume: the test says nothing"
+    assert volumes_db.volume_count(admin, project, filters) == len(
+        volumes_db.volume_list(admin, project_id=project, filters=filters))
+
+
+def test_only_a_first_page_in_the_default_order_is_prebuilt(monkeypatch):
+    """A marker, an offset or another order goes through the ORM."""
+    _page_volumes()
+    admin = fixtures.admin()
+    newest = volumes_db.volume_page(admin, limit=1)[0].id
+    prebuilt = []
+    monkeypatch.setattr(volumes_db, "first_page",
+                        lambda *args: prebuilt.append(args) or [])
+    assert len(volumes_db.volume_page(admin, limit=10, marker=newest)) == 2
+    assert len(volumes_db.volume_page(admin, limit=10, offset=1)) == 2
+    assert len(volumes_db.volume_page(admin, limit=10, sort_keys=["size"],
+                                      sort_dirs=["asc"])) == 3
+    assert prebuilt == []
+    volumes_db.volume_page(admin, limit=10, sort_keys=["created_at"],
+                           sort_dirs=["desc"])
+    assert prebuilt == [(admin, None, {}, 10)]
+
+
+def test_a_shown_volume_is_its_page_row_in_at_most_two_statements():
+    """``volume_shown`` reads what a page reads of the volume: its type,
+    its metadata and its attached attachments, fewer columns than
+    ``volume_get``."""
+    made = _page_volumes()
+    admin = fixtures.admin()
+    page = {row.id: row for row in volumes_db.volume_page(admin, limit=10)}
+    for volume_id in made:
+        with fixtures.selects() as seen:
+            shown = volumes_db.volume_shown(admin, volume_id)
+        assert len(seen) == (2 if page[volume_id].attachment_count else 1)
+        assert shown.volume_type == page[volume_id].volume_type
+        assert list(shown.volume_metadata) == list(
+            page[volume_id].volume_metadata)
+        assert list(shown.attachments) == list(page[volume_id].attachments)
+        assert shown[:-3] == page[volume_id][:-3]
+    assert volumes_db.metadata_of(volumes_db.volume_shown(
+        admin, made[0])) == {"a": "1", "b": "2"}
+    with pytest.raises(exception.VolumeNotFound):
+        volumes_db.volume_shown(admin, "no-such-volume")

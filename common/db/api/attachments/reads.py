@@ -35,6 +35,7 @@ from common.db.api.engine import reader
 from common.db.api.execution import Conn
 from common.db.api.execution import Record
 from common.db.api.execution import single_statement
+from common.db.api.paging import newest_first
 from common.db.api.paging import page
 from common.db.api.rows import AttachmentRow
 from common.db.api.rows import AttachmentStatus
@@ -165,18 +166,10 @@ def attachment_list(context: RequestContext, project_id: str | None = None,
     """
     if (filters and list(filters) == ["volume_id"] and limit is not None
             and not (marker or offset)
-            and _newest_first(sort_keys or [], sort_dirs or [])):
+            and newest_first(sort_keys or [], sort_dirs or [])):
         return volume_page(context, filters["volume_id"], project_id, limit)
     return _listed(context, project_id, filters, limit, marker, sort_keys,
                    sort_dirs, offset)
-
-
-def _newest_first(sort_keys: list[str], sort_dirs: list[str]) -> bool:
-    """Whether a sort is the default order (``created_at``, then ``id``,
-    both descending), as the api asks for it when no sort is given."""
-    return (sort_keys in ([], ["created_at"], ["created_at", "id"])
-            and len(sort_dirs) in (0, len(sort_keys))
-            and all(direction == "desc" for direction in sort_dirs))
 
 
 @single_statement(reader)

@@ -14,6 +14,7 @@ from sqlalchemy import orm
 
 from common import states
 from common.db import models
+from common.db.api.paging import LIMIT
 
 VA = models.VolumeAttachment
 VOL = models.Volume
@@ -99,7 +100,6 @@ SELECT_BRIEF = sa.select(*BRIEF).where(VOL.id == VID)
 #: ``GET /attachments?volume_id=`` (the list's usual read): the volume's
 #: first ``:limit`` rows in Cinder's default order (newest first); the
 #: ``_OWNED`` one only if the volume is ``:project_id``'s.
-LIMIT: sa.BindParameter[int] = sa.bindparam("limit", type_=sa.Integer)
 VOLUME_PAGE = sa.select(*ROW).where(VA.volume_id == VID).order_by(
     VA.created_at.desc(), VA.id.desc()).limit(LIMIT)
 VOLUME_PAGE_OWNED = VOLUME_PAGE.join(VOL, VOL.id == VA.volume_id).where(

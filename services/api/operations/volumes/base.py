@@ -55,6 +55,13 @@ class VolumeBase:
             ctxt, volumes_db.volume_get(ctxt, volume_id), "volume:get",
             exception.VolumeNotFound(volume_id=volume_id))
 
+    def shown(self, ctxt: RequestContext, volume_id: str) -> Any:
+        """``get``, read as the views show it (``volumes_db.volume_shown``:
+        fewer columns)."""
+        return operations.visible(
+            ctxt, volumes_db.volume_shown(ctxt, volume_id), "volume:get",
+            exception.VolumeNotFound(volume_id=volume_id))
+
     def list(self, ctxt: RequestContext, all_tenants: bool = False,
              tenant: str | None = None,
              **kwargs: Any) -> list[Any]:
