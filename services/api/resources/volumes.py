@@ -123,7 +123,7 @@ class Item:
 
     def on_get(self, req: falcon.Request, resp: falcon.Response,
                volume_id: str) -> None:
-        row = self.ops.shown(base.ctxt(req), volume_id)
+        row = self.ops.get(base.ctxt(req), volume_id, shown=True)
         resp.media = {"volume": views.detail(
             row, base.ctxt(req), base.version(req), base.base_url(req),
             base.url_project(req))}

@@ -48,18 +48,15 @@ class VolumeBase:
         #: whether a retype would have to move the data.
         self.cache = cache or getattr(early_check, "__self__", None)
 
-    def get(self, ctxt: RequestContext, volume_id: str) -> Any:
+    def get(self, ctxt: RequestContext, volume_id: str,
+            shown: bool = False) -> Any:
         """Return a volume ``volume:get`` lets the caller see, else
-        VolumeNotFound (another project's volume does not exist for it)."""
+        VolumeNotFound (another project's volume does not exist for it);
+        ``shown``: read as the views show it (``volumes_db.volume_shown``,
+        fewer columns), for ``GET /volumes/{id}``."""
+        read = volumes_db.volume_shown if shown else volumes_db.volume_get
         return operations.visible(
-            ctxt, volumes_db.volume_get(ctxt, volume_id), "volume:get",
-            exception.VolumeNotFound(volume_id=volume_id))
-
-    def shown(self, ctxt: RequestContext, volume_id: str) -> Any:
-        """``get``, read as the views show it (``volumes_db.volume_shown``:
-        fewer columns)."""
-        return operations.visible(
-            ctxt, volumes_db.volume_shown(ctxt, volume_id), "volume:get",
+            ctxt, read(ctxt, volume_id), "volume:get",
             exception.VolumeNotFound(volume_id=volume_id))
 
     def list(self, ctxt: RequestContext, all_tenants: bool = False,
