@@ -43,13 +43,18 @@ _TYPE = models.VolumeType.__table__
 _META = models.VolumeMetadata.__table__
 _ATT = models.VolumeAttachment.__table__
 
+#: A volume and its type (an outer join: a volume may have none), and its
+#: metadata too (a result row per item, one when it has none).
+_OF_TYPE = _TYPE.c.id == _VOL.c.volume_type_id
+_VOL_TYPE = _VOL.outerjoin(_TYPE, _OF_TYPE)
+_VOL_TYPE_META = _VOL_TYPE.outerjoin(_META, _META.c.volume_id == _VOL.c.id)
+
 #: The volume, its type's name and its metadata: a result row per item of
 #: the metadata (one when it has none).
 _VOLUME = sa.select(
     _VOL, _TYPE.c.name.label("type_name"), _META.c.key.label("meta_key"),
     _META.c.value.label("meta_value")).select_from(
-    _VOL.outerjoin(_TYPE, _TYPE.c.id == _VOL.c.volume_type_id)
-    .outerjoin(_META, _META.c.volume_id == _VOL.c.id)).where(
+    _VOL_TYPE_META).where(
     _VOL.c.id == sa.bindparam("volume_id"))
 _ATTACHMENTS = sa.select(_ATT).where(
     _ATT.c.volume_id == sa.bindparam("volume_id"))
@@ -126,6 +131,12 @@ def _get(session: orm.Session, volume_id: str) -> models.Volume:
     return row
 
 
+def _type_record(type_id: str | None, name: str | None) -> Record | None:
+    """A volume's ``volume_type`` as its reads give it: ``id`` and
+    ``name``, None when no type row joined."""
+    return None if name is None else Record(id=type_id, name=name)
+
+
 @single_statement(reader)
 def volume_get(conn: Conn, volume_id: str) -> VolumeRow:
     """``(context, volume_id)``: the volume (clients poll it), read with
@@ -143,8 +154,8 @@ def volume_get(conn: Conn, volume_id: str) -> VolumeRow:
     type_name = values.pop("type_name")
     del values["meta_key"], values["meta_value"]
     return Record(
-        **values, volume_type=None if type_name is None else Record(
-            id=values["volume_type_id"], name=type_name),
+        **values, volume_type=_type_record(values["volume_type_id"],
+                                           type_name),
         volume_metadata=[Record(key=row.meta_key, value=row.meta_value)
                          for row in found if row.meta_key is not None],
         attachments=conn.execute(_ATTACHMENTS, {"volume_id": volume_id})
@@ -228,7 +239,7 @@ def _page(context: RequestContext, project_id: str | None,
           marker: str | None, sort_keys: list[str] | None,
           sort_dirs: list[str] | None, offset: int | None) -> list[Any]:
     query = context.session.query(*_LISTED, _TYPE.c.name).outerjoin(
-        _TYPE, _TYPE.c.id == _VOL.c.volume_type_id)
+        _TYPE, _OF_TYPE)
     marker_row = _get(context.session, marker) if marker else None
     rows = project_page(query, models.Volume, project_id, filters,
                         marker_row, exception.VolumeNotFound(volume_id=marker),
@@ -261,10 +272,9 @@ def _shape_params(project_id: str | None,
 @functools.lru_cache(maxsize=None)
 def _first_page_of(project: bool, keys: frozenset[str]) -> sa.Select[Any]:
     """The first ``:limit`` volumes of a shape, newest first."""
-    return _of_shape(sa.select(*_LISTED, _TYPE.c.name).select_from(
-        _VOL.outerjoin(_TYPE, _TYPE.c.id == _VOL.c.volume_type_id)),
-        project, keys).order_by(_VOL.c.created_at.desc(),
-                                _VOL.c.id.desc()).limit(LIMIT)
+    listed = sa.select(*_LISTED, _TYPE.c.name).select_from(_VOL_TYPE)
+    return _of_shape(listed, project, keys).order_by(
+        _VOL.c.created_at.desc(), _VOL.c.id.desc()).limit(LIMIT)
 
 
 @functools.lru_cache(maxsize=None)
@@ -291,8 +301,7 @@ def first_page(conn: Conn, project_id: str | None,
 #: the metadata, a row per item of the metadata (one when it has none).
 _SHOWN = sa.select(*_LISTED, _TYPE.c.name, _META.c.key.label("meta_key"),
                    _META.c.value.label("meta_value")).select_from(
-    _VOL.outerjoin(_TYPE, _TYPE.c.id == _VOL.c.volume_type_id)
-    .outerjoin(_META, _META.c.volume_id == _VOL.c.id)).where(
+    _VOL_TYPE_META).where(
     _VOL.c.id == sa.bindparam("volume_id"))
 _SHOWN_ATTACHMENTS = _ATTACHED.where(
     _ATT.c.volume_id == sa.bindparam("volume_id"))
@@ -312,8 +321,7 @@ def volume_shown(conn: Conn, volume_id: str) -> Any:
         raise exception.VolumeNotFound(volume_id=volume_id)
     *columns, type_name, _, _ = first = found[0]
     return ListedVolume._make((
-        *columns, None if type_name is None else Record(
-            id=first.volume_type_id, name=type_name),
+        *columns, _type_record(first.volume_type_id, type_name),
         [Record(key=row.meta_key, value=row.meta_value)
          for row in found if row.meta_key is not None],
         conn.execute(_SHOWN_ATTACHMENTS, {"volume_id": volume_id}).all()
@@ -340,8 +348,7 @@ def _listed(conn: Conn | orm.Session, rows: list[Any]) -> list[Any]:
         *columns, type_name = row
         key = (row.volume_type_id, type_name)
         if key not in types:
-            types[key] = None if type_name is None else Record(
-                id=row.volume_type_id, name=type_name)
+            types[key] = _type_record(*key)
         listed.append(ListedVolume._make((
             *columns, types[key], metadata.get(row.id, ()),
             attachments.get(row.id, ()))))
