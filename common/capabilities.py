@@ -17,7 +17,9 @@ for a request path, so the store groups pools by the values they report for
 the capabilities a type's specs read (a :class:`Projection` per set of such
 *roots*, kept up to date as reports arrive).  Specs are matched once per
 distinct group, with the one matcher (``common.extra_specs``), and the
-results are kept until the groups change.
+results are kept until the groups change.  A backend whose report expired
+leaves the projections at the next :meth:`CapabilityStore.find_satisfying`
+and comes back with its next report.
 """
 
 import collections
@@ -237,7 +239,8 @@ def _counting_in(entries: Iterable[tuple[str, "_Backend"]], since: float,
 
 
 class _Backend:
-    __slots__ = ("received_at", "timestamp", "report", "pools", "charges")
+    __slots__ = ("received_at", "timestamp", "report", "pools", "charges",
+                 "projected")
 
     def __init__(self) -> None:
         self.received_at = 0.0
@@ -249,6 +252,9 @@ class _Backend:
         # (wall clock, monotonic clock, pool name, GiB) of local placements
         # that no report has reflected yet.
         self.charges: list[tuple[float, float, str, int]] = []
+        #: Whether its pools are in the projections (False once its report
+        #: expired and a match swept it out, until it reports again).
+        self.projected = False
 
 
 class CapabilityStore:
@@ -289,6 +295,10 @@ class CapabilityStore:
         self._reads_timestamp = False
         #: The backend whose report arrived last, and when (None: unknown).
         self._newest: tuple[str, float] | None = None
+        #: Backends whose pools are projected, in the order of their last
+        #: receipt (oldest first): what :meth:`_expire` sweeps.
+        self._projected: collections.OrderedDict[str, None] = (
+            collections.OrderedDict())
 
     # -- taking reports ----------------------------------------------------
     def update(self, service_host: str, capabilities: dict,
@@ -363,9 +373,40 @@ class CapabilityStore:
         self._changed(tuple(entry.pools.values()))
 
     def _heard(self, service_host: str, entry: _Backend) -> None:
-        """Keep the newest receipt of all (lock held)."""
+        """Keep the newest receipt of all, and project the backend's pools
+        again if its report had expired (lock held)."""
         if self._newest is None or entry.received_at >= self._newest[1]:
             self._newest = (service_host, entry.received_at)
+        if not entry.projected:
+            for pool in entry.pools.values():
+                self._project(pool)
+            entry.projected = True
+        self._projected[service_host] = None
+        self._projected.move_to_end(service_host)
+
+    def _expire(self, since: float) -> None:
+        """Take the pools of backends whose report was received before
+        ``since`` out of the projections (lock held).
+
+        NOTE(ashlar): an expired pool never counts, but while projected its
+        groups were still walked for a counting pool: with a thousand
+        backends gone quiet, every refused create read their 10,000 pools.
+        The oldest receipts come first, so a sweep that finds nothing
+        expired reads one entry.  A backend warmed with an age may sit
+        behind a fresher one and stay projected a while: that costs a walk,
+        never an answer, since :meth:`_counts` reads the receipt anyway.
+        """
+        projected = self._projected
+        while projected:
+            host = next(iter(projected))
+            entry = self._backends.get(host)
+            if entry is not None and entry.received_at >= since:
+                return
+            del projected[host]
+            if entry is not None:
+                entry.projected = False
+                for pool in entry.pools.values():
+                    self._unproject(pool)
 
     def _refresh_receipt(self, service_host: str, entry: _Backend) -> None:
         for pool in entry.pools.values():
@@ -408,6 +449,7 @@ class CapabilityStore:
             self._project(pool)
             if self._annotate is not None:
                 self._annotate(pool)
+        entry.projected = True
 
     def _project(self, pool: PoolState) -> None:
         for projection in self._projections.values():
@@ -455,6 +497,7 @@ class CapabilityStore:
             entry = self._backends.pop(service_host, None)
             if entry is None:
                 return
+            self._projected.pop(service_host, None)
             if self._newest is not None and self._newest[0] == service_host:
                 self._newest = None
             for pool in entry.pools.values():
@@ -484,7 +527,8 @@ class CapabilityStore:
             self._charge(pool.caps, size_gb)
             entry.charges.append((self._wall_clock(), self._clock(),
                                   pool.name, size_gb))
-            self._project(pool)
+            if entry.projected:
+                self._project(pool)
             if self._annotate is not None:
                 self._annotate(pool)
             self._changed((pool,))
@@ -633,8 +677,9 @@ class CapabilityStore:
                 found = self._projections[roots] = Projection(roots)
                 self._reads_timestamp |= "timestamp" in roots
                 for entry in self._backends.values():
-                    for pool in entry.pools.values():
-                        found.add(pool)
+                    if entry.projected:
+                        for pool in entry.pools.values():
+                            found.add(pool)
             return found
 
     def match_groups(self, wanted: Mapping[str, str | None],
@@ -721,6 +766,8 @@ class CapabilityStore:
             that count)``; that list is empty when no pool counts at all.
         """
         allowed = set(up_hosts) if up_hosts is not None else None
+        with self._lock:
+            self._expire(self.fresh_since())
         known = self.group_answers(wanted, _BY_ZONE)
         if known is not None:
             return self._answered(*known, allowed, zones)

@@ -328,8 +328,8 @@ def test_annotate_hook_sees_every_change(clock):
 def test_find_satisfying_again_matches_no_group_until_the_groups_change(
         store, clock, monkeypatch):
     """Once matched, the groups that satisfy some specs are known until a
-    group appears or goes; a pool leaving a passing group, a backend
-    expiring or a report repeating keeps them."""
+    group appears or goes; a pool leaving a passing group or a report
+    repeating keeps them."""
     wanted = {"volume_backend_name": "b7"}
     for i in range(8):
         store.update("h%d@b" % i, report(volume_backend_name="b%d" % i),
@@ -387,6 +387,40 @@ def test_a_refusal_skips_an_answer_no_counting_pool_gives(store, clock):
     clock.now += 5
     assert store.find_satisfying(wanted) == (
         None, [("volume_backend_name", "multiattach")])
+
+
+def test_a_refusal_walks_no_pool_of_an_expired_backend(store, clock,
+                                                       monkeypatch):
+    """Backends whose report expired leave the groups a refusal walks,
+    also those of a projection built later, and are back at their next
+    report."""
+    for i in range(8):
+        store.update("h%d@b" % i, report(volume_backend_name="b%d" % i),
+                     timestamp=1.0)
+    clock.now += 6
+    store.update("live@b", report(volume_backend_name="live"), timestamp=1.0)
+    wanted = {"volume_backend_name": "nowhere"}
+    assert store.find_satisfying(wanted) == (None, [("volume_backend_name",)])
+    clock.now += 5
+    visited = []
+    real = store._counts
+    monkeypatch.setattr(store, "_counts", lambda pool, *args: visited.append(
+        pool.name) or real(pool, *args))
+    assert store.find_satisfying(wanted) == (None, [("volume_backend_name",)])
+    assert store.find_satisfying({"vendor_name": "nobody"}) == (
+        None, [("vendor_name",)])
+    assert visited == ["live@b#p", "live@b#p"]
+    store.update("h3@b", report(volume_backend_name="b3"), timestamp=2.0)
+    assert store.find_satisfying({"volume_backend_name": "b3"}) == (
+        "h3@b#p", [])
+    assert store.find_satisfying({"vendor_name": "Ashlar"})[0] in (
+        "h3@b#p", "live@b#p")
+    clock.now += 11
+    store.update("h5@b", report(volume_backend_name="b5"), timestamp=1.0)
+    assert store.find_satisfying({"volume_backend_name": "b5"}) == (
+        "h5@b#p", [])
+    assert store.find_satisfying({"volume_backend_name": "b3"}) == (None, [
+        ("volume_backend_name",)])
 
 
 def test_unheard(store, clock):
