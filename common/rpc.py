@@ -43,6 +43,10 @@ POLL_FLOOR_RAISED = MESSAGING_TESTED.holds()
 #: threading executor as every other server.
 INLINE_DISPATCH = POLL_FLOOR_RAISED
 
+#: How a rabbit connection should pick its next node on a cluster
+#: (``_warn_of_round_robin``).
+FAILOVER_STRATEGY = "shuffle"
+
 _TRANSPORT: messaging.Transport | None = None
 
 
@@ -66,6 +70,35 @@ def init(conf: cfg.ConfigOpts, embedded: bool = False) -> None:
     _raise_listener_poll_floor()
     _TRANSPORT = messaging.get_rpc_transport(
         cfg.CONF, url=url, allowed_remote_exmods=ALLOWED_EXMODS)
+    _warn_of_round_robin(cfg.CONF, url)
+
+
+def _warn_of_round_robin(conf: cfg.ConfigOpts, url: str | None) -> None:
+    """Warn when a rabbit transport names several nodes and moves between
+    them in turn (``kombu_failover_strategy`` other than
+    ``FAILOVER_STRATEGY``).
+
+    NOTE(ashlar): a listener whose poll ran out before it handled its
+    node's death moves three nodes along per reconnect attempt (one
+    switch in oslo.messaging 18.3's consume, one in kombu's ``ensure``,
+    one after the failed connect), and its poll (at most
+    ``LISTENER_POLL_CEILING``) runs out again in every one-second
+    ``kombu_reconnect_delay``: on three nodes, in turn, it tries the dead
+    one forever (docs/operations.md).
+    """
+    parsed = messaging.TransportURL.parse(conf, url)
+    if parsed.transport != "rabbit" or len(parsed.hosts) < 2:
+        return
+    try:
+        strategy = conf.oslo_messaging_rabbit.kombu_failover_strategy
+    except (cfg.NoSuchOptError, cfg.NoSuchGroupError):
+        return
+    if strategy != FAILOVER_STRATEGY:
+        LOG.warning("transport_url names %d RabbitMQ nodes and "
+                    "[oslo_messaging_rabbit] kombu_failover_strategy is "
+                    "%s: a listener whose node dies may keep coming back "
+                    "to it; set it to %s (docs/operations.md)",
+                    len(parsed.hosts), strategy, FAILOVER_STRATEGY)
 
 
 def _raise_listener_poll_floor() -> None:

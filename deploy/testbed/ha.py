@@ -41,11 +41,13 @@ BACKEND = "file"
 POOL = "%s@%s#%s" % (CLUSTER, BACKEND, BACKEND)
 #: oslo.messaging on the RabbitMQ cluster (deploy/ha/README.md): quorum
 #: queues for topics, and for replies and fanouts, so a reply whose queue
-#: led on a dead node is not lost.
+#: led on a dead node is not lost; the next node chosen at random
+#: (``common.rpc.FAILOVER_STRATEGY``).
 RPC_OPTIONS = "\n".join((
     "[oslo_messaging_rabbit]",
     "rabbit_quorum_queue = true",
-    "rabbit_transient_quorum_queue = true", ""))
+    "rabbit_transient_quorum_queue = true",
+    "kombu_failover_strategy = shuffle", ""))
 POOLS_TIMEOUT = 120.0
 #: How soon a live member takes over an attachment a dead one left in
 #: flight (the defaults: 120 s, checked every 60 s).  NOTE(ashlar): the

@@ -6,6 +6,8 @@ import uuid
 
 import oslo_messaging as messaging
 import pytest
+from oslo_config import cfg
+from oslo_messaging import opts as messaging_opts
 from common import conf as ashlar_conf
 from common import context as ashlar_context
 from common import exception
@@ -209,3 +211,38 @@ def test_each_message_context_becomes_the_threads_logging_context():
                                         "is_admin": False,
                                         "request_id": "req-" + user})
         assert oslo_context.get_current().user_id == user
+
+
+def _rabbit_conf(strategy: str | None) -> cfg.ConfigOpts:
+    conf = cfg.ConfigOpts()
+    for group, opts in messaging_opts.list_opts():
+        conf.register_opts(opts, group=group)
+    conf([])
+    if strategy is not None:
+        conf.set_override("kombu_failover_strategy", strategy,
+                          group="oslo_messaging_rabbit")
+    return conf
+
+
+THREE_NODES = "rabbit://u:p@127.0.0.1:5672,u:p@127.0.0.1:5673,u:p@127.0.0.1:5674/"
+
+
+@pytest.mark.parametrize("strategy, url, warned", [
+    (None, THREE_NODES, True),
+    ("round-robin", THREE_NODES, True),
+    ("shuffle", THREE_NODES, False),
+    (None, "rabbit://u:p@127.0.0.1:5672/", False),
+    (None, rpc.EMBEDDED_TRANSPORT_URL, False),
+])
+def test_round_robin_over_several_nodes_is_warned_of(caplog, strategy, url,
+                                                     warned):
+    """oslo.messaging's default moves a listener whose node died back to
+    it on three nodes (docs/operations.md): a start names the fix."""
+    with caplog.at_level("WARNING", logger=rpc.__name__):
+        rpc._warn_of_round_robin(_rabbit_conf(strategy), url)
+    said = [r.getMessage() for r in caplog.records
+            if "kombu_failover_strategy" in r.getMessage()]
+    assert len(said) == int(warned), said
+    if warned:
+        assert "names 3 RabbitMQ nodes" in said[0]
+        assert "set it to shuffle" in said[0]
