@@ -226,10 +226,9 @@ class HACampaign(fault_campaign.Campaign):
         ha = self._ha()
         with self.ledger.lock:
             volumes = set(self.ledger.volumes)
-            attachments = {"%s of volume %s connected" % pair
-                           for pair in self.ledger.told_of.items()}
+            told_of = dict(self.ledger.told_of)
         found = ha.done_more_than_once("Created volume %s ", volumes)
-        found.update(ha.done_more_than_once("Attachment %s", attachments))
+        found.update(ha.connected_more_than_once(told_of))
         return found
 
     def run_fault(self, name: str) -> dict:

@@ -22,6 +22,7 @@ configuration.
 import shutil
 import subprocess
 import time
+from collections.abc import Mapping
 from concurrent import futures
 from pathlib import Path
 
@@ -255,6 +256,18 @@ class HA:
                        for i in range(len(self.members)))
         counts = {i: logs.count(line % i) for i in ids}
         return {i: n for i, n in counts.items() if n > 1}
+
+    def connected_more_than_once(self, volume_of: Mapping[str, str]
+                                 ) -> dict[str, int]:
+        """The attachments (``{id: its volume's id}``) a volume member
+        connected more than once.
+
+        NOTE: a connect logs "Attachment A of volume V connected to H"; a
+        sweep of the same attachment later (a stuck disconnect resolved, a
+        lapsed lease removed) logs another operation, not this one again.
+        """
+        return self.done_more_than_once("Attachment %s", {
+            "%s of volume %s connected" % pair for pair in volume_of.items()})
 
     # -- what it costs --------------------------------------------------------
     def pss_parts(self) -> dict[str, float]:

@@ -389,7 +389,8 @@ class _Faulted:
         self.writes: list[float] = []
         self.ends: list[float] = []
         self.volumes: set[str] = set()
-        self.attachments: set[str] = set()
+        #: Attachment id -> its volume's id.
+        self.volume_of: dict[str, str] = {}
         self.duplicates: list[str] = []
         self.creates: list[float] = []
         self.reached = float("inf")
@@ -487,7 +488,7 @@ class _Faulted:
                         found=lambda: self._forget(volume_id, instance))
         aid = made["attachment"]["id"]
         with self.lock:
-            self.attachments.add(aid)
+            self.volume_of[aid] = volume_id
         self.ask("POST", "/attachments/%s/action" % aid, (204,),
                  {"os-complete": None})
         return aid
@@ -595,8 +596,7 @@ def _assert_clean(ha, load: _Faulted, refused_at_most: int) -> None:
     assert load.refused <= refused_at_most, load.answers
     load.settle()
     assert ha.done_more_than_once("Created volume %s ", load.volumes) == {}
-    assert ha.done_more_than_once("Attachment %s of volume",
-                                  load.attachments) == {}
+    assert ha.connected_more_than_once(load.volume_of) == {}
 
 
 def test_the_galera_writers_crash_costs_503s_and_loses_nothing(ha):
