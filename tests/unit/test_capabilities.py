@@ -354,6 +354,16 @@ def test_find_satisfying_again_matches_no_group_until_the_groups_change(
     assert store.find_satisfying(wanted) == (None, [])
 
 
+def _counted_pools(store, monkeypatch) -> list[str]:
+    """The names of the pools the store asks whether they count, in order,
+    from now on."""
+    visited: list[str] = []
+    real = store._counts
+    monkeypatch.setattr(store, "_counts", lambda pool, *args: visited.append(
+        pool.name) or real(pool, *args))
+    return visited
+
+
 def test_a_refusal_once_matched_visits_one_pool_per_answer(store,
                                                             monkeypatch):
     """A type pinned to a backend no pool has is refused, once its groups
@@ -366,10 +376,7 @@ def test_a_refusal_once_matched_visits_one_pool_per_answer(store,
     first = store.find_satisfying(wanted)
     assert first[0] is None and sorted(first[1]) == [
         ("volume_backend_name",), ("volume_backend_name", "multiattach")]
-    visited = []
-    real = store._counts
-    monkeypatch.setattr(store, "_counts", lambda pool, *args: visited.append(
-        pool.name) or real(pool, *args))
+    visited = _counted_pools(store, monkeypatch)
     assert store.find_satisfying(wanted) == first
     assert sorted(visited) == ["h0@b#p", "h3@b#p"]
 
@@ -402,10 +409,7 @@ def test_a_refusal_walks_no_pool_of_an_expired_backend(store, clock,
     wanted = {"volume_backend_name": "nowhere"}
     assert store.find_satisfying(wanted) == (None, [("volume_backend_name",)])
     clock.now += 5
-    visited = []
-    real = store._counts
-    monkeypatch.setattr(store, "_counts", lambda pool, *args: visited.append(
-        pool.name) or real(pool, *args))
+    visited = _counted_pools(store, monkeypatch)
     assert store.find_satisfying(wanted) == (None, [("volume_backend_name",)])
     assert store.find_satisfying({"vendor_name": "nobody"}) == (
         None, [("vendor_name",)])
