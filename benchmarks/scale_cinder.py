@@ -20,13 +20,16 @@ reports in memory, which none of these reads touch.  One JSON line per
 figure (``"side": "cinder"``), then the rig's table::
 
     python -m benchmarks.scale_cinder --anchor ANCHOR_DIR \
-        --anchor-home ANCHOR_HOME [--db mysql|postgresql] [--scale 1] \
-        [--no-paging-all]
+        --anchor-home ANCHOR_HOME [--db mysql|mysqldb|postgresql] \
+        [--scale 1] [--no-paging-all]
 
-Each side on its dialect's default driver: Cinder's ``cinder.conf`` names
-``mysql+pymysql`` (as the anchor's does) or plain ``postgresql``
-(psycopg in SQLAlchemy 2.1; ``tempest_anchor`` puts it in the anchor's
-venv); the rows are loaded from here through the test drivers.
+The driver: with ``--db mysql`` Cinder's ``cinder.conf`` names
+``mysql+pymysql`` (as the anchor's does); with ``mysqldb`` plain ``mysql``,
+the dialect's default driver (mysqlclient, installed into the anchor's venv
+first, as ``scale_rig --db mysqldb`` runs Ashlar on it); with
+``postgresql`` plain ``postgresql`` (psycopg in SQLAlchemy 2.1;
+``tempest_anchor`` puts it in the anchor's venv).  The rows are loaded from
+here through the test drivers.
 """
 
 import argparse
@@ -51,18 +54,22 @@ from benchmarks import scale_reads
 from benchmarks import scale_rig
 from benchmarks import side_by_side
 from deploy.testbed import harness
+from deploy.testbed.components import mysqlclient
 
 #: dialect -> (URL the rows are loaded through, URL Cinder is given); each
 #: takes the database's name.
 URLS = {
     "mysql": ("mysql+pymysql://root@127.0.0.1/%s?charset=utf8mb4",
               "mysql+pymysql://root@127.0.0.1/%s?charset=utf8mb4"),
+    "mysqldb": ("mysql+pymysql://root@127.0.0.1/%s?charset=utf8mb4",
+                "mysql://root@127.0.0.1/%s?charset=utf8mb4"),
     "postgresql": ("postgresql+psycopg://postgres@127.0.0.1/%s",
                    "postgresql://postgres@127.0.0.1/%s")}
 #: The database the servers are reached through to create and drop it.
-SERVER_DB = {"mysql": "", "postgresql": "postgres"}
+SERVER_DB = {"mysql": "", "mysqldb": "", "postgresql": "postgres"}
 #: How the database is dropped (PostgreSQL: whatever is still connected).
 DROP = {"mysql": "DROP DATABASE IF EXISTS %s",
+        "mysqldb": "DROP DATABASE IF EXISTS %s",
         "postgresql": "DROP DATABASE IF EXISTS %s WITH (FORCE)"}
 DATABASE = "cinder_scale"
 #: The anchor's backends: multiattach pools, and pools that are not.
@@ -178,6 +185,9 @@ def database(args: argparse.Namespace, work: pathlib.Path
     cinder-manage, and the anchor's cinder.conf pointed at it; dropped at
     the end."""
     ours, cinders = URLS[args.db]
+    if args.db == "mysqldb":
+        mysqlclient.install(str(args.anchor_home / "venv" / "bin" /
+                                "python"))
     server = sa.create_engine(ours % SERVER_DB[args.db],
                               isolation_level="AUTOCOMMIT")
     with server.connect() as conn:

@@ -10,7 +10,7 @@ capability reports, given as ``background`` CPU seconds per second).
 On its own (``main``), the reads' api CPU without the rest of the rig:
 the api alone on a fresh database holding the rig's rows::
 
-    python -m benchmarks.scale_reads [--db mysql|postgresql] [--scale 0.01]
+    python -m benchmarks.scale_reads [--db mysql|mysqldb|postgresql] [--scale 0.01]
         [--reads 50] [--runs 3] [--workers 1] [--ops NAME,...]
 """
 
@@ -163,7 +163,7 @@ def api_only(folder: pathlib.Path, db: str, workers: int
 def main(argv: list[str] | None = None) -> None:
     """The list views' api CPU per request, on the api alone."""
     parser = argparse.ArgumentParser(description=main.__doc__)
-    parser.add_argument("--db", choices=["postgresql", "mysql"],
+    parser.add_argument("--db", choices=["postgresql", "mysql", "mysqldb"],
                         default="mysql")
     parser.add_argument("--scale", type=float, default=0.01)
     parser.add_argument("--reads", type=int, default=50)

@@ -25,7 +25,7 @@ run:
 
 One JSON line per figure, then a table::
 
-    python -m benchmarks.scale_rig [--db postgresql|mysql] [--scale 1]
+    python -m benchmarks.scale_rig [--db postgresql|mysql|mysqldb] [--scale 1]
         [--services 1000] [--report-cost-only RUNS]
 
 ``--report-cost-only RUNS`` stops after step 2's CPU per report, measured
@@ -439,8 +439,10 @@ def table(records: list[dict]) -> str:
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--db", choices=["postgresql", "mysql"],
-                        default="postgresql")
+    parser.add_argument("--db", choices=["postgresql", "mysql", "mysqldb"],
+                        default="postgresql",
+                        help="mysql: MariaDB through PyMySQL; mysqldb: "
+                        "through mysqlclient, the mysql dialect's default")
     parser.add_argument("--scale", type=float, default=1.0,
                         help="times the row counts (0.1: a tenth)")
     parser.add_argument("--services", type=int, default=None,

@@ -23,14 +23,16 @@ def installed() -> bool:
     return importlib.util.find_spec("MySQLdb") is not None
 
 
-def install() -> None:
-    """The headers from Debian, then mysqlclient into this interpreter."""
-    if installed():
+def install(python: str = sys.executable) -> None:
+    """The headers from Debian, then mysqlclient into ``python``'s
+    environment (this interpreter's by default; the Cinder anchor's venv
+    for ``scale_cinder --db mysqldb``)."""
+    if python == sys.executable and installed():
         return
     if not debian.install("mysqlclient", PACKAGES, INSTALL_COMMAND):
         return
-    subprocess.run([sys.executable, "-m", "pip", "install", "-q",
-                    REQUIREMENT], check=True)
+    subprocess.run([python, "-m", "pip", "install", "-q", REQUIREMENT],
+                   check=True)
     print("mysqlclient: ready")
 
 
