@@ -29,9 +29,12 @@ not part of this repository; ``ANCHOR_HOME`` holds its venv and state
 (``--anchor-home`` defaults to the ``ANCHOR_HOME`` variable), set up once
 as ``benchmarks/README.md`` says.
 
-The anchor always runs on MariaDB through PyMySQL (``mysqldb``: Ashlar on
-the same MariaDB through mysqlclient, ``pip install 'ashlar[mysql]'``), so
-``--db mysql`` or ``--db mysqldb`` is the equal-terms comparison. ``--auth
+The anchor runs on MariaDB through PyMySQL, as its ``cinder.conf`` says, or
+with ``--cinder-db mysqldb`` through mysqlclient (plain ``mysql://``, the
+dialect's default driver, installed into its venv first); ``--db mysqldb``
+puts Ashlar on the same MariaDB through mysqlclient (``pip install
+'ashlar[mysql]'``).  ``--db mysql`` or ``--db mysqldb`` with the same
+``--cinder-db`` is the equal-terms comparison. ``--auth
 keystone`` puts both apis behind one real Keystone (``keystone_sides.py``):
 the same figures with authentication on. ``--cpu`` also prints the CPU
 milliseconds per S2 volume (its create, its polls and its delete) and per S3
@@ -66,6 +69,7 @@ from typing import IO
 from benchmarks import keystone_sides
 from benchmarks import ma_cluster
 from benchmarks import procmem
+from deploy.testbed.components import mysqlclient
 
 REPO = pathlib.Path(ma_cluster.REPO)
 LEVELS = (1, 8)
@@ -76,6 +80,11 @@ DATABASE = {"mysql": ("mariadbd", "mysqld"), "mysqldb": ("mariadbd", "mysqld"),
             "postgresql": ("postgres",)}
 BROKER = ("beam.smp",)
 KINDS = ("api", "scheduler", "volume", "database", "broker", "client")
+#: The anchor's database URL through each MariaDB driver (its cinder.conf
+#: names the first).
+CINDER_URLS = {
+    "mysql": "mysql+pymysql://cinder:cinder@127.0.0.1/cinder?charset=utf8mb4",
+    "mysqldb": "mysql://cinder:cinder@127.0.0.1/cinder?charset=utf8mb4"}
 #: The scenarios whose CPU is counted per process kind, and per what.
 METERED = {"S2": "volume (create, polls, delete)", "S3": "attach cycle"}
 
@@ -506,9 +515,9 @@ def s1_how(rounds: list[dict], side: str) -> str:
 
 
 def table(rounds: list[dict], db: str, auth: str = "noauth",
-          volumes: str = "one") -> str:
-    lines = ["| | Cinder 29 (%s) | Ashlar (%s, %s, %s volume service%s) "
-             "| ratio |" % (auth, db, auth, volumes,
+          volumes: str = "one", cinder_db: str = "mysql") -> str:
+    lines = ["| | Cinder 29 (%s, %s) | Ashlar (%s, %s, %s volume service%s) "
+             "| ratio |" % (cinder_db, auth, db, auth, volumes,
                             "" if volumes == "one" else "s"),
              "|---|---|---|---|"]
     for key, label, unit, how in METRICS:
@@ -588,6 +597,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                              "(mysql, the anchor's driver) or mysqlclient "
                              "(mysqldb), or PostgreSQL; the anchor's is "
                              "MariaDB through PyMySQL")
+    parser.add_argument("--cinder-db", choices=sorted(CINDER_URLS),
+                        default="mysql",
+                        help="the anchor's driver on MariaDB: PyMySQL "
+                             "(mysql, as its cinder.conf names) or "
+                             "mysqlclient (mysqldb, plain mysql://, the "
+                             "dialect's default; installed into its venv)")
     parser.add_argument("--workers", type=int, default=2,
                         help="Ashlar's API workers (the anchor has 2)")
     parser.add_argument("--auth", choices=["noauth", "keystone"],
@@ -621,12 +636,26 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     return args
 
 
+def cinder_driver(args: argparse.Namespace, out: pathlib.Path) -> None:
+    """Point the anchor's scripts (their ``CONF``) at a copy of its
+    cinder.conf naming ``--cinder-db``'s driver, mysqlclient installed
+    into its venv first; nothing for its own PyMySQL."""
+    if args.cinder_db == "mysql":
+        return
+    mysqlclient.install(str(args.anchor_home / "venv" / "bin" / "python"))
+    conf = out / "cinder.conf"
+    conf.write_text((args.anchor / "etc" / "cinder.conf").read_text().replace(
+        CINDER_URLS["mysql"], CINDER_URLS[args.cinder_db]))
+    os.environ["CONF"] = str(conf)
+
+
 def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
     out = args.out or pathlib.Path(tempfile.mkdtemp(prefix="side-by-side-"))
     out.mkdir(parents=True, exist_ok=True)
     if any(out.iterdir()):
         sys.exit("%s is not empty: bench.py appends to its files" % out)
+    cinder_driver(args, out)
     signal.signal(signal.SIGTERM, _interrupt)
     signal.signal(signal.SIGINT, _interrupt)
     rounds = []
@@ -653,13 +682,14 @@ def main(argv: list[str] | None = None) -> None:
             stack.close()
         print("raw results in %s" % out, file=sys.stderr, flush=True)
     summary = {"side_by_side": {
-        "rounds": args.rounds, "ashlar_db": args.db, "cinder_db": "mysql",
+        "rounds": args.rounds, "ashlar_db": args.db,
+        "cinder_db": args.cinder_db,
         "auth": args.auth, "ashlar_volume_services": args.volumes,
         "api_workers": args.workers, "bench_flags": bench_flags(args),
         "bench_parts": [p for p, _f in bench_parts()], "out": str(out)},
         "medians": medians(rounds), "per_round": rounds}
     (out / "summary.json").write_text(json.dumps(summary, indent=1))
-    print(table(rounds, args.db, args.auth, args.volumes))
+    print(table(rounds, args.db, args.auth, args.volumes, args.cinder_db))
     if args.cpu:
         print()
         print(cpu_table(rounds))
