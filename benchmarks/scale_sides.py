@@ -49,7 +49,8 @@ def _figure(record: dict) -> Iterator[tuple[str, float]]:
         yield "boot storm all attached s", record["all_attached_s"]
         yield "boot storm p99 ms", record["attach_p99_ms"]
     elif kind == "multiattach_storm":
-        yield "50 hosts on one volume ms", record["all_attached_ms"]
+        yield "%d hosts on one volume: all attached ms" % record["hosts"], \
+            record["all_attached_ms"]
 
 
 def _wanted(record: dict, phase: str, side: str) -> bool:
@@ -68,9 +69,10 @@ def _wanted(record: dict, phase: str, side: str) -> bool:
     return record.get("figure") == "paging"
 
 
-def figures(path: str, phase: str, side: str) -> dict[str, float]:
-    """``{figure: value}`` of one run's output (other lines skipped)."""
-    found: dict[str, float] = {}
+def figures(path: str, phase: str, side: str) -> dict[str, float | None]:
+    """``{figure: value}`` of one run's output (other lines skipped; None:
+    never reached, as all attached when some never were)."""
+    found: dict[str, float | None] = {}
     with open(path) as lines:
         for line in lines:
             if not line.startswith("{"):
@@ -88,21 +90,33 @@ def _number(value: float) -> str:
     return "%.0f" % value if value >= 100 else "%.3g" % value
 
 
-def _span(values: list[float]) -> str:
-    low, high = _number(min(values)), _number(max(values))
-    return low if low == high else "%s-%s" % (low, high)
+def _span(values: list[float | None]) -> str:
+    """min-max, and how many runs have no figure ("never")."""
+    known = [value for value in values if value is not None]
+    text = ""
+    if known:
+        low, high = _number(min(known)), _number(max(known))
+        text = low if low == high else "%s-%s" % (low, high)
+    missing = len(values) - len(known)
+    if missing:
+        text += "%snever in %d of %d" % (", " if text else "", missing,
+                                          len(values))
+    return text
 
 
-def table(ashlar: list[dict[str, float]], cinder: list[dict[str, float]]
-          ) -> str:
+def table(ashlar: list[dict[str, float | None]],
+          cinder: list[dict[str, float | None]]) -> str:
     """The markdown table of the figures every run of both sides has."""
     names = [name for name in cinder[0]
              if all(name in run for run in ashlar + cinder)]
     lines = ["| figure | Cinder | Ashlar | Cinder / Ashlar |",
              "| --- | --- | --- | --- |"]
     for name in names:
-        ratios = [c[name] / a[name] for a, c in zip(ashlar, cinder)
-                  if a[name]]
+        ratios: list[float | None] = []
+        for a, c in zip(ashlar, cinder, strict=True):
+            mine, theirs = a[name], c[name]
+            if mine and theirs is not None:
+                ratios.append(theirs / mine)
         lines.append("| %s | %s | %s | %s |" % (
             name, _span([run[name] for run in cinder]),
             _span([run[name] for run in ashlar]),

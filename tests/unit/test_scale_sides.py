@@ -28,7 +28,10 @@ def _run(tmp_path, name, scale, side):
         {"phase": "loaded", "figure": "boot_storm", "all_attached_s": scale,
          "attach_p99_ms": 3.0 * scale},
         {"figure": "paging", "all_tenants": True, "limit": 1000,
-         "seconds": scale}])
+         "seconds": scale},
+        {"phase": "loaded", "figure": "multiattach_storm", "hosts": 50,
+         "all_attached_ms": None if side == "cinder" and scale == 30
+         else 5.0 * scale}])
 
 
 def test_pairs_runs_in_order_and_gives_the_ratio_span(tmp_path):
@@ -44,6 +47,8 @@ def test_pairs_runs_in_order_and_gives_the_ratio_span(tmp_path):
     assert "| S4 all attached ms | 80-240 | 8-16 | 10-15× |" in rows
     assert "| boot storm p99 ms | 30-90 | 3-6 | 10-15× |" in rows
     assert "| paging all projects by 1000 s | 10-30 | 1-2 | 10-15× |" in rows
+    assert ("| 50 hosts on one volume: all attached ms | 50, never in 1 of 2 "
+            "| 5-10 | 10× |") in rows
 
 
 def test_ashlar_phase_is_chosen_and_cinder_stays_loaded(tmp_path):
