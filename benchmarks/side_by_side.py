@@ -596,7 +596,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                         help="Ashlar's database: MariaDB through PyMySQL "
                              "(mysql, the anchor's driver) or mysqlclient "
                              "(mysqldb), or PostgreSQL; the anchor's is "
-                             "MariaDB through PyMySQL")
+                             "MariaDB through --cinder-db's driver")
     parser.add_argument("--cinder-db", choices=sorted(CINDER_URLS),
                         default="mysql",
                         help="the anchor's driver on MariaDB: PyMySQL "
