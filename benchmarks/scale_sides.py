@@ -26,7 +26,7 @@ from collections.abc import Iterator
 _SCENARIOS = {"S1": "refused_ms", "S2": "available_ms", "S3": "cycle_ms"}
 
 
-def _scenario(record: dict) -> Iterator[tuple[str, float]]:
+def _scenario(record: dict) -> Iterator[tuple[str, float | None]]:
     name = record["scenario"]
     if name == "S4":
         yield "S4 all attached ms", record["all_attached_ms"]
@@ -36,7 +36,7 @@ def _scenario(record: dict) -> Iterator[tuple[str, float]]:
     yield "%s p50 ms" % label, record[_SCENARIOS[name]]["p50_ms"]
 
 
-def _figure(record: dict) -> Iterator[tuple[str, float]]:
+def _figure(record: dict) -> Iterator[tuple[str, float | None]]:
     kind = record["figure"]
     if kind == "read":
         yield "%s p50 ms" % record["op"], record["p50_ms"]
@@ -59,13 +59,13 @@ def _wanted(record: dict, phase: str, side: str) -> bool:
     found = record.get("phase")
     if "scenario" in record or record.get("figure") in (
             "boot_storm", "multiattach_storm"):
-        want = "loaded" if side == "cinder" and phase != "empty" else phase
-        return found == want
+        staged = "loaded" if side == "cinder" and phase != "empty" else phase
+        return found == staged
     if phase == "empty":
         return False
     if record.get("figure") == "read":
-        want = None if side == "cinder" or phase == "loaded" else phase
-        return found == want
+        read_in = None if side == "cinder" or phase == "loaded" else phase
+        return found == read_in
     return record.get("figure") == "paging"
 
 
