@@ -33,8 +33,9 @@ The anchor runs on MariaDB through PyMySQL, as its ``cinder.conf`` says, or
 with ``--cinder-db mysqldb`` through mysqlclient (plain ``mysql://``, the
 dialect's default driver, installed into its venv first); ``--db mysqldb``
 puts Ashlar on the same MariaDB through mysqlclient (``pip install
-'ashlar[mysql]'``).  ``--db mysql`` or ``--db mysqldb`` with the same
-``--cinder-db`` is the equal-terms comparison. ``--auth
+'ashlar[mysql]'``).  One driver on both sides is the equal-terms
+comparison: ``--db mysql`` (and the default ``--cinder-db``), or ``--db
+mysqldb --cinder-db mysqldb``. ``--auth
 keystone`` puts both apis behind one real Keystone (``keystone_sides.py``):
 the same figures with authentication on. ``--cpu`` also prints the CPU
 milliseconds per S2 volume (its create, its polls and its delete) and per S3
