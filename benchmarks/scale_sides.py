@@ -22,18 +22,14 @@ import argparse
 import json
 from collections.abc import Iterator
 
-#: scenario -> the key of its latency (S4's is its own)
-_SCENARIOS = {"S1": "refused_ms", "S2": "available_ms", "S3": "cycle_ms"}
+from benchmarks import scale_rig
+from benchmarks import side_by_side
 
 
 def _scenario(record: dict) -> Iterator[tuple[str, float | None]]:
-    name = record["scenario"]
-    if name == "S4":
-        yield "S4 all attached ms", record["all_attached_ms"]
-        return
-    level = record.get("concurrency")
-    label = name if level is None else "%s c=%d" % (name, level)
-    yield "%s p50 ms" % label, record[_SCENARIOS[name]]["p50_ms"]
+    """The figure the rig compares between phases (``headline``), in ms."""
+    name, value = scale_rig.headline(record)
+    yield name + " ms", value
 
 
 def _figure(record: dict) -> Iterator[tuple[str, float | None]]:
@@ -91,17 +87,14 @@ def _number(value: float) -> str:
 
 
 def _span(values: list[float | None]) -> str:
-    """min-max, and how many runs have no figure ("never")."""
-    known = [value for value in values if value is not None]
-    text = ""
-    if known:
-        low, high = _number(min(known)), _number(max(known))
-        text = low if low == high else "%s-%s" % (low, high)
-    missing = len(values) - len(known)
-    if missing:
-        text += "%snever in %d of %d" % (", " if text else "", missing,
-                                          len(values))
-    return text
+    """min–max (``side_by_side.span``), and how many runs have no figure
+    ("never")."""
+    missing = values.count(None)
+    if not missing:
+        return side_by_side.span(values, fmt=_number)
+    known = side_by_side.span(values, fmt=_number)
+    return "%snever in %d of %d" % (
+        "" if known == "n/a" else known + ", ", missing, len(values))
 
 
 def table(ashlar: list[dict[str, float | None]],

@@ -42,24 +42,24 @@ def test_pairs_runs_in_order_and_gives_the_ratio_span(tmp_path):
                                   "loaded", "cinder")
               for i, s in enumerate((10, 30))]
     rows = scale_sides.table(ashlar, cinder).splitlines()
-    assert "| S3 c=1 p50 ms | 60-180 | 6-12 | 10-15× |" in rows
-    assert "| volume_show p50 ms | 20-60 | 2-4 | 10-15× |" in rows
-    assert "| S4 all attached ms | 80-240 | 8-16 | 10-15× |" in rows
-    assert "| boot storm p99 ms | 30-90 | 3-6 | 10-15× |" in rows
-    assert "| paging all projects by 1000 s | 10-30 | 1-2 | 10-15× |" in rows
+    assert "| S3 c=1 cycle p50 ms | 60–180 | 6–12 | 10–15× |" in rows
+    assert "| volume_show p50 ms | 20–60 | 2–4 | 10–15× |" in rows
+    assert "| S4 all attached ms | 80–240 | 8–16 | 10–15× |" in rows
+    assert "| boot storm p99 ms | 30–90 | 3–6 | 10–15× |" in rows
+    assert "| paging all projects by 1000 s | 10–30 | 1–2 | 10–15× |" in rows
     assert ("| 50 hosts on one volume: all attached ms | 50, never in 1 of 2 "
-            "| 5-10 | 10× |") in rows
+            "| 5–10 | 10× |") in rows
 
 
 def test_ashlar_phase_is_chosen_and_cinder_stays_loaded(tmp_path):
     quiet = scale_sides.figures(_run(tmp_path, "a", 1, "ashlar"),
                                 "loaded_no_reports", "ashlar")
     assert quiet["volume_show p50 ms"] == 1.0
-    assert quiet["S3 c=1 p50 ms"] == 4.0
+    assert quiet["S3 c=1 cycle p50 ms"] == 4.0
     cinder = scale_sides.figures(_run(tmp_path, "c", 1, "cinder"),
                                  "loaded_no_reports", "cinder")
     assert cinder["volume_show p50 ms"] == 2.0
-    assert cinder["S3 c=1 p50 ms"] == 6.0
+    assert cinder["S3 c=1 cycle p50 ms"] == 6.0
     empty = scale_sides.figures(_run(tmp_path, "e", 1, "ashlar"),
                                 "empty", "ashlar")
-    assert empty == {"S3 c=1 p50 ms": 5.0}
+    assert empty == {"S3 c=1 cycle p50 ms": 5.0}
