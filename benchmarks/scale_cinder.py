@@ -197,8 +197,7 @@ def database(args: argparse.Namespace, work: pathlib.Path
     text = (args.anchor / "etc" / "cinder.conf").read_text()
     transport, remove_vhost = harness.broker_vhost()
     conf.write_text(text.replace(
-        "mysql+pymysql://cinder:cinder@127.0.0.1/cinder?charset=utf8mb4",
-        cinders % DATABASE).replace(
+        side_by_side.CINDER_URLS["mysql"], cinders % DATABASE).replace(
         "rabbit://guest:guest@127.0.0.1:5672/", transport))
     engine = sa.create_engine(ours % DATABASE)
     try:
