@@ -28,9 +28,11 @@ takes part (the api, RabbitMQ, MariaDB; ``/proc`` accounting); and
 ``cycle_floor_ms``, 4 ``http`` + 2 ``rpc`` + statements x ``sql`` select;
 ``cycle_durable_floor_ms``, the same with each durable commit costed as a
 one-row ``sql`` update (its log flush) rather than a read; the measured
-cycle's ratio to each (``*_ratio``); and ``cycle_cpu_floor_ms``, the CPU of
+cycle's ratio to each (``*_ratio``); ``cycle_cpu_floor_ms``, the CPU of
 those pieces (what bounds cycles/s at concurrency 8 on a machine's
-cores)::
+cores); and ``cycle_cpu_floor_by_process_ms``, that CPU floor by process
+beside the cycle's own CPU there (at concurrency 1 the pieces run one
+after another, so the cycle's CPU, summed, is most of its latency)::
 
     python -m benchmarks.floors [--db mysql|mysqldb] [--requests 500]
         [--cycles 300]
@@ -59,6 +61,9 @@ from common.db.api import engine as db_engine
 
 KINDS = (("services.api", "api"), ("beam", "rabbitmq"),
          ("mariadbd", "mariadb"), ("mysqld", "mariadb"))
+#: The processes an attach cycle runs in, besides the client.
+CYCLE_KINDS = KINDS + (("services.volume", "volume"),
+                       ("services.scheduler", "scheduler"))
 QUIET_S = 2.0
 #: What any volume node of this stack imports before it can register:
 #: config, logging, the bus, and the database through oslo.db.
@@ -178,7 +183,11 @@ def cycle(endpoint: str, db_url: str, cycles: int) -> dict:
     try:
         with engine.connect() as conn:
             before = dict(conn.exec_driver_sql(show).all())
+            cpu0, mine = (cycle_cost.cpu_by_kind(CYCLE_KINDS),
+                          time.process_time())
             level = attach_cycle.run(endpoint, cycles, 1)
+            cpu1, mine = (cycle_cost.cpu_by_kind(CYCLE_KINDS),
+                          time.process_time() - mine)
             after = dict(conn.exec_driver_sql(show).all())
     finally:
         engine.dispose()
@@ -192,7 +201,10 @@ def cycle(endpoint: str, db_url: str, cycles: int) -> dict:
             "step_p50_ms": {step: figures["p50_ms"] for step, figures
                             in level["step_ms"].items()},
             "statements_per_cycle": round(statements / cycles, 1),
-            "log_writes_per_cycle": round(commits / cycles, 2)}
+            "log_writes_per_cycle": round(commits / cycles, 2),
+            "cpu_ms": {**{kind: round((cpu1.get(kind, 0.0) - cpu0.get(
+                kind, 0.0)) * 1000 / cycles, 2) for _, kind in CYCLE_KINDS},
+                "client": round(mine * 1000 / cycles, 2)}}
 
 
 def floor(found: dict) -> dict:
@@ -219,7 +231,31 @@ def floor(found: dict) -> dict:
     for name in ("cycle_floor_ms", "cycle_durable_floor_ms"):
         out[name.replace("_ms", "_ratio")] = round(
             measured["p50_ms"] / out[name], 2)
+    out["cycle_cpu_floor_by_process_ms"] = cpu_floor_by_process(found)
     return out
+
+
+def cpu_floor_by_process(found: dict) -> dict:
+    """The CPU floor of a cycle where it is spent: the api and client
+    ends of 4 ``http``; 2 ``rpc`` (the call's two ends, measured in one
+    process, counted half to the api and half to the volume node), with
+    RabbitMQ's share; the statements' driver work (the api's) and
+    MariaDB's.  Beside the measured cycle's CPU by process (``cycle``'s
+    ``cpu_ms``): what each process spends over its floor."""
+    http, rpc_call, sql = found["http"], found["rpc"], found["sql"]
+    statements = found["cycle"]["statements_per_cycle"]
+    ends = rpc_call["cpu_ms"]["this_process"]
+    floor_ms = {
+        "client": 4 * http["cpu_ms"]["this_process"],
+        "api": (4 * http["cpu_ms"]["api"] + ends
+                + statements * sql["select"]["cpu_ms"]["this_process"]),
+        "volume": ends,
+        "rabbitmq": 2 * rpc_call["cpu_ms"]["rabbitmq"],
+        "mariadb": statements * sql["select"]["cpu_ms"]["mariadb"]}
+    measured = found["cycle"]["cpu_ms"]
+    return {kind: {"floor": round(ms, 2), "cycle": measured.get(kind),
+                   "over": round(measured.get(kind, 0.0) - ms, 2)}
+            for kind, ms in floor_ms.items()}
 
 
 def main() -> None:

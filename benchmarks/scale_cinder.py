@@ -284,11 +284,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                    help="times the row counts (0.1: a tenth)")
     p.add_argument("--port", type=int, default=8786)
     p.add_argument("--reads", type=int, default=50)
-    p.add_argument("--s1", type=int, default=20)
-    p.add_argument("--s2", type=int, default=20)
-    p.add_argument("--s3", type=int, default=100)
-    p.add_argument("--storm-volumes", type=int, default=500)
-    p.add_argument("--storm-hosts", type=int, default=50)
+    scale_rig.scenario_args(p)
     p.add_argument("--no-paging-all", action="store_true")
     p.add_argument("--keep", action="store_true",
                    help="keep the cinder_scale database")

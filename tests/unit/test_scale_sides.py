@@ -44,7 +44,7 @@ def test_pairs_runs_in_order_and_gives_the_ratio_span(tmp_path):
     rows = scale_sides.table(ashlar, cinder).splitlines()
     assert "| S3 c=1 cycle p50 ms | 60–180 | 6–12 | 10–15× |" in rows
     assert "| volume_show p50 ms | 20–60 | 2–4 | 10–15× |" in rows
-    assert "| S4 all attached ms | 80–240 | 8–16 | 10–15× |" in rows
+    assert "| S4 all attached p50 ms | 80–240 | 8–16 | 10–15× |" in rows
     assert "| boot storm p99 ms | 30–90 | 3–6 | 10–15× |" in rows
     assert "| paging all projects by 1000 s | 10–30 | 1–2 | 10–15× |" in rows
     assert ("| 50 hosts on one volume: all attached ms | 50, never in 1 of 2 "
