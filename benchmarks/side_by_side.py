@@ -21,7 +21,8 @@ the shared database and broker::
 
     python -m benchmarks.side_by_side --anchor ANCHOR_DIR \\
         --anchor-home ANCHOR_HOME [--rounds 3] [--db mysql|mysqldb|postgresql]
-        [--auth keystone] [--volumes one|two] [--cpu] [--out DIR]
+        [--cinder-db mysql|mysqldb|postgresql] [--auth keystone]
+        [--volumes one|two] [--cpu] [--out DIR]
 
 ``ANCHOR_DIR`` is the anchor's folder (``bench.py``, ``run.sh``,
 ``stop.sh``, ``procstats.sh``, ``s6_extra_backend.sh``, ``etc/``), which is
@@ -35,7 +36,10 @@ dialect's default driver, installed into its venv first); ``--db mysqldb``
 puts Ashlar on the same MariaDB through mysqlclient (``pip install
 'ashlar[mysql]'``).  One driver on both sides is the equal-terms
 comparison: ``--db mysql`` (and the default ``--cinder-db``), or ``--db
-mysqldb --cinder-db mysqldb``. ``--auth
+mysqldb --cinder-db mysqldb``; on PostgreSQL, ``--db postgresql
+--cinder-db postgresql`` (both through psycopg 3; the anchor on a fresh
+database ``cinder`` of the machine's PostgreSQL, synced by its
+``cinder-manage`` and dropped at the end). ``--auth
 keystone`` puts both apis behind one real Keystone (``keystone_sides.py``):
 the same figures with authentication on. ``--cpu`` also prints the CPU
 milliseconds per S2 volume (its create, its polls and its delete) and per S3
@@ -67,6 +71,8 @@ from collections.abc import Callable
 from collections.abc import Iterator
 from typing import IO
 
+import sqlalchemy as sa
+
 from benchmarks import keystone_sides
 from benchmarks import ma_cluster
 from benchmarks import procmem
@@ -85,7 +91,10 @@ KINDS = ("api", "scheduler", "volume", "database", "broker", "client")
 #: names the first).
 CINDER_URLS = {
     "mysql": "mysql+pymysql://cinder:cinder@127.0.0.1/cinder?charset=utf8mb4",
-    "mysqldb": "mysql://cinder:cinder@127.0.0.1/cinder?charset=utf8mb4"}
+    "mysqldb": "mysql://cinder:cinder@127.0.0.1/cinder?charset=utf8mb4",
+    "postgresql": "postgresql://postgres@127.0.0.1/cinder"}
+#: Where the anchor's PostgreSQL database is made and dropped.
+PG_SERVER = "postgresql+psycopg://postgres@127.0.0.1/postgres"
 #: The scenarios whose CPU is counted per process kind, and per what.
 METERED = {"S2": "volume (create, polls, delete)", "S3": "attach cycle"}
 
@@ -597,13 +606,15 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                         help="Ashlar's database: MariaDB through PyMySQL "
                              "(mysql, the anchor's driver) or mysqlclient "
                              "(mysqldb), or PostgreSQL; the anchor's is "
-                             "MariaDB through --cinder-db's driver")
+                             "--cinder-db's")
     parser.add_argument("--cinder-db", choices=sorted(CINDER_URLS),
                         default="mysql",
-                        help="the anchor's driver on MariaDB: PyMySQL "
-                             "(mysql, as its cinder.conf names) or "
+                        help="the anchor's database: MariaDB through "
+                             "PyMySQL (mysql, as its cinder.conf names) or "
                              "mysqlclient (mysqldb, plain mysql://, the "
-                             "dialect's default; installed into its venv)")
+                             "dialect's default; installed into its venv), "
+                             "or PostgreSQL (postgresql://, psycopg, a "
+                             "fresh database 'cinder')")
     parser.add_argument("--workers", type=int, default=2,
                         help="Ashlar's API workers (the anchor has 2)")
     parser.add_argument("--auth", choices=["noauth", "keystone"],
@@ -637,17 +648,44 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     return args
 
 
-def cinder_driver(args: argparse.Namespace, out: pathlib.Path) -> None:
+def cinder_driver(args: argparse.Namespace, out: pathlib.Path,
+                  stack: contextlib.ExitStack) -> None:
     """Point the anchor's scripts (their ``CONF``) at a copy of its
-    cinder.conf naming ``--cinder-db``'s driver, mysqlclient installed
-    into its venv first; nothing for its own PyMySQL."""
+    cinder.conf naming ``--cinder-db``'s database and driver: mysqlclient
+    installed into its venv first, or a fresh PostgreSQL database ``cinder``
+    synced by ``cinder-manage`` (dropped as ``stack`` closes); nothing for
+    its own PyMySQL."""
     if args.cinder_db == "mysql":
         return
-    mysqlclient.install(str(args.anchor_home / "venv" / "bin" / "python"))
+    if args.cinder_db == "mysqldb":
+        mysqlclient.install(str(args.anchor_home / "venv" / "bin" /
+                                "python"))
     conf = out / "cinder.conf"
     conf.write_text((args.anchor / "etc" / "cinder.conf").read_text().replace(
         CINDER_URLS["mysql"], CINDER_URLS[args.cinder_db]))
     os.environ["CONF"] = str(conf)
+    if args.cinder_db == "postgresql":
+        stack.callback(postgres_database(args, conf))
+
+
+def postgres_database(args: argparse.Namespace,
+                      conf: pathlib.Path) -> Callable[[], None]:
+    """A fresh database ``cinder`` on the machine's PostgreSQL, synced by
+    the anchor's ``cinder-manage`` through ``conf``; returns its drop."""
+    name = CINDER_URLS["postgresql"].rsplit("/", 1)[1]
+    server = sa.create_engine(PG_SERVER, isolation_level="AUTOCOMMIT")
+
+    def drop() -> None:
+        with server.connect() as conn:
+            conn.exec_driver_sql(
+                "DROP DATABASE IF EXISTS %s WITH (FORCE)" % name)
+    drop()
+    with server.connect() as conn:
+        conn.exec_driver_sql("CREATE DATABASE %s" % name)
+    subprocess.run([str(args.anchor_home / "venv" / "bin" / "cinder-manage"),
+                    "--config-file", str(conf), "db", "sync"], check=True,
+                   capture_output=True, timeout=600)
+    return drop
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -656,12 +694,12 @@ def main(argv: list[str] | None = None) -> None:
     out.mkdir(parents=True, exist_ok=True)
     if any(out.iterdir()):
         sys.exit("%s is not empty: bench.py appends to its files" % out)
-    cinder_driver(args, out)
     signal.signal(signal.SIGTERM, _interrupt)
     signal.signal(signal.SIGINT, _interrupt)
     rounds = []
     stack = contextlib.ExitStack()
     try:
+        cinder_driver(args, out, stack)
         auth = (keystone_sides.Auth(stack, out) if args.auth == "keystone"
                 else None)
         for round_no in range(1, args.rounds + 1):
