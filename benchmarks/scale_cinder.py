@@ -39,7 +39,6 @@ import json
 import os
 import pathlib
 import shutil
-import subprocess
 import tempfile
 import threading
 import time
@@ -67,10 +66,6 @@ URLS = {
                    "postgresql://postgres@127.0.0.1/%s")}
 #: The database the servers are reached through to create and drop it.
 SERVER_DB = {"mysql": "", "mysqldb": "", "postgresql": "postgres"}
-#: How the database is dropped (PostgreSQL: whatever is still connected).
-DROP = {"mysql": "DROP DATABASE IF EXISTS %s",
-        "mysqldb": "DROP DATABASE IF EXISTS %s",
-        "postgresql": "DROP DATABASE IF EXISTS %s WITH (FORCE)"}
 DATABASE = "cinder_scale"
 #: The anchor's backends: multiattach pools, and pools that are not.
 BACKENDS = ("anchor_ma", "anchor_plain")
@@ -188,31 +183,26 @@ def database(args: argparse.Namespace, work: pathlib.Path
     if args.db == "mysqldb":
         mysqlclient.install(str(args.anchor_home / "venv" / "bin" /
                                 "python"))
-    server = sa.create_engine(ours % SERVER_DB[args.db],
-                              isolation_level="AUTOCOMMIT")
-    with server.connect() as conn:
-        conn.execute(sa.text(DROP[args.db] % DATABASE))
-        conn.execute(sa.text("CREATE DATABASE %s" % DATABASE))
     conf = work / "cinder.conf"
     text = (args.anchor / "etc" / "cinder.conf").read_text()
     transport, remove_vhost = harness.broker_vhost()
     conf.write_text(text.replace(
         side_by_side.CINDER_URLS["mysql"], cinders % DATABASE).replace(
         "rabbit://guest:guest@127.0.0.1:5672/", transport))
+    try:
+        drop = side_by_side.synced_database(
+            args, conf, ours % SERVER_DB[args.db], DATABASE)
+    except BaseException:
+        remove_vhost()
+        raise
     engine = sa.create_engine(ours % DATABASE)
     try:
-        subprocess.run([str(args.anchor_home / "venv" / "bin" /
-                            "cinder-manage"), "--config-file", str(conf),
-                        "db", "sync"], check=True, capture_output=True,
-                       timeout=600)
         yield conf, engine
     finally:
         engine.dispose()
         remove_vhost()
         if not args.keep:
-            with server.connect() as conn:
-                conn.execute(sa.text(DROP[args.db] % DATABASE))
-        server.dispose()
+            drop()
 
 
 def emit(records: list[dict], record: dict) -> dict:

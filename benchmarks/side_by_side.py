@@ -672,13 +672,24 @@ def postgres_database(args: argparse.Namespace,
                       conf: pathlib.Path) -> Callable[[], None]:
     """A fresh database ``cinder`` on the machine's PostgreSQL, synced by
     the anchor's ``cinder-manage`` through ``conf``; returns its drop."""
-    name = CINDER_URLS["postgresql"].rsplit("/", 1)[1]
-    server = sa.create_engine(PG_SERVER, isolation_level="AUTOCOMMIT")
+    return synced_database(args, conf, PG_SERVER,
+                           CINDER_URLS["postgresql"].rsplit("/", 1)[1])
+
+
+def synced_database(args: argparse.Namespace, conf: pathlib.Path,
+                    server_url: str, name: str) -> Callable[[], None]:
+    """Database ``name`` made afresh (dropped first if it is there) on the
+    server ``server_url`` connects to, then synced by the anchor's
+    ``cinder-manage`` through ``conf``, which names it; returns its drop
+    (PostgreSQL's closes whatever is still connected)."""
+    server = sa.create_engine(server_url, isolation_level="AUTOCOMMIT",
+                              poolclass=sa.pool.NullPool)
+    force = " WITH (FORCE)" if server.dialect.name == "postgresql" else ""
 
     def drop() -> None:
         with server.connect() as conn:
-            conn.exec_driver_sql(
-                "DROP DATABASE IF EXISTS %s WITH (FORCE)" % name)
+            conn.exec_driver_sql("DROP DATABASE IF EXISTS %s%s"
+                                 % (name, force))
     drop()
     with server.connect() as conn:
         conn.exec_driver_sql("CREATE DATABASE %s" % name)
