@@ -680,8 +680,9 @@ def synced_database(args: argparse.Namespace, conf: pathlib.Path,
                     server_url: str, name: str) -> Callable[[], None]:
     """Database ``name`` made afresh (dropped first if it is there) on the
     server ``server_url`` connects to, then synced by the anchor's
-    ``cinder-manage`` through ``conf``, which names it; returns its drop
-    (PostgreSQL's closes whatever is still connected)."""
+    ``cinder-manage`` through ``conf``, which names it (dropped again if
+    the sync fails); returns its drop (PostgreSQL's closes whatever is
+    still connected)."""
     server = sa.create_engine(server_url, isolation_level="AUTOCOMMIT",
                               poolclass=sa.pool.NullPool)
     force = " WITH (FORCE)" if server.dialect.name == "postgresql" else ""
@@ -693,9 +694,14 @@ def synced_database(args: argparse.Namespace, conf: pathlib.Path,
     drop()
     with server.connect() as conn:
         conn.exec_driver_sql("CREATE DATABASE %s" % name)
-    subprocess.run([str(args.anchor_home / "venv" / "bin" / "cinder-manage"),
-                    "--config-file", str(conf), "db", "sync"], check=True,
-                   capture_output=True, timeout=600)
+    try:
+        subprocess.run([str(args.anchor_home / "venv" / "bin" /
+                            "cinder-manage"), "--config-file", str(conf),
+                        "db", "sync"], check=True, capture_output=True,
+                       timeout=600)
+    except BaseException:
+        drop()
+        raise
     return drop
 
 
