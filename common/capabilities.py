@@ -23,6 +23,8 @@ and comes back with its next report.
 """
 
 import collections
+import hashlib
+import json
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -50,6 +52,14 @@ def freshness_window(conf: cfg.ConfigOpts) -> float:
     """Seconds a report counts: the option, or two polling intervals."""
     configured = conf.scheduler.capability_freshness
     return float(configured or 2 * conf.backend_stats_polling_interval)
+
+
+def fingerprint(capabilities: Mapping[str, Any]) -> str:
+    """A short digest of a report's content, the same in every process:
+    equal reports (as JSON, keys sorted) have equal fingerprints."""
+    text = json.dumps(capabilities, sort_keys=True, separators=(",", ":"),
+                      default=repr)
+    return hashlib.blake2b(text.encode(), digest_size=12).hexdigest()
 
 
 def misses(pool: Mapping[str, Any], specs: Mapping[str, str | None]
@@ -332,6 +342,30 @@ class CapabilityStore:
                 return True
             self._take(service_host, entry, capabilities, timestamp,
                        received_at)
+        return True
+
+    def renew(self, service_host: str, timestamp: float,
+              age: float = 0.0) -> bool:
+        """Take a newer report of a backend that its sender knows to say
+        what the report held says (the scheduler's relay): only its
+        receipt and timestamp move.
+
+        :param age: seconds since the relay received it.
+        :returns: whether it was taken (False: no report held, the
+            backend withdrew since, or the one held is as new).
+        """
+        received_at = self._clock() - age
+        with self._lock:
+            entry = self._backends.get(service_host)
+            if (entry is None or not entry.pools
+                    or timestamp <= entry.timestamp):
+                return False
+            received_at = max(received_at, entry.received_at)
+            if entry.charges or self._reads_timestamp:
+                self._take(service_host, entry, entry.report, timestamp,
+                           received_at)
+            else:
+                self._renew(service_host, entry, received_at, timestamp)
         return True
 
     def _unchanged(self, entry: _Backend, capabilities: dict) -> bool:
@@ -662,6 +696,24 @@ class CapabilityStore:
                                        if k != "timestamp"}
                                       for pool in entry.pools.values()])}
                     for host, entry in self._backends.items()}
+
+    def reports(self, hosts: Iterable[str] | None = None
+                ) -> dict[str, dict]:
+        """The reports held as their backends sent them, with their ages:
+        ``{host@backend: {age, timestamp, capabilities}}`` (local charges
+        left out, unlike :meth:`export`).
+
+        :param hosts: only these backends (None: every one held).
+        """
+        now = self._clock()
+        with self._lock:
+            names = self._backends if hosts is None else [
+                host for host in hosts if host in self._backends]
+            return {host: {"age": now - entry.received_at,
+                           "timestamp": entry.timestamp,
+                           "capabilities": entry.report}
+                    for host in names
+                    if (entry := self._backends[host]).pools}
 
     # -- matching ------------------------------------------------------------
     def projection(self, roots: tuple[str, ...]) -> Projection:

@@ -11,11 +11,15 @@ DOOR_EXCHANGE = "ashlar-door"
 SCHEDULER_TOPIC = "ashlar-scheduler"
 VOLUME_TOPIC = "ashlar-volume"
 CAPABILITIES_TOPIC = "ashlar-capabilities"
+#: What schedulers relay of the reports to api workers (fanout).
+CAPABILITY_VIEW_TOPIC = "ashlar-capability-view"
 BACKUP_TOPIC = "ashlar-backup"
 
 # Service binaries as shown by /os-services.  Cinder clients only print them,
 # so Ashlar reports its own names.
 SCHEDULER_BINARY = "ashlar-scheduler"
+#: The api's, for ``[upgrade_levels]`` only (it has no services row).
+API_BINARY = "ashlar-api"
 VOLUME_BINARY = "ashlar-volume"
 BACKUP_BINARY = "ashlar-backup"
 #: Each binary as Cinder's REST API names it (os-services, os-hosts):

@@ -7,7 +7,8 @@ GROUP = "upgrade_levels"
 opts = [
     cfg.StrOpt("ashlar-scheduler", help="RPC version cap for the scheduler."),
     cfg.StrOpt("ashlar-volume", help="RPC version cap for volume services."),
-    cfg.StrOpt("ashlar-api", help="RPC version cap for the api's RPC door."),
+    cfg.StrOpt("ashlar-api", help="RPC version cap for the api workers "
+               "(the RPC door and the capability view)."),
     cfg.StrOpt("ashlar-backup", help="RPC version cap for backup services."),
 ]
 

@@ -1,10 +1,12 @@
 """The API worker's capability view, and the early rejection built on it.
 
-Each worker hears the ``ashlar-capabilities`` fanout into its own
-``CapabilityStore`` (the scheduler's expiry rules) and warms it from a
-scheduler at start.  ``POST /volumes`` asks :meth:`CapabilityCache.check_type`
-whether any pool could take the type; the answer "no" becomes a 400 before
-anything is written.
+Each worker keeps a ``CapabilityStore`` (the scheduler's expiry rules) of
+what the schedulers relay on the ``ashlar-capability-view`` fanout
+(``services/scheduler/relay.py``: each report whose content changed, and
+once a second the backends that repeated theirs), and warms it from a
+scheduler at start.  ``POST /volumes`` asks
+:meth:`CapabilityCache.check_type` whether any pool could take the type;
+the answer "no" becomes a 400 before anything is written.
 
 Zero false rejections is the rule, so the cache says "no" only when all of
 these hold, and otherwise lets the create through for the scheduler to
@@ -15,7 +17,11 @@ decide:
    While no scheduler answers, the warm-up is retried in the background and
    nothing is rejected.
 2. **Live.** Some report arrived within the freshness window: a worker that
-   stopped hearing the bus does not judge from what it heard before.
+   stopped hearing the bus, or a bus without a scheduler, does not judge
+   from what it heard before.  A renewal names the content it repeats (a
+   fingerprint); one this worker does not hold (a relayed change it
+   missed) renews nothing, and the worker fetches those reports from a
+   scheduler.
 3. **No fresh pool fits.** No pool with a fresh report and a backend not
    reported ``down`` satisfies the type's capability specs, by the matcher
    the scheduler's capabilities filter uses (``common.extra_specs``).
@@ -53,7 +59,7 @@ the new capability are refused, as a scheduler would refuse them.
 import os
 import threading
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, NamedTuple
 
 import oslo_messaging as messaging
@@ -83,6 +89,8 @@ WARM_RETRY_MAX = 30.0
 #: Judgements of the pools held before reports arriving meanwhile mean
 #: "accept" (each judgement takes microseconds).
 JUDGE_ATTEMPTS = 3
+#: (The endpoint's arguments are named ``capabilities`` too.)
+_fingerprint = capabilities.fingerprint
 
 
 class _Verdict(NamedTuple):
@@ -116,14 +124,24 @@ class CapabilityCache:
         #: Overrides the services-table read (tests); None reads the table.
         self._running_backends = running_backends
         self._running = services_db.RunningHosts(constants.VOLUME_BINARY)
+        #: host@backend -> fingerprint of the report held (what a renewal
+        #: must name to renew it).
+        self._fingerprints: dict[str, str] = {}
+        self._view_lock = threading.Lock()
+        #: Backends whose report to fetch again, and whether a fetch runs.
+        self._resync_wanted: set[str] = set()
+        self._resyncing = False
         self.warmed = threading.Event()
         self._stopped = threading.Event()
         self._server: messaging.MessageHandlingServer | None = None
+        #: The reports' own fanout, heard only while a scheduler of an
+        #: earlier release (no relay) answers (:meth:`_hear_directly`).
+        self._direct: messaging.MessageHandlingServer | None = None
 
     # -- lifecycle -------------------------------------------------------
     def start(self) -> None:
-        """Listen to the fanout, then, in background, ask every volume
-        service to report and warm from a scheduler.
+        """Listen to the schedulers' relay, then, in background, ask every
+        volume service to report and warm from a scheduler.
 
         NOTE(ashlar): the listener starts first, so no report falls between
         the scheduler's answer and our own listening.  The scheduler's view
@@ -132,12 +150,8 @@ class CapabilityCache:
         cache from judging until the next periodic report; asking, as a
         starting scheduler does, makes that milliseconds.
         """
-        target = messaging.Target(
-            topic=constants.CAPABILITIES_TOPIC,
-            server="api-%s-%d-%s" % (self.conf.host, os.getpid(),
-                                     uuid.uuid4().hex[:8]))
-        self._server = rpc.get_server(target, [_Reports(self)], inline=True)
-        self._server.start()
+        self._server = self._listen(constants.CAPABILITY_VIEW_TOPIC,
+                                    _Relayed(self))
         threading.Thread(target=self._warm_until_done, daemon=True,
                          name="capability-warm").start()
 
@@ -152,11 +166,54 @@ class CapabilityCache:
                     "cold capability cache", timeout)
         return False
 
+    def _listen(self, topic: str, endpoint: object
+                ) -> messaging.MessageHandlingServer:
+        target = messaging.Target(
+            topic=topic, server="api-%s-%d-%s" % (
+                self.conf.host, os.getpid(), uuid.uuid4().hex[:8]))
+        server = rpc.get_server(target, [endpoint], inline=True)
+        server.start()
+        return server
+
     def stop(self) -> None:
         self._stopped.set()
-        if self._server is not None:
-            self._server.stop()
-            self._server.wait()
+        for server in (self._server, self._stop_hearing_directly()):
+            if server is not None:
+                server.stop()
+                server.wait()
+
+    # -- a scheduler of an earlier release -------------------------------
+    def _hear_directly(self, ctxt: ashlar_context.RequestContext) -> int:
+        """Warm from an older scheduler's ``get_pools`` and hear the
+        reports' own fanout, as api workers of earlier releases do, until
+        a scheduler relays (a rolling upgrade that reached the api before
+        the schedulers); return how many reports were taken."""
+        with self._view_lock:
+            if self._direct is None and not self._stopped.is_set():
+                self._direct = self._listen(constants.CAPABILITIES_TOPIC,
+                                            _Reports(self))
+                LOG.info("A scheduler of an earlier release answered; "
+                         "hearing the capability reports directly until "
+                         "a scheduler relays them")
+        return self.store.warm(self.scheduler.get_pools(ctxt))
+
+    def _stop_hearing_directly(self) -> messaging.MessageHandlingServer | None:
+        """Stop hearing the reports' fanout: return its server to stop."""
+        with self._view_lock:
+            direct, self._direct = self._direct, None
+        return direct
+
+    def relayed(self) -> None:
+        """A scheduler relayed: stop hearing the reports directly (on
+        another thread: this one is the relay's listener)."""
+        if self._direct is None:
+            return
+        direct = self._stop_hearing_directly()
+        if direct is not None:
+            LOG.info("A scheduler relays the capability reports; no longer "
+                     "hearing them directly")
+            threading.Thread(target=_stop_server, args=(direct,),
+                             daemon=True, name="capability-direct").start()
 
     def _warm_until_done(self) -> None:
         if self.volume is not None:
@@ -175,26 +232,96 @@ class CapabilityCache:
         """Take a scheduler's view; return whether it answered."""
         ctxt = ashlar_context.get_admin_context()
         try:
-            taken = self.store.warm(self.scheduler.get_pools(ctxt))
+            try:
+                taken = self._take(self.scheduler.get_reports(ctxt))
+            except Exception as exc:  # noqa: BLE001 - see below
+                if not _too_old(exc):
+                    raise
+                taken = self._hear_directly(ctxt)
         except Exception as exc:  # noqa: BLE001 - any failure: stay cold
             LOG.warning("Capability cache not warmed (%s); creates go to the "
-                        "scheduler unchecked until it is", exc)
+                        "scheduler unchecked until it is", _brief(exc))
             return False
         self.warmed.set()
         LOG.info("Capability cache warm: %d backend reports", taken)
         return True
 
+    def _take(self, reports: Mapping[str, scheduler_rpcapi.RelayedReport]
+              ) -> int:
+        """Hold reports a scheduler answered; return how many were taken."""
+        return sum(self._hold(host, report["capabilities"],
+                              report["timestamp"], report["fingerprint"],
+                              report["age"])
+                   for host, report in reports.items())
+
+    def _hold(self, service_host: str, capabilities: dict, timestamp: float,
+              fingerprint: str, age: float = 0.0) -> bool:
+        """Hold one report (unless a newer one is held) and its
+        fingerprint."""
+        with self._view_lock:
+            if not self.store.update(service_host, capabilities, timestamp,
+                                     age=age):
+                return False
+            self._fingerprints[service_host] = fingerprint
+            return True
+
+    def _resync(self, hosts: Iterable[str]) -> None:
+        """Fetch these backends' reports from a scheduler, in background
+        (one fetch at a time; hosts wanted meanwhile join the next)."""
+        with self._view_lock:
+            self._resync_wanted.update(hosts)
+            if self._resyncing:
+                return
+            self._resyncing = True
+        threading.Thread(target=self._resync_until_done, daemon=True,
+                         name="capability-resync").start()
+
+    def _resync_until_done(self) -> None:
+        while True:
+            with self._view_lock:
+                hosts, self._resync_wanted = self._resync_wanted, set()
+                if not hosts or self._stopped.is_set():
+                    self._resyncing = False
+                    return
+            try:
+                self._take(self.scheduler.get_reports(
+                    ashlar_context.get_admin_context(), sorted(hosts)))
+            except Exception as exc:  # noqa: BLE001 - renewals ask again
+                LOG.warning("Could not fetch %d capability reports (%s); "
+                            "they count again at their next change or "
+                            "fetch", len(hosts), _brief(exc))
+
     # -- RPC endpoint ----------------------------------------------------
     def update_service_capabilities(self, ctxt: ashlar_context.RequestContext,
                                     service_host: str, capabilities: dict,
-                                    timestamp: float) -> None:
-        self.store.update(service_host, capabilities, timestamp)
+                                    timestamp: float,
+                                    fingerprint: str | None = None) -> None:
+        """A report whose content a scheduler had not relayed before."""
+        self._hold(service_host, capabilities, timestamp,
+                   fingerprint or _fingerprint(capabilities))
+
+    def renew_service_capabilities(self, ctxt: ashlar_context.RequestContext,
+                                   renewals: Mapping[str, Any]) -> None:
+        """Reports that repeated the content of the fingerprint they name:
+        ``{host@backend: [fingerprint, timestamp, age]}``.  Those whose
+        content is not held are fetched."""
+        unknown = []
+        with self._view_lock:
+            for host, (fingerprint, timestamp, age) in renewals.items():
+                if self._fingerprints.get(host) == fingerprint:
+                    self.store.renew(host, timestamp, age)
+                else:
+                    unknown.append(host)
+        if unknown:
+            self._resync(unknown)
 
     def withdraw_service_capabilities(self,
                                       ctxt: ashlar_context.RequestContext,
                                       service_host: str, timestamp: float
                                       ) -> None:
-        self.store.forget(service_host, timestamp)
+        with self._view_lock:
+            self.store.forget(service_host, timestamp)
+            self._fingerprints.pop(service_host, None)
 
     # -- the check -------------------------------------------------------
     def trusted(self) -> bool:
@@ -378,12 +505,47 @@ class CapabilityCache:
                  vtype.name)
 
 
-class _Reports:
-    """The cache's only RPC surface: the capability fanout.
+class _Relayed:
+    """The cache's only RPC surface: the schedulers' relay.
 
-    NOTE(ashlar): a separate endpoint, so that a cast on the fanout topic
-    can reach nothing but reports and withdrawals.
+    NOTE(ashlar): a separate endpoint, so that a cast on the view topic
+    can reach nothing but what a scheduler relays.
     """
+
+    target = messaging.Target(
+        version=scheduler_rpcapi.CapabilityViewAPI.RPC_API_VERSION)
+
+    def __init__(self, cache: CapabilityCache) -> None:
+        self._cache = cache
+
+    @messaging.expose
+    def update_service_capabilities(self, ctxt: ashlar_context.RequestContext,
+                                    service_host: str, capabilities: dict,
+                                    timestamp: float, fingerprint: str
+                                    ) -> None:
+        self._cache.relayed()
+        self._cache.update_service_capabilities(
+            ctxt, service_host, capabilities, timestamp, fingerprint)
+
+    @messaging.expose
+    def renew_service_capabilities(self, ctxt: ashlar_context.RequestContext,
+                                   renewals: dict) -> None:
+        self._cache.relayed()
+        self._cache.renew_service_capabilities(ctxt, renewals)
+
+    @messaging.expose
+    def withdraw_service_capabilities(self,
+                                      ctxt: ashlar_context.RequestContext,
+                                      service_host: str, timestamp: float
+                                      ) -> None:
+        self._cache.relayed()
+        self._cache.withdraw_service_capabilities(ctxt, service_host,
+                                                  timestamp)
+
+
+class _Reports:
+    """The reports' own fanout, heard while only schedulers of an earlier
+    release answer (they relay nothing)."""
 
     target = messaging.Target(
         version=scheduler_rpcapi.CapabilitiesAPI.RPC_API_VERSION)
@@ -405,6 +567,26 @@ class _Reports:
                                       ) -> None:
         self._cache.withdraw_service_capabilities(ctxt, service_host,
                                                   timestamp)
+
+
+def _too_old(exc: Exception) -> bool:
+    """Whether a scheduler call failed because the scheduler's release
+    (or ``[upgrade_levels] ashlar_scheduler``) is older than the call."""
+    return isinstance(exc, rpc.ServiceTooOld) or (
+        isinstance(exc, messaging.RemoteError)
+        and exc.exc_type == "UnsupportedVersion")
+
+
+def _brief(exc: Exception) -> str:
+    """A failure in one line (a remote one without its traceback)."""
+    if isinstance(exc, messaging.RemoteError):
+        return "%s: %s" % (exc.exc_type, exc.value)
+    return str(exc)
+
+
+def _stop_server(server: messaging.MessageHandlingServer) -> None:
+    server.stop()
+    server.wait()
 
 
 def describe(wanted: dict, failures: list[tuple[str, ...]],

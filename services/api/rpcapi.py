@@ -61,7 +61,7 @@ class ApiAPI(rpc.RPCAPI):
 
     TOPIC = constants.API_TOPIC
     EXCHANGE = constants.DOOR_EXCHANGE
-    BINARY = "ashlar-api"
+    BINARY = constants.API_BINARY
     RPC_API_VERSION = "1.2"
 
     def __init__(self, conf: cfg.ConfigOpts,

@@ -25,6 +25,7 @@ from common.db.api import types as types_db
 from common.db.api import volumes as volumes_db
 from services.scheduler import filters
 from services.scheduler import placement
+from services.scheduler import relay as capability_relay
 from services.scheduler import rpcapi as scheduler_rpcapi
 from services.volume import rpcapi as volume_rpcapi
 
@@ -120,9 +121,13 @@ class SchedulerManager(service.Manager):
         version=scheduler_rpcapi.SchedulerAPI.RPC_API_VERSION)
 
     def __init__(self, conf: cfg.ConfigOpts,
-                 volume_api: volume_rpcapi.VolumeAPI | None = None) -> None:
+                 volume_api: volume_rpcapi.VolumeAPI | None = None,
+                 view_api: scheduler_rpcapi.CapabilityViewAPI | None = None
+                 ) -> None:
         self.conf = conf
         self.store = placement.new_store(capabilities.freshness_window(conf))
+        self.relay = capability_relay.CapabilityRelay(
+            view_api or scheduler_rpcapi.CapabilityViewAPI(conf))
         self.placer = placement.Placer(self.store)
         self.up_hosts = UpHosts(conf)
         self.volume_rpcapi = volume_api or volume_rpcapi.VolumeAPI(conf)
@@ -138,6 +143,11 @@ class SchedulerManager(service.Manager):
         self._started_at = time.monotonic()
 
     def after_start(self) -> None:
+        # NOTE(ashlar): hearing starts once the servers are connected; a
+        # broker that came back moments ago can take seconds to accept
+        # us, and counting from the constructor made the sweep give up
+        # on creates before any report could arrive.
+        self._hearing_since = timestamps.utcnow()
         self.volume_rpcapi.publish_service_capabilities(
             ashlar_context.get_admin_context())
         # NOTE(ashlar): at start too, as Cinder's reap runs at once: a
@@ -176,7 +186,9 @@ class SchedulerManager(service.Manager):
         self._started_at = None
 
     def periodic_tasks(self) -> list[tuple[float, Callable[[], None]]]:
-        return [(max(1.0, self.conf.service_down_time / 2),
+        return [(capability_relay.renewal_interval(self.store.freshness),
+                 self.relay.flush),
+                (max(1.0, self.conf.service_down_time / 2),
                  self._fail_orphaned_creates),
                 (self.conf.rpc_call_timeout, self._place_lost_creates),
                 (self.conf.message_reap_interval, self._reap_messages)]
@@ -247,6 +259,7 @@ class SchedulerManager(service.Manager):
             self.up_hosts.notice(service_host)
             with self._reported:
                 self._reported.notify_all()
+            self.relay.heard(service_host, capabilities, timestamp)
 
     @messaging.expose
     def withdraw_service_capabilities(self,
@@ -255,6 +268,7 @@ class SchedulerManager(service.Manager):
                                       ) -> None:
         """A backend stopped: its pools no longer count."""
         self.store.forget(service_host, timestamp)
+        self.relay.withdrawn(service_host, timestamp)
         LOG.info("Backend %s withdrew its pools (stopped)", service_host)
 
     @messaging.expose
@@ -265,6 +279,17 @@ class SchedulerManager(service.Manager):
         report reflects yet is already taken off.
         """
         return self.store.export()
+
+    @messaging.expose
+    def get_reports(self, ctxt: ashlar_context.RequestContext,
+                    hosts: list[str] | None = None) -> dict:
+        """The reports held as their backends sent them, with their ages
+        and fingerprints (what api workers' views start from)."""
+        reports = self.store.reports(hosts)
+        for report in reports.values():
+            report["fingerprint"] = capabilities.fingerprint(
+                report["capabilities"])
+        return reports
 
     @overload
     def _place(self, request: filters.PlacementRequest, wait: bool = ...,

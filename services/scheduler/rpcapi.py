@@ -18,6 +18,12 @@ class BackendReport(TypedDict):
     capabilities: dict[str, Any]    # the report, its ``pools`` included
 
 
+class RelayedReport(BackendReport):
+    """A backend's last report as it sent it, for an api worker's view."""
+
+    fingerprint: str            # ``common.capabilities.fingerprint``
+
+
 class SchedulerAPI(rpc.RPCAPI):
     """Client of ``ashlar-scheduler``.
 
@@ -26,11 +32,12 @@ class SchedulerAPI(rpc.RPCAPI):
         1.0 - Initial version: create_volume, get_pools.
         1.1 - (the capability fanout's, served by the same endpoint).
         1.2 - migrate_volume (cast).
+        1.3 - get_reports (call).
     """
 
     TOPIC = constants.SCHEDULER_TOPIC
     BINARY = constants.SCHEDULER_BINARY
-    RPC_API_VERSION = "1.2"
+    RPC_API_VERSION = "1.3"
     #: The version a move of a volume needs.
     MIGRATION_VERSION = "1.2"
 
@@ -58,8 +65,30 @@ class SchedulerAPI(rpc.RPCAPI):
         return reports
 
 
-class CapabilitiesAPI(rpc.RPCAPI):
-    """Fanout of capability reports to every scheduler and API worker.
+    @rpc.assert_min_rpc_version("1.3")
+    def get_reports(self, ctxt: RequestContext,
+                    hosts: list[str] | None = None
+                    ) -> dict[str, RelayedReport]:
+        """Return the last report of each backend (of ``hosts`` only, if
+        given) as its backend sent it, with its fingerprint: what an api
+        worker's view starts from, and resyncs from."""
+        reports: dict[str, RelayedReport] = self._prepare(
+            version="1.3").call(ctxt, "get_reports", hosts=hosts)
+        return reports
+
+
+class _ReportsAPI(rpc.RPCAPI):
+    """Casts at a report's rate, whose receivers read nothing of the
+    caller: the lean context (``rpc.LeanContextSerializer``)."""
+
+    def __init__(self, conf: cfg.ConfigOpts | None = None,
+                 serializer: messaging.Serializer | None = None) -> None:
+        super().__init__(conf, serializer or rpc.LeanContextSerializer())
+
+
+class CapabilitiesAPI(_ReportsAPI):
+    """Fanout of capability reports from volume services to every
+    scheduler.
 
     API version history::
 
@@ -70,10 +99,6 @@ class CapabilitiesAPI(rpc.RPCAPI):
     TOPIC = constants.CAPABILITIES_TOPIC
     BINARY = constants.SCHEDULER_BINARY
     RPC_API_VERSION = "1.1"
-
-    def __init__(self, conf: cfg.ConfigOpts | None = None,
-                 serializer: messaging.Serializer | None = None) -> None:
-        super().__init__(conf, serializer or rpc.LeanContextSerializer())
 
     def update_service_capabilities(self, ctxt: RequestContext,
                                     service_host: str,
@@ -99,3 +124,47 @@ class CapabilitiesAPI(rpc.RPCAPI):
             ctxt, "withdraw_service_capabilities", service_host=service_host,
             timestamp=timestamp)
         return True
+
+
+class CapabilityViewAPI(_ReportsAPI):
+    """Fanout from schedulers to every api worker: what changed in the
+    reports they hear (``services/scheduler/relay.py``).
+
+    API version history::
+
+        1.0 - Initial version: update_service_capabilities,
+              renew_service_capabilities, withdraw_service_capabilities.
+    """
+
+    TOPIC = constants.CAPABILITY_VIEW_TOPIC
+    BINARY = constants.API_BINARY
+    RPC_API_VERSION = "1.0"
+
+    def _cast(self, ctxt: RequestContext, method: str,
+              **kwargs: Any) -> None:
+        self._prepare(fanout=True, version="1.0").cast(ctxt, method,
+                                                       **kwargs)
+
+    def update_service_capabilities(self, ctxt: RequestContext,
+                                    service_host: str,
+                                    capabilities: dict[str, Any],
+                                    timestamp: float,
+                                    fingerprint: str) -> None:
+        """A backend's report whose content changed (or first heard)."""
+        self._cast(ctxt, "update_service_capabilities",
+                   service_host=service_host, capabilities=capabilities,
+                   timestamp=timestamp, fingerprint=fingerprint)
+
+    def renew_service_capabilities(
+            self, ctxt: RequestContext,
+            renewals: dict[str, tuple[str, float, float]]) -> None:
+        """Reports that repeated the one relayed before:
+        ``{host@backend: (fingerprint, timestamp, age)}``."""
+        self._cast(ctxt, "renew_service_capabilities", renewals=renewals)
+
+    def withdraw_service_capabilities(self, ctxt: RequestContext,
+                                      service_host: str,
+                                      timestamp: float) -> None:
+        """A backend withdrew its pools."""
+        self._cast(ctxt, "withdraw_service_capabilities",
+                   service_host=service_host, timestamp=timestamp)

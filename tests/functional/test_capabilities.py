@@ -374,3 +374,20 @@ def test_restarted_api_rejects_again_once_warm(cluster):
     harness.wait_for(every_worker_rejects, timeout=60, interval=0.5,
                      what="every API worker warm and rejecting again")
     assert cluster.volume_rows() == 0
+
+
+def test_the_api_hears_the_reports_through_the_schedulers_relay(cluster):
+    """The api workers hear the reports only as a scheduler relays them:
+    with none running, their view goes stale and creates pass (never a
+    false 400); a scheduler that starts relays again, and the 400 comes
+    back without restarting the api."""
+    codes, _ids = cluster.burst(10)
+    assert codes == [400] * 10, cluster.explain(400)
+    cluster.dep.stop("scheduler", signal.SIGKILL)
+    accepted = cluster.wait_answer(202, timeout=POLLING * 2 + 30)
+    cluster.dep.start("scheduler", "services.scheduler", "sched")
+    accepted += cluster.wait_answer(400, timeout=60)
+    codes, _ids = cluster.burst(30)
+    assert codes == [400] * 30, cluster.explain(400)
+    cluster.delete_all(accepted)
+    assert cluster.volume_rows() == 0

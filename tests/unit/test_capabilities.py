@@ -623,3 +623,46 @@ def test_newest_report(store, clock):
     assert store.newest_report() == ("h@b", 0.0)
     store.forget("h@b")
     assert store.newest_report() is None
+
+
+def test_renew_moves_receipt_and_timestamp_of_the_report_held(clock):
+    store = CapabilityStore(10, clock=clock)
+    assert not store.renew("a@b", 2.0)          # nothing held
+    store.update("a@b", report(), 1.0)
+    clock.now += 8
+    generation = store.generation
+    assert store.renew("a@b", 2.0, age=1.0)
+    assert store.generation == generation       # no pool changed
+    assert not store.renew("a@b", 2.0)          # not newer
+    clock.now += 2.5                            # 1.5 s past the first
+    assert store.fresh_backends() == {"a@b"}
+    assert store.pool("a@b#p")["timestamp"] == 2.0
+    clock.now += 8
+    assert store.fresh_backends() == set()
+
+
+def test_renew_after_a_withdrawal_takes_nothing(clock):
+    store = CapabilityStore(10, clock=clock)
+    store.update("a@b", report(), 1.0)
+    store.forget("a@b", 1.5)
+    assert not store.renew("a@b", 2.0)
+    assert store.backend("a@b") is None
+
+
+def test_renew_keeps_local_charges(store, clock):
+    store.update("a@b", report(free=100), 1.0)
+    store.consume(store.counting()[0], 30)
+    clock.now += 1
+    assert store.renew("a@b", 2.0)
+    assert store.pool("a@b#p")["free_capacity_gb"] == 70
+
+
+def test_reports_are_as_sent_with_their_ages(store, clock):
+    store.update("a@b", report(free=100), 1.0)
+    store.update("c@b", report(free=5), 1.0)
+    store.consume(store.counting()[0], 30)
+    clock.now += 3
+    reports = store.reports()
+    assert reports["a@b"] == {"age": 3.0, "timestamp": 1.0,
+                              "capabilities": report(free=100)}
+    assert list(store.reports(["c@b", "x@b"])) == ["c@b"]

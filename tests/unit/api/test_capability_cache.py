@@ -4,11 +4,13 @@ import datetime
 import threading
 import types
 
+import oslo_messaging as messaging
 import pytest
 from oslo_config import cfg
 
 from common import capabilities
 from common import conf as ashlar_conf
+from common import constants
 from common import exception
 from services.api import capability_cache
 from tests.unit.db import fixtures as db_fixtures
@@ -26,18 +28,26 @@ class Clock:
 
 
 class Scheduler:
-    """Answers get_pools from another store, or fails like a dead one."""
+    """Answers get_reports from another store, or fails like a dead one."""
 
-    def __init__(self, exported=None, error=None):
-        self.exported = exported or {}
+    def __init__(self, source=None, error=None):
+        self.source = source
         self.error = error
         self.calls = 0
+        self.asked = []
 
-    def get_pools(self, ctxt):
+    def get_reports(self, ctxt, hosts=None):
         self.calls += 1
+        self.asked.append(hosts)
         if self.error:
             raise self.error
-        return self.exported
+        if self.source is None:
+            return {}
+        reports = self.source.reports(hosts)
+        for held in reports.values():
+            held["fingerprint"] = capabilities.fingerprint(
+                held["capabilities"])
+        return reports
 
 
 def report(multiattach, name="b", state="up", zone="nova", free=10):
@@ -201,7 +211,7 @@ def test_warm_takes_the_scheduler_view_with_its_ages(conf, clock, running):
     source = capabilities.CapabilityStore(10, clock=clock)
     source.update("plain@b", report(False), 1.0)
     clock.now += 4
-    cache = make_cache(conf, clock, running, Scheduler(source.export()))
+    cache = make_cache(conf, clock, running, Scheduler(source))
     with pytest.raises(exception.UnsatisfiableVolumeType):
         cache.check_type(None, VTYPE, MA)
     clock.now += 7          # 11 s after the scheduler received it
@@ -600,3 +610,133 @@ def test_a_source_pool_without_a_fresh_report_is_left_to_its_node(
     cache.check_pool("gone@b#b", "volume v1", VTYPE, MA, 1)
     clock.now += 60
     cache.check_pool("plain@b#b", "volume v1", VTYPE, MA, 1)
+
+
+def resyncs_done():
+    """Wait for the background fetches of reports the cache started."""
+    for thread in threading.enumerate():
+        if thread.name == "capability-resync":
+            thread.join(timeout=10)
+
+
+def test_a_renewal_of_the_content_held_keeps_it_fresh(cache, clock):
+    digest = capabilities.fingerprint(report(False))
+    clock.now += 8
+    cache.renew_service_capabilities(None, {"plain@b": [digest, 9.0, 0.5]})
+    clock.now += 7                          # 15 s after the report held
+    with pytest.raises(exception.UnsatisfiableVolumeType):
+        cache.check_type(None, VTYPE, MA)
+    clock.now += 3                          # 10.5 s after the renewal
+    assert not cache.trusted()
+
+
+def test_a_renewal_of_content_not_held_renews_nothing_and_fetches_it(
+        conf, clock, running):
+    """A change the worker missed: the renewal names other content, so
+    the old content does not count on; the reports are fetched."""
+    source = capabilities.CapabilityStore(10, clock=clock)
+    scheduler = Scheduler(source)
+    cache = make_cache(conf, clock, running, scheduler)
+    hear(cache, "plain@b", False, timestamp=1.0)
+    source.update("plain@b", report(True), 2.0)   # missed by the worker
+    clock.now += 8
+    cache.renew_service_capabilities(None, {"plain@b": [
+        capabilities.fingerprint(report(True)), 3.0, 0.0]})
+    resyncs_done()
+    assert scheduler.asked[-1] == ["plain@b"]
+    cache.check_type(None, VTYPE, MA)       # the fetched report fits
+
+
+def test_a_failed_fetch_leaves_the_report_to_expire(conf, clock, running):
+    scheduler = Scheduler()
+    cache = make_cache(conf, clock, running, scheduler)
+    hear(cache, "plain@b", False, timestamp=1.0)
+    scheduler.error = exception.AshlarException("timeout")
+    clock.now += 8
+    cache.renew_service_capabilities(None, {"plain@b": ["other", 3.0, 0.0]})
+    resyncs_done()
+    assert scheduler.asked[-1] == ["plain@b"]
+    clock.now += 3
+    assert not cache.trusted()
+    cache.check_type(None, VTYPE, MA)
+
+
+def test_a_withdrawal_forgets_the_content_renewals_name(cache, clock):
+    digest = capabilities.fingerprint(report(False))
+    cache.withdraw_service_capabilities(None, "plain@b", 2.0)
+    cache.renew_service_capabilities(None, {"plain@b": [digest, 3.0, 0.0]})
+    resyncs_done()
+    assert cache.store.backend("plain@b") is None
+    assert cache.scheduler.asked[-1] == ["plain@b"]
+
+
+def test_warm_holds_the_fingerprints_renewals_name(conf, clock, running):
+    source = capabilities.CapabilityStore(10, clock=clock)
+    source.update("plain@b", report(False), 1.0)
+    cache = make_cache(conf, clock, running, Scheduler(source))
+    clock.now += 9
+    cache.renew_service_capabilities(None, {"plain@b": [
+        capabilities.fingerprint(report(False)), 10.0, 0.0]})
+    clock.now += 5
+    with pytest.raises(exception.UnsatisfiableVolumeType):
+        cache.check_type(None, VTYPE, MA)
+    assert cache.scheduler.asked == [None]
+
+
+class Server:
+    """Stands for an RPC server the cache starts (``_listen``)."""
+
+    def __init__(self, topic, endpoint):
+        self.topic = topic
+        self.stopped = threading.Event()
+
+    def stop(self):
+        self.stopped.set()
+
+    def wait(self):
+        pass
+
+
+class OldScheduler(Scheduler):
+    """A scheduler of an earlier release: no ``get_reports``."""
+
+    def get_reports(self, ctxt, hosts=None):
+        raise messaging.RemoteError(
+            "UnsupportedVersion", "Endpoint does not support RPC version "
+            "1.3", "Traceback (most recent call last): ...")
+
+    def get_pools(self, ctxt):
+        return self.source.export()
+
+
+def test_an_older_scheduler_is_warmed_from_and_reports_heard_directly(
+        conf, clock, running, caplog):
+    """An api upgraded before the schedulers: it warms from the old
+    ``get_pools`` and hears the reports' fanout itself until a scheduler
+    relays; nothing it logs carries the remote traceback."""
+    source = capabilities.CapabilityStore(10, clock=clock)
+    source.update("plain@b", report(False), 1.0)
+    cache = make_cache(conf, clock, running, OldScheduler(source),
+                       warm=False)
+    cache._listen = Server
+    assert cache.warm()
+    assert cache._direct.topic == constants.CAPABILITIES_TOPIC
+    with pytest.raises(exception.UnsatisfiableVolumeType):
+        cache.check_type(None, VTYPE, MA)
+    assert "Traceback" not in caplog.text
+    direct = cache._direct
+    cache.relayed()
+    for thread in threading.enumerate():
+        if thread.name == "capability-direct":
+            thread.join(timeout=10)
+    assert direct.stopped.is_set() and cache._direct is None
+
+
+def test_a_failing_warm_logs_the_remote_error_in_one_line(conf, clock,
+                                                           running, caplog):
+    cache = make_cache(conf, clock, running, Scheduler(
+        error=messaging.RemoteError("DBError", "gone", "Traceback ...")),
+        warm=False)
+    assert not cache.warm()
+    assert "DBError: gone" in caplog.text
+    assert "Traceback" not in caplog.text

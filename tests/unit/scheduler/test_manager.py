@@ -8,6 +8,7 @@ from unittest import mock
 
 import pytest
 
+from common import capabilities
 from common import context
 from common import messages
 from common.db import models
@@ -18,6 +19,7 @@ from common.db.api import timestamps
 from common.db.api import volumes as volumes_db
 from services.scheduler import manager as scheduler_manager
 from tests.unit.db import fixtures
+from tests.unit.scheduler.fakes import ViewAPI
 
 
 class VolumeAPI:
@@ -57,7 +59,8 @@ def db():
 @pytest.fixture
 def mgr(db):
     conf = fixtures.make_conf(backend_stats_polling_interval=1)
-    return scheduler_manager.SchedulerManager(conf, volume_api=VolumeAPI())
+    return scheduler_manager.SchedulerManager(conf, volume_api=VolumeAPI(),
+                                              view_api=ViewAPI())
 
 
 def register(host):
@@ -575,3 +578,22 @@ def test_a_fresh_report_of_a_service_not_running_ends_no_silence(mgr):
     mgr.update_service_capabilities(fixtures.admin(), "node1@file",
                                     report(True), time.time())
     assert not mgr._silent()
+
+
+def test_reports_are_relayed_and_served_as_sent(mgr):
+    """A report heard goes to the api workers at once; ``get_reports``
+    answers it as the backend sent it, charges left out, with the
+    fingerprint the relay named."""
+    ctxt = fixtures.admin()
+    mgr.update_service_capabilities(ctxt, "a@file", report(True), 5.0)
+    assert mgr.relay.view.sent == [("update", "a@file", 5.0,
+                                    capabilities.fingerprint(report(True)))]
+    pool = mgr.store.counting()[0]
+    mgr.store.consume(pool, 40)
+    answer = mgr.get_reports(ctxt)
+    assert answer["a@file"]["capabilities"] == report(True)
+    assert answer["a@file"]["fingerprint"] == mgr.relay.view.sent[0][3]
+    assert mgr.get_reports(ctxt, ["b@file"]) == {}
+    mgr.withdraw_service_capabilities(ctxt, "a@file", 6.0)
+    assert mgr.relay.view.sent[-1] == ("withdraw", "a@file", 6.0)
+    assert mgr.get_reports(ctxt) == {}
