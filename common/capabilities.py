@@ -630,6 +630,12 @@ class CapabilityStore:
             return ({name: pool.caps for name, pool in entry.pools.items()}
                     if entry else None)
 
+    def timestamp(self, service_host: str) -> float | None:
+        """The sender's timestamp of the report held of a backend."""
+        with self._lock:
+            entry = self._backends.get(service_host)
+            return entry.timestamp if entry is not None else None
+
     def pool(self, name: str) -> dict | None:
         """The last report of one pool (``host@backend#pool``), fresh or
         not; None when none is held."""

@@ -304,13 +304,14 @@ class CapabilityCache:
                                    renewals: Mapping[str, Any]) -> None:
         """Reports that repeated the content of the fingerprint they name:
         ``{host@backend: [fingerprint, timestamp, age]}``.  Those whose
-        content is not held are fetched."""
+        content is not held are fetched, unless a newer report is held
+        (a scheduler that had not heard it yet)."""
         unknown = []
         with self._view_lock:
             for host, (fingerprint, timestamp, age) in renewals.items():
                 if self._fingerprints.get(host) == fingerprint:
                     self.store.renew(host, timestamp, age)
-                else:
+                elif (self.store.timestamp(host) or 0.0) < timestamp:
                     unknown.append(host)
         if unknown:
             self._resync(unknown)

@@ -740,3 +740,13 @@ def test_a_failing_warm_logs_the_remote_error_in_one_line(conf, clock,
     assert not cache.warm()
     assert "DBError: gone" in caplog.text
     assert "Traceback" not in caplog.text
+
+
+def test_a_renewal_older_than_the_report_held_fetches_nothing(cache):
+    """A scheduler that had not heard the newest report yet renews the
+    content before it: nothing to fetch, the newer report stands."""
+    cache.update_service_capabilities(None, "plain@b", report(False), 5.0)
+    cache.renew_service_capabilities(None, {"plain@b": ["older", 4.0, 0.0]})
+    resyncs_done()
+    assert cache.scheduler.asked == [None]
+    assert cache.store.timestamp("plain@b") == 5.0
