@@ -179,8 +179,7 @@ class CapabilityCache:
         self._stopped.set()
         for server in (self._server, self._stop_hearing_directly()):
             if server is not None:
-                server.stop()
-                server.wait()
+                _stop_server(server)
 
     # -- a scheduler of an earlier release -------------------------------
     def _hear_directly(self, ctxt: ashlar_context.RequestContext) -> int:

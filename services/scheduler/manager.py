@@ -259,7 +259,14 @@ class SchedulerManager(service.Manager):
             self.up_hosts.notice(service_host)
             with self._reported:
                 self._reported.notify_all()
-            self.relay.heard(service_host, capabilities, timestamp)
+            self._relay(service_host, timestamp)
+
+    def _relay(self, service_host: str, timestamp: float) -> None:
+        """Relay the report just taken, as the store holds it; not if a
+        newer one was taken meanwhile (its own handler relays that)."""
+        held = self.store.reports([service_host]).get(service_host)
+        if held is not None and held["timestamp"] == timestamp:
+            self.relay.heard(service_host, held["capabilities"], timestamp)
 
     @messaging.expose
     def withdraw_service_capabilities(self,

@@ -112,3 +112,18 @@ def test_fingerprints_ignore_key_order():
     assert capabilities.fingerprint(one) == capabilities.fingerprint(other)
     assert capabilities.fingerprint(one) != capabilities.fingerprint(
         {"a": 2, "pools": [{"x": 1, "y": [1, 2]}]})
+
+
+def test_a_repeat_is_told_without_a_fingerprint(relay, monkeypatch):
+    """The fingerprint (JSON) is made for changes only, not for the
+    hundred repeats a second of a thousand backends."""
+    made = []
+    real = capabilities.fingerprint
+    monkeypatch.setattr(capabilities, "fingerprint",
+                        lambda report: made.append(1) or real(report))
+    relay.heard("a@b", report(), 1.0)
+    relay.heard("a@b", report(), 2.0)
+    relay.heard("a@b", report(), 3.0)
+    assert len(made) == 1
+    relay.heard("a@b", report(7), 4.0)
+    assert len(made) == 2
