@@ -228,6 +228,16 @@ class VolumeDriver(abc.ABC):
             keeps the driver out of service.
         """
 
+    def close(self) -> None:
+        """Release what :meth:`do_setup` opened (connections, their
+        threads); the driver is not used afterwards.
+
+        For callers that build drivers in-process and outlive them (tools,
+        tests); a volume node's drivers last as long as its process.
+        A driver that opens nothing to release has nothing to do.
+        """
+        return None
+
     @abc.abstractmethod
     def get_volume_stats(self, refresh: bool = False) -> dict[str, Any]:
         """Return the capability report for the scheduler.

@@ -163,6 +163,10 @@ class IscsiDriver(base.VolumeDriver):
                 % self.tgt.control_port)
         self.ensure_exports()
 
+    def close(self) -> None:
+        """Release the store's connections."""
+        self.store.close()
+
     def ensure_exports(self) -> int:
         """Recreate in tgtd what the export files say (targets, LUNs,
         accounts, ACLs) and drop the exports of volumes gone; how many

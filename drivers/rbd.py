@@ -184,6 +184,14 @@ class RBDDriver(rbd_manage.RBDManage, base.VolumeDriver):
                  {"name": self.backend_name, "pool": self.conf.rbd_pool,
                   "count": len(self._sizes), "mons": self._monitors[0]})
 
+    def close(self) -> None:
+        """Close the pool and shut the cluster connection down (its
+        threads and sockets go with it)."""
+        ioctx, self._ioctx = self._ioctx, None
+        if ioctx is not None:
+            ioctx.close()
+            self._client.shutdown()
+
     def check_for_setup_error(self) -> None:
         """Check that do_setup connected."""
         if self._ioctx is None:

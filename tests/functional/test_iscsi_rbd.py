@@ -79,6 +79,7 @@ def driver(tmp_path, cluster, tgt):
     yield made
     for volume_id in made.volume_locations():
         made.delete_volume(base.DriverVolume(id=volume_id, size=1))
+    made.close()
 
 
 @pytest.fixture(scope="module")
@@ -197,6 +198,7 @@ def test_a_volume_moves_here_from_an_rbd_backend(driver, cluster, ioctx):
         driver.create_volume_from_copy(volume, source.copy_source(volume))
     finally:
         source.delete_volume(volume)
+        source.close()
     assert image_bytes(ioctx, volume.id, 0, 4096) == data
     _data, host = attach(driver, volume, HOST_A)
     with host:

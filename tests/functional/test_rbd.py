@@ -63,7 +63,20 @@ def _driver(ceph, pool: str, client: str) -> rbd_driver.RBDDriver:
 
 @pytest.fixture
 def driver(ceph):
-    return _driver(ceph, ceph.pool, ceph.client)
+    # NOTE(ashlar): closed after each test: an unclosed rados client keeps
+    # its threads and sessions for the rest of the worker's life.
+    made = _driver(ceph, ceph.pool, ceph.client)
+    yield made
+    made.close()
+
+
+def test_a_closed_driver_lets_its_cluster_connection_go(ceph):
+    made = _driver(ceph, ceph.pool, ceph.client)
+    made.close()
+    made.close()  # twice: nothing more to do
+    assert made._client.state == "shutdown"
+    with pytest.raises(exception.DriverNotInitialized):
+        made.check_for_setup_error()
 
 
 @pytest.fixture
@@ -72,7 +85,9 @@ def other_pool(ceph):
     (only read) the first pool."""
     ceph.add_pool("moved")
     ceph.add_client("mover", pool="moved", reads=ceph.pool)
-    yield _driver(ceph, "moved", "mover")
+    made = _driver(ceph, "moved", "mover")
+    yield made
+    made.close()
     ceph.remove_pool("moved")
 
 

@@ -24,8 +24,12 @@ def _head(ceph, name: str, tmp_path) -> bytes:
     return out.read_bytes()[:len(DATA)]
 
 
-def test_an_image_is_managed_and_unmanaged(ceph, tmp_path):
-    driver = test_rbd._driver(ceph, ceph.pool, ceph.client)
+# NOTE(ashlar): the RBD driver built on the session's cluster, closed after
+# the test, as test_rbd.py builds it.
+driver = test_rbd.driver
+
+
+def test_an_image_is_managed_and_unmanaged(driver, ceph, tmp_path):
     legacy = "legacy-%s" % uuid.uuid4().hex[:8]
     source = tmp_path / "data.raw"
     source.write_bytes(DATA + b"\0" * (10 * 2**20 - len(DATA)))
